@@ -1,0 +1,24 @@
+"""The subcommands of the ``kvfabric`` console script.
+
+Each subcommand is one module here with two functions::
+
+    def configure(parser: argparse.ArgumentParser) -> None   # add its arguments
+    def run(args: argparse.Namespace) -> int                  # do the work, return exit status
+
+A subcommand whose command line is not argparse-shaped (``switch`` follows
+simple_switch_grpc's grammar) sets ``RAW_ARGV = True`` and receives the untouched
+argument list as ``args.argv``.
+"""
+
+from __future__ import annotations
+
+SUBCOMMANDS: dict[str, str] = {
+    "compile": "Compile a P4 program: P4Info (p4c-identical) and the target's device config",
+    "stf": "Run a P4 program against an STF test file",
+    "switch": "Run a software switch with simple_switch_grpc's command line",
+    "controller": "Run the kvfabric controller service",
+    "experiment": "Run the emulated-fabric experiment",
+    "simulate": "Run the fabric simulation",
+    "bench": "Run benchmarks",
+    "check-config": "Validate a topology configuration file",
+}
