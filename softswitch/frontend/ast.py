@@ -321,6 +321,16 @@ class Slice(Expression):
 
 
 @dataclass(slots=True)
+class PlusSlice(Expression):
+    """``expr[base +: width]``: the ``width`` bits starting at bit ``base``
+    (P4 1.2.5 indexed part select; ``width`` must be a compile-time constant)."""
+
+    expr: Expression
+    base: Expression
+    width: Expression
+
+
+@dataclass(slots=True)
 class Argument(Node):
     """One call argument: ``e``, ``name = e``, or ``_`` (``value`` is a
     :class:`DontCareExpression`)."""
@@ -408,10 +418,12 @@ class StructExpression(Expression):
 
 @dataclass(slots=True)
 class AssignmentStatement(Statement):
-    """``target = value;``."""
+    """``target = value;`` or a compound assignment such as ``target += value;``
+    (P4 1.2.5; ``op`` is the operator as written: ``=``, ``+=``, ``|+|=``, ``<<=``...)."""
 
     target: Expression
     value: Expression
+    op: str = "="
 
 
 @dataclass(slots=True)
