@@ -1,0 +1,57 @@
+# kvfabric: every target that needs the environment runs `setup` first.
+# `setup` is idempotent: Debian packages, the project venv (.venv) and the
+# separate p4runtime-shell venv (.venv-p4rt, because p4runtime-shell pins protobuf < 3.21).
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+P4RT_VENV := .venv-p4rt
+APT_PACKAGES := mininet iperf3 ethtool bridge-utils iproute2 tcpdump cpp
+MININET_DIR := /usr/lib/python3/dist-packages/mininet
+STAMP := $(VENV)/.kvfabric-setup
+
+.PHONY: setup test lint demo bench clean format stf
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	@missing=""; for p in $(APT_PACKAGES); do \
+	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	    echo "setup: installing Debian packages:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@# Debian's mininet module serves the system python; expose only that package to the venv.
+	@mkdir -p $(VENV)/mininet-site && ln -sfn $(MININET_DIR) $(VENV)/mininet-site/mininet
+	@echo "$(abspath $(VENV))/mininet-site" > $$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/kvfabric-mininet.pth
+	@test -x $(P4RT_VENV)/bin/python || $(PYTHON) -m venv $(P4RT_VENV)
+	@$(P4RT_VENV)/bin/python -c 'import p4runtime_sh' 2>/dev/null || \
+	    $(P4RT_VENV)/bin/python -m pip install -q --disable-pip-version-check p4runtime-shell==0.0.6
+	@touch $@
+	@echo "setup: done"
+
+test: setup
+	$(PY) -m pytest -q
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+format: setup
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+# Until the fabric experiment exists, the demo runs the STF suite of p4/ and tests/stf/.
+demo: setup
+	$(PY) -m kvfabric.demo
+
+bench: setup
+	$(PY) -m kvfabric.cli bench all
+
+clean:
+	rm -rf $(VENV) $(P4RT_VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache

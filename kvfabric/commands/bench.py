@@ -1,0 +1,51 @@
+"""``kvfabric bench``: run the benchmarks, which print figures rather than pass or fail.
+
+Each benchmark is a script ``benchmarks/<name>.py`` of the source tree, run in its own
+process so that one benchmark's warm caches or threads do not colour another's. ``all``
+runs every script in name order; ``kvfabric bench NAME [ARGS...]`` runs one with its own
+arguments. Every benchmark prints, as its last line, one JSON object of its figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def available() -> dict[str, Path]:
+    """Benchmark name -> script, for every script in the benchmarks folder."""
+    if not BENCH_DIR.is_dir():
+        return {}
+    return {p.stem: p for p in sorted(BENCH_DIR.glob("*.py")) if not p.name.startswith("_")}
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the benchmark name and its pass-through arguments."""
+    parser.add_argument("name", nargs="?", default="all", help="benchmark to run, or 'all'")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the benchmark")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one benchmark or all of them; the status is the first failure's, else 0."""
+    scripts = available()
+    if args.name == "all":
+        chosen = list(scripts.items())
+    elif args.name in scripts:
+        chosen = [(args.name, scripts[args.name])]
+    else:
+        names = ", ".join(scripts) or "none"
+        print(f"kvfabric bench: no benchmark named {args.name!r} (have: {names})", file=sys.stderr)
+        return 2
+    status = 0
+    for name, script in chosen:
+        print(f"== bench {name}", flush=True)
+        extra = list(args.args) if args.name != "all" else []
+        rc = subprocess.call([sys.executable, str(script), *extra])
+        if rc != 0:
+            print(f"== bench {name}: exit status {rc}", file=sys.stderr)
+            status = status or rc
+    return status
