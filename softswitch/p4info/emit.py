@@ -1,0 +1,537 @@
+"""Model -> ``p4.config.v1.P4Info``, and P4Info -> the bytes p4c writes.
+
+The writer follows p4c's ``P4RuntimeAnalyzer`` and its v1model handler:
+
+- ids and aliases come from :mod:`softswitch.p4info.ids` over every object of
+  the model (hidden ones included);
+- every preamble carries the annotations except ``@name``, ``@id``, ``@brief``
+  and ``@description`` (the last two become ``doc``); structured annotations go
+  to ``structured_annotations``;
+- match fields, action parameters and packet metadata are numbered 1..n in
+  declaration order, except that an ``@id`` on one of them takes that number
+  and the others skip it;
+- a table's action refs keep their annotations (``@tableonly`` and
+  ``@defaultonly`` also set the scope);
+- actions are written once each, in model order; an action profile lists the
+  ids of the tables using it in table-*name* order; direct counters and meters
+  follow their tables.
+
+Text output is protobuf text format as C++ ``TextFormat::Printer`` prints it
+(Python's printer with ``as_utf8=False`` produces the same bytes), after the two
+header lines that p4c writes for ``.txtpb`` files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from finsy.proto import p4i, p4t
+from google.protobuf import json_format, text_format
+
+from softswitch.p4info import model as m
+from softswitch.p4info.ids import Prefix, Symbol, SymbolTable, assign_ids
+
+TEXT_HEADER = "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\n"
+
+_DROPPED_ANNOTATIONS = frozenset({"name", "id", "brief", "description"})
+
+_MATCH_TYPES = {
+    "exact": p4i.MatchField.EXACT,
+    "lpm": p4i.MatchField.LPM,
+    "ternary": p4i.MatchField.TERNARY,
+    "range": p4i.MatchField.RANGE,
+    "optional": p4i.MatchField.OPTIONAL,
+}
+
+_COUNTER_UNITS = {
+    "packets": p4i.CounterSpec.PACKETS,
+    "bytes": p4i.CounterSpec.BYTES,
+    "packets_and_bytes": p4i.CounterSpec.BOTH,
+}
+
+_METER_UNITS = {"packets": p4i.MeterSpec.PACKETS, "bytes": p4i.MeterSpec.BYTES}
+
+
+# ---------------------------------------------------------------------------
+# public API
+
+
+def symbols_of(model: m.Model) -> Iterator[Symbol]:
+    """Every control-plane symbol of ``model``, in p4c's collection order."""
+    for action in model.actions:
+        yield Symbol(Prefix.ACTION, action.name, action.explicit_id, action.loc)
+    for table in model.tables:
+        yield Symbol(Prefix.TABLE, table.name, table.explicit_id, table.loc)
+    for vs in model.value_sets:
+        yield Symbol(Prefix.VALUE_SET, vs.name, vs.explicit_id, vs.loc)
+    for ap in model.action_profiles:
+        yield Symbol(Prefix.ACTION_PROFILE, ap.name, ap.explicit_id, ap.loc)
+    for c in model.counters:
+        yield Symbol(Prefix.COUNTER, c.name, c.explicit_id, c.loc)
+    for dc in model.direct_counters:
+        yield Symbol(Prefix.DIRECT_COUNTER, dc.name, dc.explicit_id, dc.loc)
+    for mt in model.meters:
+        yield Symbol(Prefix.METER, mt.name, mt.explicit_id, mt.loc)
+    for dm in model.direct_meters:
+        yield Symbol(Prefix.DIRECT_METER, dm.name, dm.explicit_id, dm.loc)
+    for r in model.registers:
+        yield Symbol(Prefix.REGISTER, r.name, r.explicit_id, r.loc)
+    for d in model.digests:
+        yield Symbol(Prefix.DIGEST, d.name, d.explicit_id, d.loc)
+    for ch in model.controller_headers:
+        yield Symbol(Prefix.CONTROLLER_HEADER, ch.name, ch.explicit_id, ch.loc)
+
+
+def build_p4info(model: m.Model) -> p4i.P4Info:
+    """The P4Info message of ``model``; raises P4SourceError on conflicting ``@id``\\ s."""
+    symbols = assign_ids(symbols_of(model))
+    info = p4i.P4Info()
+    _add_tables(info, model, symbols)
+    _add_actions(info, model, symbols)
+    _add_action_profiles(info, model, symbols)
+    for c in model.counters:
+        _add_counter(info.counters.add(), c, symbols)
+    for dc in model.direct_counters:
+        _add_direct_counter(info.direct_counters.add(), dc, symbols)
+    for mt in model.meters:
+        _add_meter(info.meters.add(), mt, symbols)
+    for dm in model.direct_meters:
+        _add_direct_meter(info.direct_meters.add(), dm, symbols)
+    for ch in model.controller_headers:
+        if not ch.hidden:
+            _add_controller_header(info.controller_packet_metadata.add(), ch, symbols)
+    for vs in model.value_sets:
+        _add_value_set(info.value_sets.add(), vs, symbols)
+    for r in model.registers:
+        _add_register(info.registers.add(), r, symbols)
+    seen_digests: set[str] = set()
+    for d in model.digests:
+        if d.name not in seen_digests:
+            seen_digests.add(d.name)
+            _add_digest(info.digests.add(), d, symbols)
+    if model.pkg_info is not None:
+        _set_pkg_info(info.pkg_info, model.pkg_info)
+    info.type_info.SetInParent()
+    _set_type_info(info.type_info, model.type_info)
+    return info
+
+
+def to_text(info: p4i.P4Info) -> str:
+    """``info`` in protobuf text format, byte for byte as p4c writes a ``.txtpb`` file."""
+    return TEXT_HEADER + text_format.MessageToString(info, as_utf8=False)
+
+
+def to_json(info: p4i.P4Info) -> str:
+    """``info`` as protobuf JSON (camelCase names, one-space indentation, as p4c)."""
+    return json_format.MessageToJson(info, indent=1)
+
+
+def to_binary(info: p4i.P4Info) -> bytes:
+    """``info`` in the protobuf wire format."""
+    return info.SerializeToString(deterministic=True)
+
+
+# ---------------------------------------------------------------------------
+# annotations, preambles, field ids
+
+
+def _annotate(
+    message: Any, annotations: m.Annotations, skip: Callable[[str], bool] = lambda _: False
+) -> None:
+    for a in annotations.items:
+        if a.name in _DROPPED_ANNOTATIONS or skip(a.name):
+            continue
+        message.annotations.append(a.text)
+    for s in annotations.structured:
+        if s.name in _DROPPED_ANNOTATIONS or skip(s.name):
+            continue
+        _structured(message.structured_annotations.add(), s)
+
+
+def _expression(expr: p4t.Expression, value: m.ExprValue) -> None:
+    if isinstance(value, bool):
+        expr.bool_value = value
+    elif isinstance(value, int):
+        expr.int64_value = value
+    else:
+        expr.string_value = value
+
+
+def _structured(message: p4t.StructuredAnnotation, s: m.StructuredAnnotation) -> None:
+    message.name = s.name
+    if s.expressions:
+        for value in s.expressions:
+            _expression(message.expression_list.expressions.add(), value)
+    elif s.kv_pairs:
+        for key, value in s.kv_pairs:
+            kv = message.kv_pair_list.kv_pairs.add()
+            kv.key = key
+            _expression(kv.value, value)
+
+
+def _document(message: Any, annotations: m.Annotations) -> None:
+    doc = annotations.doc
+    if doc is None or (doc.brief is None and doc.description is None):
+        return
+    message.doc.SetInParent()
+    if doc.brief is not None:
+        message.doc.brief = doc.brief
+    if doc.description is not None:
+        message.doc.description = doc.description
+
+
+def _preamble(
+    preamble: p4i.Preamble,
+    id_: int,
+    name: str,
+    alias: str,
+    annotations: m.Annotations,
+    *,
+    skip: Callable[[str], bool] = lambda _: False,
+) -> None:
+    preamble.id = id_
+    preamble.name = name
+    preamble.alias = alias
+    _annotate(preamble, annotations, skip)
+    _document(preamble, annotations)
+
+
+def field_ids(explicit: Iterable[int | None]) -> list[int]:
+    """Ids of fields numbered 1..n in order, ``@id``\\ s taken as given (p4c's FieldIdAllocator).
+
+    A field without ``@id`` gets its 1-based position unless that number is
+    taken, then the next free one; a field with ``@id`` still uses up a position.
+    """
+    wanted = list(explicit)
+    taken = {e for e in wanted if e is not None}
+    ids: list[int] = []
+    index = 1
+    for e in wanted:
+        if e is not None:
+            ids.append(e)
+            index += 1
+            continue
+        while index in taken:
+            index += 1
+        ids.append(index)
+        taken.add(index)
+    return ids
+
+
+def _width_bytes(width: int) -> int:
+    return max(1, (width + 7) // 8)
+
+
+def _bytes_of(value: int, width: int) -> bytes:
+    return (value & ((1 << width) - 1) if width else 0).to_bytes(_width_bytes(width), "big")
+
+
+# ---------------------------------------------------------------------------
+# tables and actions
+
+
+def _scope(annotations: m.Annotations) -> int:
+    if annotations.has("tableonly"):
+        return int(p4i.ActionRef.TABLE_ONLY)
+    if annotations.has("defaultonly"):
+        return int(p4i.ActionRef.DEFAULT_ONLY)
+    return int(p4i.ActionRef.TABLE_AND_DEFAULT)
+
+
+def _match_field(message: p4i.MatchField, f: m.MatchField, id_: int) -> None:
+    message.id = id_
+    message.name = f.name
+    _annotate(message, f.annotations)
+    _document(message, f.annotations)
+    message.bitwidth = f.bitwidth
+    match_type = _MATCH_TYPES.get(f.match_kind)
+    if match_type is not None:
+        message.match_type = match_type
+    else:
+        message.other_match_type = f.match_kind
+    if f.type_name is not None:
+        message.type_name.name = f.type_name
+
+
+def _add_tables(info: p4i.P4Info, model: m.Model, symbols: SymbolTable) -> None:
+    actions = {a.name: a for a in model.actions}
+    for t in model.tables:
+        if t.hidden:
+            continue
+        table = info.tables.add()
+        _preamble(
+            table.preamble,
+            symbols.id_of(Prefix.TABLE, t.name),
+            t.name,
+            symbols.alias_of(t.name),
+            t.annotations,
+        )
+        ids = field_ids(f.explicit_id for f in t.match_fields)
+        for f, id_ in zip(t.match_fields, ids, strict=True):
+            if f.match_kind != "selector":
+                _match_field(table.match_fields.add(), f, id_)
+        for ref in t.action_refs:
+            action_ref = table.action_refs.add()
+            action_ref.id = symbols.id_of(Prefix.ACTION, ref.name)
+            _annotate(action_ref, ref.annotations)
+            action_ref.scope = _scope(ref.annotations)  # type: ignore[assignment]
+        if t.default_action is not None:
+            default_id = symbols.id_of(Prefix.ACTION, t.default_action.name)
+            if t.default_action_const:
+                table.const_default_action_id = default_id
+            initial = table.initial_default_action
+            initial.action_id = default_id
+            params = actions[t.default_action.name].params
+            param_ids = field_ids(p.explicit_id for p in params)
+            for param_id, (width, value) in zip(param_ids, t.default_action.args, strict=False):
+                arg = initial.arguments.add()
+                arg.param_id = param_id
+                arg.value = _bytes_of(value, width)
+        if t.implementation is not None:
+            table.implementation_id = symbols.id_of(Prefix.ACTION_PROFILE, t.implementation)
+        if t.direct_counter is not None:
+            table.direct_resource_ids.append(symbols.id_of(Prefix.DIRECT_COUNTER, t.direct_counter))
+        if t.direct_meter is not None:
+            table.direct_resource_ids.append(symbols.id_of(Prefix.DIRECT_METER, t.direct_meter))
+        table.size = t.size
+        if t.idle_timeout:
+            table.idle_timeout_behavior = p4i.Table.NOTIFY_CONTROL
+        if t.is_const_table:
+            table.is_const_table = True
+        if t.has_initial_entries:
+            table.has_initial_entries = True
+
+
+def _add_actions(info: p4i.P4Info, model: m.Model, symbols: SymbolTable) -> None:
+    written: set[str] = set()
+    for a in model.actions:
+        if a.hidden or a.name in written:
+            continue
+        written.add(a.name)
+        action = info.actions.add()
+        _preamble(
+            action.preamble,
+            symbols.id_of(Prefix.ACTION, a.name),
+            a.name,
+            symbols.alias_of(a.name),
+            a.annotations,
+        )
+        ids = field_ids(p.explicit_id for p in a.params)
+        for p, id_ in zip(a.params, ids, strict=True):
+            param = action.params.add()
+            param.id = id_
+            param.name = p.name
+            _annotate(param, p.annotations)
+            _document(param, p.annotations)
+            if p.bitwidth is not None:
+                param.bitwidth = p.bitwidth
+            if p.type_name is not None:
+                param.type_name.name = p.type_name
+
+
+def _add_action_profiles(info: p4i.P4Info, model: m.Model, symbols: SymbolTable) -> None:
+    users: dict[str, set[str]] = {}
+    for t in model.tables:
+        if t.implementation is not None:
+            users.setdefault(t.implementation, set()).add(t.name)
+    for ap in model.action_profiles:
+        profile = info.action_profiles.add()
+        _preamble(
+            profile.preamble,
+            symbols.id_of(Prefix.ACTION_PROFILE, ap.name),
+            ap.name,
+            symbols.alias_of(ap.name),
+            ap.annotations,
+            skip=lambda name: name == "max_group_size",
+        )
+        for table_name in sorted(users.get(ap.name, ()), key=lambda n: n.encode("utf-8")):
+            profile.table_ids.append(symbols.id_of(Prefix.TABLE, table_name))
+        if ap.with_selector:
+            profile.with_selector = True
+        profile.size = ap.size
+        if ap.with_selector and ap.max_group_size is not None:
+            profile.max_group_size = ap.max_group_size
+
+
+# ---------------------------------------------------------------------------
+# externs
+
+
+def _add_counter(counter: p4i.Counter, c: m.Counter, symbols: SymbolTable) -> None:
+    id_ = symbols.id_of(Prefix.COUNTER, c.name)
+    _preamble(counter.preamble, id_, c.name, symbols.alias_of(c.name), c.annotations)
+    counter.spec.unit = _COUNTER_UNITS.get(c.unit, p4i.CounterSpec.UNSPECIFIED)
+    counter.size = c.size
+    if c.index_type_name is not None:
+        counter.index_type_name.name = c.index_type_name
+
+
+def _add_direct_counter(
+    counter: p4i.DirectCounter, c: m.DirectCounter, symbols: SymbolTable
+) -> None:
+    id_ = symbols.id_of(Prefix.DIRECT_COUNTER, c.name)
+    _preamble(counter.preamble, id_, c.name, symbols.alias_of(c.name), c.annotations)
+    counter.spec.unit = _COUNTER_UNITS.get(c.unit, p4i.CounterSpec.UNSPECIFIED)
+    counter.direct_table_id = symbols.id_of(Prefix.TABLE, c.table)
+
+
+def _add_meter(meter: p4i.Meter, mt: m.Meter, symbols: SymbolTable) -> None:
+    id_ = symbols.id_of(Prefix.METER, mt.name)
+    _preamble(meter.preamble, id_, mt.name, symbols.alias_of(mt.name), mt.annotations)
+    meter.spec.unit = _METER_UNITS.get(mt.unit, p4i.MeterSpec.UNSPECIFIED)
+    meter.size = mt.size
+    if mt.index_type_name is not None:
+        meter.index_type_name.name = mt.index_type_name
+
+
+def _add_direct_meter(meter: p4i.DirectMeter, mt: m.DirectMeter, symbols: SymbolTable) -> None:
+    id_ = symbols.id_of(Prefix.DIRECT_METER, mt.name)
+    _preamble(meter.preamble, id_, mt.name, symbols.alias_of(mt.name), mt.annotations)
+    meter.spec.unit = _METER_UNITS.get(mt.unit, p4i.MeterSpec.UNSPECIFIED)
+    meter.direct_table_id = symbols.id_of(Prefix.TABLE, mt.table)
+
+
+def _add_register(register: p4i.Register, r: m.Register, symbols: SymbolTable) -> None:
+    id_ = symbols.id_of(Prefix.REGISTER, r.name)
+    _preamble(register.preamble, id_, r.name, symbols.alias_of(r.name), r.annotations)
+    _data_type(register.type_spec, r.type_spec)
+    register.size = r.size
+    if r.index_type_name is not None:
+        register.index_type_name.name = r.index_type_name
+
+
+def _add_digest(digest: p4i.Digest, d: m.Digest, symbols: SymbolTable) -> None:
+    id_ = symbols.id_of(Prefix.DIGEST, d.name)
+    _preamble(digest.preamble, id_, d.name, symbols.alias_of(d.name), d.annotations)
+    _data_type(digest.type_spec, d.type_spec)
+
+
+def _add_controller_header(
+    header: p4i.ControllerPacketMetadata, ch: m.ControllerHeader, symbols: SymbolTable
+) -> None:
+    id_ = symbols.id_of(Prefix.CONTROLLER_HEADER, ch.name)
+    _preamble(header.preamble, id_, ch.controller_name, ch.controller_name, ch.annotations)
+    ids = field_ids(f.explicit_id for f in ch.metadata)
+    for f, field_id in zip(ch.metadata, ids, strict=True):
+        if f.hidden:
+            continue
+        metadata = header.metadata.add()
+        metadata.id = field_id
+        metadata.name = f.name
+        _annotate(metadata, f.annotations)
+        metadata.bitwidth = f.bitwidth
+        if f.type_name is not None:
+            metadata.type_name.name = f.type_name
+
+
+def _add_value_set(value_set: p4i.ValueSet, vs: m.ValueSet, symbols: SymbolTable) -> None:
+    id_ = symbols.id_of(Prefix.VALUE_SET, vs.name)
+    _preamble(value_set.preamble, id_, vs.name, symbols.alias_of(vs.name), vs.annotations)
+    ids = field_ids(f.explicit_id for f in vs.matches)
+    for f, field_id in zip(vs.matches, ids, strict=True):
+        match = value_set.match.add()
+        match.id = field_id
+        if f.name:
+            match.name = f.name
+        _annotate(match, f.annotations, skip=lambda name: name == "match")
+        _document(match, f.annotations)
+        match.bitwidth = f.bitwidth
+        match_type = _MATCH_TYPES.get(f.match_kind)
+        if match_type is not None:
+            match.match_type = match_type
+        else:
+            match.other_match_type = f.match_kind
+    value_set.size = vs.size
+
+
+def _set_pkg_info(pkg: p4i.PkgInfo, info: m.PkgInfo) -> None:
+    pkg.SetInParent()
+    for key in ("name", "version", "organization", "contact", "url"):
+        value = getattr(info, key)
+        if value:
+            setattr(pkg, key, value)
+    _annotate(pkg, info.annotations, skip=lambda name: name == "pkginfo")
+    _document(pkg, info.annotations)
+    pkg.arch = info.arch
+
+
+# ---------------------------------------------------------------------------
+# types
+
+
+def _bitstring(spec: p4t.P4BitstringLikeTypeSpec, t: m.BitsType | m.VarbitType) -> None:
+    if isinstance(t, m.VarbitType):
+        spec.varbit.max_bitwidth = t.max_width
+    elif t.signed:
+        spec.int.bitwidth = t.width
+    else:
+        spec.bit.bitwidth = t.width
+
+
+def _data_type(spec: p4t.P4DataTypeSpec, t: m.DataType) -> None:
+    if isinstance(t, m.BitsType | m.VarbitType):
+        _bitstring(spec.bitstring, t)
+    elif isinstance(t, m.BoolType):
+        spec.bool.SetInParent()
+    elif isinstance(t, m.ErrorType):
+        spec.error.SetInParent()
+    elif isinstance(t, m.NamedType):
+        getattr(spec, t.kind).name = t.name
+    elif isinstance(t, m.TupleType):
+        spec.tuple.SetInParent()
+        for member in t.members:
+            _data_type(spec.tuple.members.add(), member)
+    elif t.kind == "header":
+        spec.header_stack.header.name = t.name
+        spec.header_stack.size = t.size
+    else:
+        spec.header_union_stack.header_union.name = t.name
+        spec.header_union_stack.size = t.size
+
+
+def _set_type_info(info: p4t.P4TypeInfo, t: m.TypeInfo) -> None:
+    for name, s in t.structs:
+        struct = info.structs[name]
+        for member_name, member_type in s.members:
+            member = struct.members.add()
+            member.name = member_name
+            _data_type(member.type_spec, member_type)
+    for name, h in t.headers:
+        header = info.headers[name]
+        for member_name, member_type in h.members:
+            hmember = header.members.add()
+            hmember.name = member_name
+            _bitstring(hmember.type_spec, member_type)
+    for name, u in t.header_unions:
+        union = info.header_unions[name]
+        for member_name, header_name in u.members:
+            umember = union.members.add()
+            umember.name = member_name
+            umember.header.name = header_name
+    for name, members in t.enums:
+        enum = info.enums[name]
+        for member_name in members:
+            enum.members.add().name = member_name
+    if t.errors is not None:
+        info.error.SetInParent()
+        info.error.members.extend(t.errors)
+    for name, se in t.serializable_enums:
+        ser = info.serializable_enums[name]
+        ser.underlying_type.bitwidth = se.width
+        for member_name, value in se.members:
+            smember = ser.members.add()
+            smember.name = member_name
+            smember.value = _bytes_of(value, se.width)
+    for name, nt in t.new_types:
+        new_type = info.new_types[name]
+        new_type.SetInParent()
+        if nt.translation is not None:
+            new_type.translated_type.uri = nt.translation.uri
+            if nt.translation.sdn_bitwidth is None:
+                new_type.translated_type.sdn_string.SetInParent()
+            else:
+                new_type.translated_type.sdn_bitwidth = nt.translation.sdn_bitwidth
+        elif nt.original is not None:
+            _data_type(new_type.original_type, nt.original)
+        _annotate(new_type, nt.annotations, skip=lambda name: name == "p4runtime_translation")
