@@ -1,0 +1,69 @@
+"""``kvfabric stf``: run a P4 program against a p4c STF test file.
+
+    kvfabric stf PROG.p4 TEST.stf [-I DIR]... [-D NAME[=VALUE]]... [-v]
+
+The program is compiled by the softswitch front-end and run by its
+interpreter; the STF file is read and run as p4c's BMv2 driver does (see
+:mod:`softswitch.stf`). Exit statuses:
+
+* 0: every expected packet arrived and every check held;
+* 1: a mismatch; a per-port diff of expected and received packets is printed;
+* 2: the program does not compile or uses an unsupported feature, or the STF
+  file has a bad line; one located ``file:line[:col]: error: ...`` line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from softswitch.errors import SoftswitchError
+from softswitch.stf import run_stf
+
+EXIT_PASS = 0
+EXIT_MISMATCH = 1
+EXIT_ERROR = 2
+
+
+def _define(text: str) -> tuple[str, str]:
+    name, eq, value = text.partition("=")
+    if not name:
+        raise argparse.ArgumentTypeError(f"bad -D {text!r}: expected NAME or NAME=VALUE")
+    return name, value if eq else "1"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``kvfabric stf``."""
+    parser.add_argument("program", metavar="PROG.p4", help="the P4_16 v1model program")
+    parser.add_argument("stf", metavar="TEST.stf", help="the STF test file")
+    parser.add_argument(
+        "-I",
+        dest="include_dirs",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="add DIR to the include path",
+    )
+    parser.add_argument(
+        "-D",
+        dest="defines",
+        action="append",
+        type=_define,
+        default=[],
+        metavar="NAME[=VALUE]",
+        help="define a preprocessor macro (VALUE defaults to 1)",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="show every port, not only failing ones"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the test; 0 pass, 1 mismatch, 2 error in the program or the STF file."""
+    try:
+        result = run_stf(args.program, args.stf, args.include_dirs, dict(args.defines))
+    except SoftswitchError as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_ERROR
+    print(result.report(verbose=args.verbose))
+    return EXIT_PASS if result.passed else EXIT_MISMATCH
