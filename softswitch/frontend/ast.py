@@ -250,7 +250,8 @@ class BoolLiteral(Expression):
 
 @dataclass(slots=True)
 class StringLiteral(Expression):
-    """A string literal; ``value`` has the escapes resolved, quotes removed."""
+    """A string literal; ``value`` is the text between the quotes, escape
+    sequences kept as written (as p4c keeps them)."""
 
     value: str
 

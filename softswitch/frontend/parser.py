@@ -1,0 +1,1700 @@
+"""A hand-written recursive-descent parser for P4_16, from tokens to :mod:`.ast`.
+
+Each grammar rule of the P4_16 specification (v1.2.x, appendix "P4 grammar")
+has one ``_parse_<rule>`` method with the production quoted in its docstring;
+where the method accepts more or less than the production says, the docstring
+says so.  Binary operators are parsed by precedence climbing driven by
+:data:`BINARY_PRECEDENCE`, which copies the specification's precedence table
+(note that comparisons bind *looser* than the bitwise operators, unlike C).
+
+Type names versus identifiers
+    P4's grammar is ambiguous unless the parser knows which identifiers name
+    types: ``T(x) y;`` is an instantiation when ``T`` is a type, ``a < b > (c)``
+    is a generic call when ``b`` is a type, ``(T) x`` is a cast.  Like p4c's
+    ``ProgramStructure``, the parser keeps a stack of scopes mapping each
+    declared name to "type" or "object".  Headers, structs, unions, enums,
+    typedefs, newtypes, externs, parser/control/package types and type
+    parameters are types; variables, constants, instances, parameters, actions,
+    tables and functions are objects, and an object declared in an inner scope
+    hides a type of the same name.  ``.name`` is looked up in the outermost scope.
+
+Angle brackets
+    After an expression, ``<`` opens a type-argument list only when what
+    follows parses as ``realTypeArg {, typeArg} > (`` (the first argument must
+    be a type, as in p4c's ``realTypeArgumentList``); otherwise it is a
+    comparison.  At statement level ``f<T>(x);`` cannot be a comparison, so any
+    type argument is accepted there.  ``>>`` is two adjacent ``>`` tokens.
+
+Errors
+    Every syntax error goes through :meth:`Parser._error`, which raises
+    :class:`~softswitch.errors.P4SourceError` at the offending token with a
+    message of the form "expected X <context>, found 'y'".  Backtracking (for
+    casts, tuple keysets and type arguments) is done by saving and restoring
+    the token position around a speculative parse that raises the same error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import NoReturn, TypeVar
+
+from softswitch.errors import Loc, P4SourceError
+from softswitch.frontend import ast
+from softswitch.frontend.lexer import ASSIGN_OPS, KEYWORDS, Token, string_value, tokenize
+
+T = TypeVar("T")
+
+# Binary operators from loosest to tightest binding (spec section "Operator precedence").
+BINARY_PRECEDENCE: dict[str, int] = {
+    "||": 1,
+    "&&": 2,
+    "==": 3,
+    "!=": 3,
+    "<": 4,
+    ">": 4,
+    "<=": 4,
+    ">=": 4,
+    "|": 5,
+    "^": 6,
+    "&": 7,
+    "<<": 8,
+    ">>": 8,
+    "++": 9,
+    "+": 9,
+    "-": 9,
+    "|+|": 9,
+    "|-|": 9,
+    "*": 10,
+    "/": 10,
+    "%": 10,
+}
+PREFIX_OPERATORS = frozenset(["!", "~", "-", "+"])
+
+# Keywords that may nevertheless be used as names (the grammar's nonTypeName / name).
+NON_TYPE_NAME_KEYWORDS = frozenset(
+    ["apply", "key", "actions", "state", "entries", "type", "priority"]
+)
+NAME_KEYWORDS = NON_TYPE_NAME_KEYWORDS | {"list"}
+# Keywords that begin a typeRef.
+BASE_TYPE_KEYWORDS = frozenset(
+    ["bool", "error", "match_kind", "string", "int", "bit", "varbit", "tuple", "list"]
+)
+DIRECTIONS = frozenset(["in", "out", "inout"])
+
+
+class Parser:
+    """Parses one token list; :meth:`parse_program` is the entry point."""
+
+    def __init__(self, tokens: Sequence[Token], scopes: list[dict[str, bool]] | None = None):
+        self.tokens = tokens
+        self.pos = 0
+        # name -> True for a type, False for an object; innermost scope last.
+        self.scopes: list[dict[str, bool]] = scopes if scopes is not None else [{}]
+
+    # -----------------------------------------------------------------------
+    # Token access and errors
+
+    @property
+    def tok(self) -> Token:
+        return self.tokens[self.pos]
+
+    def peek(self, ahead: int = 1) -> Token:
+        index = min(self.pos + ahead, len(self.tokens) - 1)
+        return self.tokens[index]
+
+    def advance(self) -> Token:
+        token = self.tokens[self.pos]
+        if token.kind != "EOF":
+            self.pos += 1
+        return token
+
+    def at(self, *kinds: str) -> bool:
+        return self.tok.kind in kinds
+
+    def accept(self, kind: str) -> Token | None:
+        if self.tok.kind == kind:
+            return self.advance()
+        return None
+
+    def expect(self, kind: str, context: str) -> Token:
+        if self.tok.kind == kind:
+            return self.advance()
+        self._error_expected(f"'{kind}'", context)
+
+    @staticmethod
+    def describe(token: Token) -> str:
+        if token.kind == "EOF":
+            return "end of file"
+        if token.kind == "UNEXPECTED":
+            return f"unexpected character '{token.text}'"
+        return f"'{token.text}'"
+
+    def _error(self, loc: Loc, message: str) -> NoReturn:
+        """The single exit for syntax errors."""
+        raise P4SourceError(loc, message)
+
+    def _error_expected(self, what: str, context: str) -> NoReturn:
+        self._error(self.tok.loc, f"expected {what} {context}, found {self.describe(self.tok)}")
+
+    def speculate(self, parse: Callable[[], T]) -> T | None:
+        """Run ``parse``; on a syntax error restore the position and return None."""
+        saved = self.pos
+        try:
+            return parse()
+        except P4SourceError:
+            self.pos = saved
+            return None
+
+    # -----------------------------------------------------------------------
+    # Scopes
+
+    def push_scope(self) -> None:
+        self.scopes.append({})
+
+    def pop_scope(self) -> None:
+        self.scopes.pop()
+
+    def declare_type(self, name: str) -> None:
+        self.scopes[-1][name] = True
+
+    def declare_object(self, name: str) -> None:
+        self.scopes[-1][name] = False
+
+    def is_type_name(self, name: str, absolute: bool = False) -> bool:
+        if absolute:
+            return self.scopes[0].get(name, False)
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return False
+
+    def _is_type_ident(self, token: Token) -> bool:
+        return token.kind == "IDENT" and self.is_type_name(token.text)
+
+    def _at_type_start(self, offset: int = 0) -> bool:
+        """Whether the token at ``offset`` begins a typeRef."""
+        token = self.peek(offset)
+        if token.kind in BASE_TYPE_KEYWORDS:
+            return True
+        if token.kind == ".":
+            after = self.peek(offset + 1)
+            return after.kind == "IDENT" and self.is_type_name(after.text, absolute=True)
+        return self._is_type_ident(token)
+
+    # -----------------------------------------------------------------------
+    # Names
+
+    def _at_non_type_name(self, offset: int = 0) -> bool:
+        token = self.peek(offset)
+        if token.kind == "IDENT":
+            return not self.is_type_name(token.text)
+        return token.kind in NON_TYPE_NAME_KEYWORDS
+
+    def _at_name(self, offset: int = 0) -> bool:
+        token = self.peek(offset)
+        return token.kind == "IDENT" or token.kind in NAME_KEYWORDS
+
+    def _at_word(self) -> bool:
+        """Whether the current token is an identifier or any keyword."""
+        return self.tok.kind == "IDENT" or self.tok.kind in KEYWORDS
+
+    def _parse_name(self, context: str) -> Token:
+        """name : nonTypeName | LIST | TYPE_IDENTIFIER ;"""
+        if self._at_name():
+            return self.advance()
+        self._error_expected("a name", context)
+
+    def _parse_non_type_name(self, context: str) -> Token:
+        """nonTypeName : IDENTIFIER | APPLY | KEY | ACTIONS | STATE | ENTRIES | TYPE | PRIORITY ;"""
+        if self._at_non_type_name():
+            return self.advance()
+        if self._is_type_ident(self.tok):
+            self._error(
+                self.tok.loc, f"expected a name {context}, found type name '{self.tok.text}'"
+            )
+        self._error_expected("a name", context)
+
+    def _parse_member_name(self, context: str) -> Token:
+        """member : name ;  (any identifier or keyword is accepted after '.')"""
+        if self._at_word():
+            return self.advance()
+        self._error_expected("a member name", context)
+
+    def _parse_prefixed_non_type_name(self, context: str) -> ast.Path:
+        """prefixedNonTypeName : nonTypeName | dotPrefix nonTypeName ;"""
+        dot = self.accept(".")
+        name = self._parse_non_type_name(context)
+        return ast.Path(dot.loc if dot else name.loc, name.text, absolute=dot is not None)
+
+    # -----------------------------------------------------------------------
+    # Program and declarations
+
+    def parse_program(self) -> ast.Program:
+        """p4program : /* empty */ | p4program declaration | p4program ';' ;"""
+        start = self.tok.loc
+        declarations: list[ast.Declaration] = []
+        while not self.at("EOF"):
+            if self.accept(";"):
+                continue
+            declaration = self._parse_declaration()
+            if declaration is not None:
+                declarations.append(declaration)
+        return ast.Program(start, declarations)
+
+    def _parse_declaration(self) -> ast.Declaration | None:
+        """declaration : constantDeclaration | externDeclaration | actionDeclaration
+        | parserDeclaration | typeDeclaration | controlDeclaration | instantiation
+        | errorDeclaration | matchKindDeclaration | functionDeclaration ;
+
+        Returns None for a forward extern declaration (``extern E;``).
+        """
+        annotations = self._parse_opt_annotations()
+        kind = self.tok.kind
+        if kind == "const":
+            return self._parse_constant_declaration(annotations)
+        if kind == "extern":
+            return self._parse_extern_declaration(annotations)
+        if kind == "action":
+            return self._parse_action_declaration(annotations)
+        if kind == "parser":
+            return self._parse_parser_declaration(annotations)
+        if kind == "control":
+            return self._parse_control_declaration(annotations)
+        if kind == "package":
+            package = self._parse_package_type_declaration(annotations)
+            self.expect(";", "after a package type declaration")
+            return package
+        if kind in ("header", "header_union", "struct", "enum"):
+            return self._parse_derived_type_declaration(annotations)
+        if kind in ("typedef", "type"):
+            typedef = self._parse_typedef_declaration(annotations)
+            self.expect(";", f"after the declaration of type '{typedef.name}'")
+            return typedef
+        if kind == "error" and self.peek().kind == "{":
+            return self._parse_error_declaration()
+        if kind == "match_kind" and self.peek().kind == "{":
+            return self._parse_match_kind_declaration()
+        if self._at_type_start() or kind == "void" or self._at_non_type_name():
+            return self._parse_instantiation_or_function(annotations)
+        self._error_expected("a declaration", "at top level")
+
+    def _parse_instantiation_or_function(
+        self, annotations: list[ast.Annotation]
+    ) -> ast.Declaration:
+        """instantiation | functionDeclaration, told apart after the type:
+        ``T(args) name;`` versus ``T name<tp>(params) { body }``."""
+        if self._at_non_type_name() and not self._at_name(1):
+            token = self.tok
+            self._error(token.loc, f"unknown type '{token.text}'; expected a declaration")
+        if self._at_type_start() and self._type_followed_by_paren():
+            return self._parse_instantiation(annotations, self._parse_type_ref("here"))
+        return_type = self._parse_type_or_void("as a return type")
+        if self.at("("):
+            self._error(return_type.loc, "only a named type can be instantiated")
+        name = self._parse_name("after the return type of a function")
+        if not self.at("(", "<"):
+            self._error(
+                name.loc,
+                f"variable '{name.text}' cannot be declared at the top level; "
+                "expected '(' for a function declaration",
+            )
+        return self._parse_function_declaration(annotations, return_type, name)
+
+    def _type_followed_by_paren(self) -> bool:
+        """Whether the typeRef at the current token is directly followed by '('."""
+        saved = self.pos
+        try:
+            self._parse_type_ref("")
+            return self.at("(")
+        except P4SourceError:
+            return False
+        finally:
+            self.pos = saved
+
+    def _parse_constant_declaration(self, annotations: list[ast.Annotation]) -> ast.Declaration:
+        """constantDeclaration : optAnnotations CONST typeRef name '=' initializer ';' ;"""
+        self.expect("const", "")
+        type_ref = self._parse_type_ref("after 'const'")
+        name = self._parse_name("in a constant declaration")
+        self.expect("=", f"after constant name '{name.text}'")
+        value = self._parse_expression()
+        self.expect(";", f"after the value of constant '{name.text}'")
+        self.declare_object(name.text)
+        return ast.ConstantDeclaration(name.loc, type_ref, name.text, value, annotations)
+
+    def _parse_variable_declaration(
+        self, annotations: list[ast.Annotation], type_ref: ast.Type, semicolon: bool = True
+    ) -> ast.VariableDeclaration:
+        """variableDeclaration : annotations typeRef name optInitializer ';'
+        | typeRef name optInitializer ';' ;  (``type_ref`` already parsed)"""
+        name = self._parse_name("in a variable declaration")
+        init = None
+        if self.accept("="):
+            init = self._parse_expression()
+        if semicolon:
+            self.expect(";", f"after the declaration of '{name.text}'")
+        self.declare_object(name.text)
+        return ast.VariableDeclaration(name.loc, type_ref, name.text, init, annotations)
+
+    def _parse_instantiation(
+        self, annotations: list[ast.Annotation], type_ref: ast.Type
+    ) -> ast.Instantiation:
+        """instantiation : optAnnotations typeRef '(' argumentList ')' name ';'
+        | optAnnotations typeRef '(' argumentList ')' name '=' objInitializer ';' ;"""
+        if not isinstance(type_ref, ast.TypeName | ast.SpecializedType):
+            self._error(type_ref.loc, "only a named type can be instantiated")
+        self.expect("(", "for the constructor arguments")
+        args = self._parse_argument_list("in an instantiation")
+        name = self._parse_name("after the constructor arguments of an instantiation")
+        initializer = None
+        if self.accept("="):
+            initializer = self._parse_obj_initializer()
+        self.expect(";", f"after instantiation '{name.text}'")
+        self.declare_object(name.text)
+        return ast.Instantiation(name.loc, type_ref, args, name.text, initializer, annotations)
+
+    def _parse_obj_initializer(self) -> list[ast.Declaration]:
+        """objInitializer : '{' objDeclarations '}' ;
+        objDeclaration : functionDeclaration | instantiation ;"""
+        self.expect("{", "to open an instance initializer")
+        self.push_scope()
+        declarations: list[ast.Declaration] = []
+        while not self.accept("}"):
+            annotations = self._parse_opt_annotations()
+            if self.at("EOF"):
+                self._error_expected("'}'", "to close the instance initializer")
+            declarations.append(self._parse_instantiation_or_function(annotations))
+        self.pop_scope()
+        return declarations
+
+    def _parse_function_declaration(
+        self, annotations: list[ast.Annotation], return_type: ast.Type, name: Token
+    ) -> ast.FunctionDeclaration:
+        """functionDeclaration : optAnnotations functionPrototype blockStatement ;
+        (the return type and name are already parsed)"""
+        self.declare_object(name.text)
+        self.push_scope()
+        type_params = self._parse_opt_type_parameters()
+        self.expect("(", f"before the parameters of function '{name.text}'")
+        params = self._parse_parameter_list(f"of function '{name.text}'")
+        body = self._parse_block_statement([])
+        self.pop_scope()
+        return ast.FunctionDeclaration(
+            name.loc, name.text, return_type, params, body, type_params, annotations
+        )
+
+    def _parse_action_declaration(self, annotations: list[ast.Annotation]) -> ast.Declaration:
+        """actionDeclaration : optAnnotations ACTION name '(' parameterList ')' blockStatement ;"""
+        self.expect("action", "")
+        name = self._parse_name("after 'action'")
+        self.declare_object(name.text)
+        self.push_scope()
+        self.expect("(", f"after action name '{name.text}'")
+        params = self._parse_parameter_list(f"of action '{name.text}'")
+        body = self._parse_block_statement([])
+        self.pop_scope()
+        return ast.ActionDeclaration(name.loc, name.text, params, body, annotations)
+
+    # -----------------------------------------------------------------------
+    # Parameters, type parameters, arguments
+
+    def _parse_parameter_list(self, context: str) -> list[ast.Parameter]:
+        """parameterList : /* empty */ | nonEmptyParameterList ;  (after '(', through ')')"""
+        params: list[ast.Parameter] = []
+        if self.accept(")"):
+            return params
+        while True:
+            params.append(self._parse_parameter(context))
+            if self.accept(")"):
+                return params
+            self.expect(",", f"or ')' after a parameter {context}")
+
+    def _parse_parameter(self, context: str) -> ast.Parameter:
+        """parameter : optAnnotations direction typeRef name
+        | optAnnotations direction typeRef name '=' expression ;"""
+        annotations = self._parse_opt_annotations()
+        direction: ast.Direction | None = None
+        if self.tok.kind in DIRECTIONS:
+            kind = self.advance().kind
+            direction = "in" if kind == "in" else "out" if kind == "out" else "inout"
+        type_ref = self._parse_type_ref(f"for a parameter {context}")
+        name = self._parse_name(f"for a parameter {context}")
+        default = None
+        if self.accept("="):
+            default = self._parse_expression()
+        self.declare_object(name.text)
+        return ast.Parameter(name.loc, type_ref, name.text, direction, default, annotations)
+
+    def _parse_opt_type_parameters(self) -> list[ast.Ident]:
+        """optTypeParameters : /* empty */ | '<' typeParameterList '>' ;
+        Declares each type parameter as a type in the current scope."""
+        params: list[ast.Ident] = []
+        if not self.accept("<"):
+            return params
+        while True:
+            name = self._parse_name("in a type parameter list")
+            self.declare_type(name.text)
+            params.append(ast.Ident(name.loc, name.text))
+            if self.accept(">"):
+                return params
+            self.expect(",", "or '>' in a type parameter list")
+
+    def _parse_argument_list(self, context: str) -> list[ast.Argument]:
+        """argumentList : /* empty */ | nonEmptyArgList ;  (after '(', through ')')"""
+        args: list[ast.Argument] = []
+        if self.accept(")"):
+            return args
+        while True:
+            args.append(self._parse_argument())
+            if self.accept(")"):
+                return args
+            self.expect(",", f"or ')' after an argument {context}")
+
+    def _parse_argument(self) -> ast.Argument:
+        """argument : expression | name '=' expression | '_' | name '=' '_' ;"""
+        start = self.tok.loc
+        name: str | None = None
+        if self._at_name() and self.peek().kind == "=":
+            name = self.advance().text
+            self.advance()
+        if self.at("_"):
+            value: ast.Expression = ast.DontCareExpression(self.advance().loc)
+        else:
+            value = self._parse_expression()
+        return ast.Argument(start, value, name)
+
+    # -----------------------------------------------------------------------
+    # Annotations
+
+    def _parse_opt_annotations(self) -> list[ast.Annotation]:
+        """optAnnotations : /* empty */ | annotations ;  annotations : annotation+ ;"""
+        annotations: list[ast.Annotation] = []
+        while self.at("@"):
+            annotations.append(self._parse_annotation())
+        return annotations
+
+    def _parse_annotation(self) -> ast.Annotation:
+        """annotation : '@' name | '@' name '(' annotationBody ')'
+        | '@' name '[' structuredAnnotationBody ']' | PRAGMA name annotationBody END_PRAGMA ;"""
+        at = self.expect("@", "")
+        if not self._at_word():
+            self._error_expected("an annotation name", "after '@'")
+        name = self.advance()
+        if name.text == "pragma":
+            return self._parse_pragma(at)
+        if self.at("("):
+            body = self._parse_annotation_body(name.text)
+            annotation = ast.Annotation(at.loc, name.text, _join_tokens(body))
+            sub = Parser([*body, _eof_after(body, self.tok)], self.scopes)
+            annotation.pairs = sub.speculate(sub._parse_kv_list_to_end)
+            if annotation.pairs is None:
+                annotation.expressions = sub.speculate(sub._parse_expression_list_to_end)
+            return annotation
+        if self.at("["):
+            return self._parse_structured_annotation(at.loc, name.text)
+        return ast.Annotation(at.loc, name.text)
+
+    def _parse_pragma(self, at: Token) -> ast.Annotation:
+        """``@pragma name tokens...`` up to the end of the line (P4-14 compatibility)."""
+        name = self._parse_name("after '@pragma'")
+        body: list[Token] = []
+        while not self.at("EOF") and not self.tok.first_on_line:
+            body.append(self.advance())
+        annotation = ast.Annotation(at.loc, name.text, _join_tokens(body))
+        sub = Parser([*body, _eof_after(body, self.tok)], self.scopes)
+        annotation.expressions = sub.speculate(sub._parse_expression_list_to_end)
+        return annotation
+
+    def _parse_annotation_body(self, name: str) -> list[Token]:
+        """annotationBody : /* empty */ | annotationBody '(' annotationBody ')'
+        | annotationBody annotationToken ;  (between the outer parentheses)"""
+        opening = self.expect("(", "")
+        depth = 1
+        body: list[Token] = []
+        while True:
+            token = self.tok
+            if token.kind == "EOF":
+                self._error(opening.loc, f"unbalanced '(' in the body of annotation '@{name}'")
+            self.advance()
+            if token.kind == "(":
+                depth += 1
+            elif token.kind == ")":
+                depth -= 1
+                if depth == 0:
+                    return body
+            body.append(token)
+
+    def _parse_structured_annotation(self, loc: Loc, name: str) -> ast.Annotation:
+        """structuredAnnotationBody : expressionList optTrailingComma
+        | kvList optTrailingComma ;  (between '[' and ']')"""
+        opening = self.expect("[", "")
+        start = self.pos
+        annotation = ast.Annotation(loc, name, structured=True)
+        if self._at_name() and self.peek().kind == "=":
+            pairs: list[ast.KeyValue] = []
+            while not self.at("]"):
+                pairs.append(self._parse_kv_pair())
+                if not self.accept(","):
+                    break
+            annotation.pairs = pairs
+        else:
+            expressions: list[ast.Expression] = []
+            while not self.at("]"):
+                expressions.append(self._parse_expression())
+                if not self.accept(","):
+                    break
+            annotation.expressions = expressions
+        if not self.at("]"):
+            self._error_expected(
+                "']'", f"to close structured annotation '@{name}' opened at {opening.loc}"
+            )
+        annotation.raw = _join_tokens(self.tokens[start : self.pos])
+        self.advance()
+        return annotation
+
+    def _parse_kv_list_to_end(self) -> list[ast.KeyValue]:
+        """kvList : kvPair | kvList ',' kvPair ;  (the whole token list)"""
+        pairs = [self._parse_kv_pair()]
+        while self.accept(","):
+            pairs.append(self._parse_kv_pair())
+        self.expect("EOF", "after a key-value list")
+        return pairs
+
+    def _parse_expression_list_to_end(self) -> list[ast.Expression]:
+        """expressionList : /* empty */ | expression | expressionList ',' expression ;"""
+        expressions: list[ast.Expression] = []
+        while not self.at("EOF"):
+            expressions.append(self._parse_expression())
+            if not self.accept(","):
+                break
+        self.expect("EOF", "after an expression list")
+        return expressions
+
+    def _parse_kv_pair(self) -> ast.KeyValue:
+        """kvPair : name '=' expression ;"""
+        key = self._parse_name("as a key")
+        self.expect("=", f"after key '{key.text}'")
+        return ast.KeyValue(key.loc, key.text, self._parse_expression())
+
+    # -----------------------------------------------------------------------
+    # Types
+
+    def _parse_type_ref(self, context: str) -> ast.Type:
+        """typeRef : baseType | typeName | specializedType | headerStackType
+        | p4listType | tupleType ;"""
+        token = self.tok
+        if token.kind in ("tuple", "list"):
+            self.advance()
+            self.expect("<", f"after '{token.kind}'")
+            args = self._parse_type_argument_list(f"of '{token.kind}'")
+            if token.kind == "tuple":
+                return ast.TupleType(token.loc, args)
+            if len(args) != 1:
+                self._error(token.loc, "'list' takes exactly one type argument")
+            return ast.ListType(token.loc, args[0])
+        if token.kind in BASE_TYPE_KEYWORDS:
+            return self._parse_base_type()
+        if self._at_type_start():
+            named = self._parse_named_type()
+            if self.at("["):
+                self.advance()
+                size = self._parse_expression()
+                self.expect("]", "after the size of a header stack")
+                return ast.HeaderStackType(named.loc, named, size)
+            return named
+        if token.kind == "IDENT":
+            self._error(
+                token.loc,
+                f"expected a type {context}, found '{token.text}', which is not a type name",
+            )
+        self._error_expected("a type", context)
+
+    def _parse_named_type(self) -> ast.TypeName | ast.SpecializedType:
+        """namedType : typeName | specializedType ;
+        typeName : prefixedType ;  prefixedType : TYPE_IDENTIFIER | dotPrefix TYPE_IDENTIFIER ;
+        specializedType : typeName '<' typeArgumentList '>' ;"""
+        dot = self.accept(".")
+        name = self.advance()
+        path = ast.Path(dot.loc if dot else name.loc, name.text, absolute=dot is not None)
+        type_name = ast.TypeName(path.loc, path)
+        if self.accept("<"):
+            args = self._parse_type_argument_list(f"of '{name.text}'")
+            return ast.SpecializedType(path.loc, type_name, args)
+        return type_name
+
+    def _parse_base_type(self) -> ast.Type:
+        """baseType : BOOL | MATCH_KIND | ERROR | BIT | STRING | INT
+        | BIT '<' INTEGER '>' | INT '<' INTEGER '>' | VARBIT '<' INTEGER '>'
+        | BIT '<' '(' expression ')' '>' | INT '<' '(' expression ')' '>'
+        | VARBIT '<' '(' expression ')' '>' ;
+        (a width may also be a plain name, which p4c accepts too)"""
+        token = self.advance()
+        loc = token.loc
+        simple: dict[str, Callable[[Loc], ast.Type]] = {
+            "bool": ast.BoolType,
+            "error": ast.ErrorType,
+            "match_kind": ast.MatchKindType,
+            "string": ast.StringType,
+        }
+        if token.kind in simple:
+            return simple[token.kind](loc)
+        if not self.at("<"):
+            if token.kind == "bit":
+                return ast.BitsType(loc, None)
+            if token.kind == "int":
+                return ast.IntType(loc)
+            self._error_expected("'<'", "after 'varbit'")
+        self.advance()
+        if self.at("INTEGER"):
+            width: ast.Expression = self._parse_integer_literal()
+        elif self.at("("):
+            self.advance()
+            width = self._parse_expression()
+            self.expect(")", f"after the width of '{token.kind}'")
+        elif self._at_non_type_name():
+            name = self.advance()
+            width = ast.NameExpression(name.loc, ast.Path(name.loc, name.text))
+        else:
+            self._error_expected(
+                "an integer or '(' expression ')'", f"as the width of '{token.kind}'"
+            )
+        self.expect(">", f"after the width of '{token.kind}'")
+        if token.kind == "varbit":
+            return ast.VarbitType(loc, width)
+        return ast.BitsType(loc, width, signed=token.kind == "int")
+
+    def _parse_type_or_void(self, context: str) -> ast.Type:
+        """typeOrVoid : typeRef | VOID | IDENTIFIER ;  (an identifier may be a type
+        variable declared by the type parameters that follow)"""
+        token = self.tok
+        if token.kind == "void":
+            return ast.VoidType(self.advance().loc)
+        if token.kind == "IDENT" and not self.is_type_name(token.text):
+            self.advance()
+            return ast.TypeName(token.loc, ast.Path(token.loc, token.text))
+        return self._parse_type_ref(context)
+
+    def _parse_type_arg(self, real: bool = False) -> ast.Type:
+        """typeArg : typeRef | nonTypeName | VOID | '_' ;
+        realTypeArg : typeRef | VOID | '_' ;  (when ``real``)"""
+        token = self.tok
+        if token.kind == "void":
+            return ast.VoidType(self.advance().loc)
+        if token.kind == "_":
+            return ast.DontCareType(self.advance().loc)
+        if not real and self._at_non_type_name() and not self._at_type_start():
+            self.advance()
+            return ast.TypeName(token.loc, ast.Path(token.loc, token.text))
+        return self._parse_type_ref("as a type argument")
+
+    def _parse_type_argument_list(self, context: str, real: bool = False) -> list[ast.Type]:
+        """typeArgumentList : /* empty */ | typeArg | typeArgumentList ',' typeArg ;
+        realTypeArgumentList : realTypeArg | realTypeArgumentList ',' typeArg ;
+        (after '<', through '>')"""
+        args: list[ast.Type] = []
+        if not real and self.accept(">"):
+            return args
+        args.append(self._parse_type_arg(real))
+        while self.accept(","):
+            args.append(self._parse_type_arg())
+        self.expect(">", f"to close the type arguments {context}")
+        return args
+
+    def _parse_derived_type_declaration(self, annotations: list[ast.Annotation]) -> ast.Declaration:
+        """derivedTypeDeclaration : headerTypeDeclaration | headerUnionDeclaration
+        | structTypeDeclaration | enumDeclaration ;"""
+        if self.at("enum"):
+            return self._parse_enum_declaration(annotations)
+        return self._parse_struct_like_declaration(annotations)
+
+    def _parse_struct_like_declaration(
+        self, annotations: list[ast.Annotation]
+    ) -> ast.HeaderDeclaration | ast.HeaderUnionDeclaration | ast.StructDeclaration:
+        """headerTypeDeclaration : optAnnotations HEADER name optTypeParameters
+            '{' structFieldList '}' ;
+        headerUnionDeclaration : optAnnotations HEADER_UNION name optTypeParameters '{' ... '}' ;
+        structTypeDeclaration : optAnnotations STRUCT name optTypeParameters '{' ... '}' ;"""
+        keyword = self.advance().kind
+        name = self._parse_name(f"after '{keyword}'")
+        self.declare_type(name.text)
+        self.push_scope()
+        type_params = self._parse_opt_type_parameters()
+        self.expect("{", f"to open the fields of {keyword} '{name.text}'")
+        fields: list[ast.StructField] = []
+        while not self.accept("}"):
+            fields.append(self._parse_struct_field(name.text))
+        self.pop_scope()
+        if keyword == "header":
+            return ast.HeaderDeclaration(name.loc, name.text, fields, type_params, annotations)
+        if keyword == "header_union":
+            return ast.HeaderUnionDeclaration(name.loc, name.text, fields, type_params, annotations)
+        return ast.StructDeclaration(name.loc, name.text, fields, type_params, annotations)
+
+    def _parse_struct_field(self, owner: str) -> ast.StructField:
+        """structField : optAnnotations typeRef name ';' ;"""
+        annotations = self._parse_opt_annotations()
+        if self.at("EOF"):
+            self._error_expected("'}'", f"to close the fields of '{owner}'")
+        type_ref = self._parse_type_ref(f"for a field of '{owner}'")
+        name = self._parse_name(f"for a field of '{owner}'")
+        self.expect(";", f"after field '{name.text}' of '{owner}'")
+        return ast.StructField(name.loc, type_ref, name.text, annotations)
+
+    def _parse_enum_declaration(self, annotations: list[ast.Annotation]) -> ast.EnumDeclaration:
+        """enumDeclaration : optAnnotations ENUM name '{' identifierList optTrailingComma '}'
+        | optAnnotations ENUM typeRef name '{' specifiedIdentifierList optTrailingComma '}' ;"""
+        self.expect("enum", "")
+        underlying = None
+        if self._at_type_start() and self.peek().kind != "{":
+            underlying = self._parse_type_ref("as the representation of an enum")
+        name = self._parse_name("after 'enum'")
+        self.declare_type(name.text)
+        self.expect("{", f"to open the members of enum '{name.text}'")
+        members: list[ast.EnumMember] = []
+        while not self.at("}"):
+            member = self._parse_name(f"as a member of enum '{name.text}'")
+            value = None
+            if underlying is not None:
+                self.expect("=", f"after member '{member.text}' of serializable enum '{name.text}'")
+                value = self._parse_expression()
+            members.append(ast.EnumMember(member.loc, member.text, value))
+            if not self.accept(","):
+                break
+        self.expect("}", f"to close the members of enum '{name.text}'")
+        return ast.EnumDeclaration(name.loc, name.text, members, underlying, annotations)
+
+    def _parse_identifier_list(self, what: str) -> list[ast.Ident]:
+        """identifierList : name | identifierList ',' name ;  (between braces,
+        a trailing comma accepted)"""
+        self.expect("{", f"after '{what}'")
+        members: list[ast.Ident] = []
+        while not self.at("}"):
+            name = self._parse_name(f"in the {what} declaration")
+            members.append(ast.Ident(name.loc, name.text))
+            if not self.accept(","):
+                break
+        self.expect("}", f"to close the {what} declaration")
+        return members
+
+    def _parse_error_declaration(self) -> ast.ErrorDeclaration:
+        """errorDeclaration : ERROR '{' identifierList '}' ;"""
+        loc = self.advance().loc
+        return ast.ErrorDeclaration(loc, self._parse_identifier_list("error"))
+
+    def _parse_match_kind_declaration(self) -> ast.MatchKindDeclaration:
+        """matchKindDeclaration : MATCH_KIND '{' identifierList optTrailingComma '}' ;"""
+        loc = self.advance().loc
+        return ast.MatchKindDeclaration(loc, self._parse_identifier_list("match_kind"))
+
+    def _parse_typedef_declaration(
+        self, annotations: list[ast.Annotation]
+    ) -> ast.TypedefDeclaration | ast.NewTypeDeclaration:
+        """typedefDeclaration : optAnnotations TYPEDEF typeRef name
+        | optAnnotations TYPEDEF derivedTypeDeclaration name
+        | optAnnotations TYPE typeRef name | optAnnotations TYPE derivedTypeDeclaration name ;"""
+        keyword = self.advance().kind
+        target: ast.Type | ast.Declaration
+        if self.at("header", "header_union", "struct", "enum", "@"):
+            target = self._parse_derived_type_declaration(self._parse_opt_annotations())
+        else:
+            target = self._parse_type_ref(f"after '{keyword}'")
+        name = self._parse_name(f"for the new type name in a {keyword} declaration")
+        self.declare_type(name.text)
+        if keyword == "typedef":
+            return ast.TypedefDeclaration(name.loc, name.text, target, annotations)
+        return ast.NewTypeDeclaration(name.loc, name.text, target, annotations)
+
+    # -----------------------------------------------------------------------
+    # Externs
+
+    def _parse_extern_declaration(
+        self, annotations: list[ast.Annotation]
+    ) -> ast.Declaration | None:
+        """externDeclaration : optAnnotations EXTERN nonTypeName optTypeParameters
+            '{' methodPrototypes '}'
+        | optAnnotations EXTERN functionPrototype ';'
+        | optAnnotations EXTERN name ';' ;  (a forward declaration; returns None)"""
+        self.expect("extern", "")
+        if self._at_name() and self._is_extern_object_header():
+            name = self.advance()
+            self.declare_type(name.text)
+            if self.accept(";"):
+                return None
+            self.push_scope()
+            type_params = self._parse_opt_type_parameters()
+            self.expect("{", f"to open the methods of extern '{name.text}'")
+            methods: list[ast.MethodPrototype] = []
+            while not self.accept("}"):
+                methods.append(self._parse_method_prototype(name.text))
+            self.pop_scope()
+            return ast.ExternDeclaration(name.loc, name.text, methods, type_params, annotations)
+        return_type = self._parse_type_or_void("as the return type of an extern function")
+        name = self._parse_name("for an extern function")
+        self.declare_object(name.text)
+        self.push_scope()
+        type_params = self._parse_opt_type_parameters()
+        self.expect("(", f"before the parameters of extern function '{name.text}'")
+        params = self._parse_parameter_list(f"of extern function '{name.text}'")
+        self.pop_scope()
+        self.expect(";", f"after the declaration of extern function '{name.text}'")
+        return ast.ExternFunctionDeclaration(
+            name.loc, name.text, return_type, params, type_params, annotations
+        )
+
+    def _is_extern_object_header(self) -> bool:
+        """Whether ``extern`` is followed by ``name [<...>] {`` or ``name ;``."""
+        after = self.peek()
+        if after.kind in ("{", ";"):
+            return True
+        if after.kind != "<":
+            return False
+        depth = 0
+        index = self.pos + 1
+        while index < len(self.tokens):
+            kind = self.tokens[index].kind
+            if kind == "<":
+                depth += 1
+            elif kind == ">":
+                depth -= 1
+                if depth == 0:
+                    return self.tokens[index + 1].kind == "{"
+            elif kind in (";", "{", "(", "EOF"):
+                return False
+            index += 1
+        return False
+
+    def _parse_method_prototype(self, extern: str) -> ast.MethodPrototype:
+        """methodPrototype : optAnnotations functionPrototype ';'
+        | optAnnotations ABSTRACT functionPrototype ';'
+        | optAnnotations TYPE_IDENTIFIER '(' parameterList ')' ';' ;  (a constructor)"""
+        annotations = self._parse_opt_annotations()
+        if self.at("EOF"):
+            self._error_expected("'}'", f"to close extern '{extern}'")
+        if self.tok.text == extern and self.peek().kind == "(":
+            name = self.advance()
+            self.advance()
+            self.push_scope()
+            params = self._parse_parameter_list(f"of the constructor of '{extern}'")
+            self.pop_scope()
+            self.expect(";", f"after a constructor of '{extern}'")
+            return ast.MethodPrototype(name.loc, name.text, None, params, annotations=annotations)
+        abstract = self.accept("abstract") is not None
+        self.push_scope()
+        # The return type may mention the method's own type parameters: `T f<T>()`.
+        return_type = self._parse_type_or_void(f"as the return type of a method of '{extern}'")
+        name = self._parse_name(f"for a method of extern '{extern}'")
+        type_params = self._parse_opt_type_parameters()
+        self.expect("(", f"before the parameters of method '{name.text}'")
+        params = self._parse_parameter_list(f"of method '{name.text}'")
+        self.pop_scope()
+        self.expect(";", f"after the declaration of method '{name.text}'")
+        return ast.MethodPrototype(
+            name.loc, name.text, return_type, params, type_params, abstract, annotations
+        )
+
+    # -----------------------------------------------------------------------
+    # Parsers
+
+    def _parse_type_header(
+        self, keyword: str
+    ) -> tuple[Token, list[ast.Ident], list[ast.Parameter]]:
+        """parserTypeDeclaration / controlTypeDeclaration / packageTypeDeclaration :
+        optAnnotations KEYWORD name optTypeParameters '(' parameterList ')' ;
+        Declares the name as a type and leaves a new scope open for the body."""
+        self.expect(keyword, "")
+        name = self._parse_name(f"after '{keyword}'")
+        self.declare_type(name.text)
+        self.push_scope()
+        type_params = self._parse_opt_type_parameters()
+        self.expect("(", f"before the parameters of {keyword} '{name.text}'")
+        params = self._parse_parameter_list(f"of {keyword} '{name.text}'")
+        return name, type_params, params
+
+    def _parse_package_type_declaration(
+        self, annotations: list[ast.Annotation]
+    ) -> ast.PackageTypeDeclaration:
+        """packageTypeDeclaration : optAnnotations PACKAGE name optTypeParameters
+        '(' parameterList ')' ;"""
+        name, type_params, params = self._parse_type_header("package")
+        self.pop_scope()
+        return ast.PackageTypeDeclaration(name.loc, name.text, params, type_params, annotations)
+
+    def _parse_opt_constructor_parameters(self, what: str) -> list[ast.Parameter]:
+        """optConstructorParameters : /* empty */ | '(' parameterList ')' ;"""
+        if self.accept("("):
+            return self._parse_parameter_list(f"of the constructor of {what}")
+        return []
+
+    def _parse_parser_declaration(self, annotations: list[ast.Annotation]) -> ast.Declaration:
+        """parserDeclaration : parserTypeDeclaration optConstructorParameters
+            '{' parserLocalElements parserStates '}' ;
+        typeDeclaration : parserTypeDeclaration ';' ;"""
+        name, type_params, params = self._parse_type_header("parser")
+        if self.accept(";"):
+            self.pop_scope()
+            return ast.ParserTypeDeclaration(name.loc, name.text, params, type_params, annotations)
+        ctor_params = self._parse_opt_constructor_parameters(f"parser '{name.text}'")
+        self.expect("{", f"to open the body of parser '{name.text}'")
+        local_elements: list[ast.Declaration] = []
+        states: list[ast.ParserState] = []
+        while not self.accept("}"):
+            element_annotations = self._parse_opt_annotations()
+            if self.at("state"):
+                states.append(self._parse_parser_state(element_annotations))
+            elif states:
+                self._error_expected("'state' or '}'", f"in parser '{name.text}'")
+            else:
+                local_elements.append(
+                    self._parse_parser_local_element(element_annotations, name.text)
+                )
+        self.pop_scope()
+        if not states:
+            self._error(name.loc, f"parser '{name.text}' has no states")
+        return ast.ParserDeclaration(
+            name.loc,
+            name.text,
+            params,
+            ctor_params,
+            local_elements,
+            states,
+            type_params,
+            annotations,
+        )
+
+    def _parse_parser_local_element(
+        self, annotations: list[ast.Annotation], parser: str
+    ) -> ast.Declaration:
+        """parserLocalElement : constantDeclaration | instantiation
+        | variableDeclaration | valueSetDeclaration ;"""
+        if self.at("const"):
+            return self._parse_constant_declaration(annotations)
+        if self.at("value_set"):
+            return self._parse_value_set_declaration(annotations)
+        if self._at_type_start():
+            return self._parse_declaration_after_type(annotations)
+        self._error_expected("a local declaration, 'state' or '}'", f"in parser '{parser}'")
+
+    def _parse_declaration_after_type(self, annotations: list[ast.Annotation]) -> ast.Declaration:
+        """instantiation | variableDeclaration: both start with a typeRef."""
+        type_ref = self._parse_type_ref("")
+        if self.at("("):
+            return self._parse_instantiation(annotations, type_ref)
+        return self._parse_variable_declaration(annotations, type_ref)
+
+    def _parse_value_set_declaration(
+        self, annotations: list[ast.Annotation]
+    ) -> ast.ValueSetDeclaration:
+        """valueSetDeclaration : optAnnotations VALUESET '<' baseType '>'
+            '(' expression ')' name ';'
+        | ... '<' tupleType '>' ... | ... '<' typeName '>' ... ;"""
+        self.expect("value_set", "")
+        self.expect("<", "after 'value_set'")
+        element = self._parse_type_ref("as the element type of a value_set")
+        self.expect(">", "after the element type of a value_set")
+        self.expect("(", "before the size of a value_set")
+        size = self._parse_expression()
+        self.expect(")", "after the size of a value_set")
+        name = self._parse_name("for a value_set")
+        self.expect(";", f"after value_set '{name.text}'")
+        self.declare_object(name.text)
+        return ast.ValueSetDeclaration(name.loc, element, size, name.text, annotations)
+
+    def _parse_parser_state(self, annotations: list[ast.Annotation]) -> ast.ParserState:
+        """parserState : optAnnotations STATE name '{' parserStatements transitionStatement '}' ;
+        (parserStatements accepts every statementOrDeclaration)"""
+        self.expect("state", "")
+        name = self._parse_name("after 'state'")
+        self.declare_object(name.text)
+        self.push_scope()
+        self.expect("{", f"to open state '{name.text}'")
+        statements: list[ast.StatOrDecl] = []
+        transition = None
+        while not self.accept("}"):
+            if self.at("transition"):
+                transition = self._parse_transition_statement()
+                self.expect("}", f"after the transition of state '{name.text}'")
+                break
+            if self.at("EOF"):
+                self._error_expected("'}'", f"to close state '{name.text}'")
+            statements.append(self._parse_statement_or_declaration())
+        self.pop_scope()
+        return ast.ParserState(name.loc, name.text, statements, transition, annotations)
+
+    def _parse_transition_statement(self) -> ast.Transition:
+        """transitionStatement : /* empty */ | TRANSITION stateExpression ;
+        stateExpression : name ';' | selectExpression ;"""
+        loc = self.advance().loc
+        if self.at("select"):
+            return ast.Transition(loc, self._parse_select_expression())
+        path = self._parse_prefixed_name("as the next state after 'transition'")
+        self.expect(";", f"after 'transition {path}'")
+        return ast.Transition(loc, ast.NameExpression(path.loc, path))
+
+    def _parse_prefixed_name(self, context: str) -> ast.Path:
+        """A name or ``.name`` (any name, including one that is also a type)."""
+        dot = self.accept(".")
+        name = self._parse_name(context)
+        return ast.Path(dot.loc if dot else name.loc, name.text, absolute=dot is not None)
+
+    def _parse_select_expression(self) -> ast.SelectExpression:
+        """selectExpression : SELECT '(' expressionList ')' '{' selectCaseList '}' ;"""
+        loc = self.advance().loc
+        self.expect("(", "after 'select'")
+        exprs: list[ast.Expression] = []
+        while not self.at(")"):
+            exprs.append(self._parse_expression())
+            if not self.accept(","):
+                break
+        self.expect(")", "to close the expressions of 'select'")
+        self.expect("{", "to open the cases of 'select'")
+        cases: list[ast.SelectCase] = []
+        while not self.accept("}"):
+            cases.append(self._parse_select_case())
+        return ast.SelectExpression(loc, exprs, cases)
+
+    def _parse_select_case(self) -> ast.SelectCase:
+        """selectCase : keysetExpression ':' name ';' ;"""
+        if self.at("EOF"):
+            self._error_expected("'}'", "to close the cases of 'select'")
+        keyset = self._parse_keyset_expression()
+        self.expect(":", "after a select case's keyset")
+        state = self._parse_prefixed_name("as the next state of a select case")
+        self.expect(";", f"after select case target '{state}'")
+        return ast.SelectCase(keyset.loc, keyset, state)
+
+    def _parse_keyset_expression(self) -> ast.Expression:
+        """keysetExpression : tupleKeysetExpression | simpleKeysetExpression ;
+        tupleKeysetExpression : '(' simpleKeysetExpression ',' simpleExpressionList ')'
+        | '(' reducedSimpleKeysetExpression ')' ;"""
+        if self.at("("):
+            elements = self.speculate(self._parse_tuple_keyset)
+            if elements is not None:
+                loc, items = elements
+                return items[0] if len(items) == 1 else ast.ListExpression(loc, items)
+        return self._parse_simple_keyset_expression()
+
+    def _parse_tuple_keyset(self) -> tuple[Loc, list[ast.Expression]]:
+        loc = self.expect("(", "").loc
+        items = [self._parse_simple_keyset_expression()]
+        while self.accept(","):
+            items.append(self._parse_simple_keyset_expression())
+        self.expect(")", "to close a tuple keyset")
+        if not self.at(":"):
+            self._error_expected("':'", "after a tuple keyset")
+        return loc, items
+
+    def _parse_simple_keyset_expression(self) -> ast.Expression:
+        """simpleKeysetExpression : expression | expression '&&&' expression
+        | expression '..' expression | DEFAULT | '_' ;"""
+        if self.at("default"):
+            return ast.DefaultExpression(self.advance().loc)
+        if self.at("_"):
+            return ast.DontCareExpression(self.advance().loc)
+        expr = self._parse_expression()
+        if self.at("&&&", ".."):
+            op = self.advance().kind
+            return ast.Binary(expr.loc, op, expr, self._parse_expression())
+        return expr
+
+    # -----------------------------------------------------------------------
+    # Controls and tables
+
+    def _parse_control_declaration(self, annotations: list[ast.Annotation]) -> ast.Declaration:
+        """controlDeclaration : controlTypeDeclaration optConstructorParameters
+            '{' controlLocalDeclarations APPLY controlBody '}' ;
+        typeDeclaration : controlTypeDeclaration ';' ;"""
+        name, type_params, params = self._parse_type_header("control")
+        if self.accept(";"):
+            self.pop_scope()
+            return ast.ControlTypeDeclaration(name.loc, name.text, params, type_params, annotations)
+        ctor_params = self._parse_opt_constructor_parameters(f"control '{name.text}'")
+        self.expect("{", f"to open the body of control '{name.text}'")
+        local_declarations: list[ast.Declaration] = []
+        while not self.at("apply"):
+            local_declarations.append(self._parse_control_local_declaration(name.text))
+        self.advance()
+        body = self._parse_block_statement([])
+        self.expect("}", f"after the apply block of control '{name.text}'")
+        self.pop_scope()
+        return ast.ControlDeclaration(
+            name.loc,
+            name.text,
+            params,
+            ctor_params,
+            local_declarations,
+            body,
+            type_params,
+            annotations,
+        )
+
+    def _parse_control_local_declaration(self, control: str) -> ast.Declaration:
+        """controlLocalDeclaration : constantDeclaration | actionDeclaration
+        | tableDeclaration | instantiation | variableDeclaration ;"""
+        annotations = self._parse_opt_annotations()
+        if self.at("const"):
+            return self._parse_constant_declaration(annotations)
+        if self.at("action"):
+            return self._parse_action_declaration(annotations)
+        if self.at("table"):
+            return self._parse_table_declaration(annotations)
+        if self._at_type_start():
+            return self._parse_declaration_after_type(annotations)
+        self._error_expected("a local declaration or 'apply'", f"in control '{control}'")
+
+    def _parse_table_declaration(self, annotations: list[ast.Annotation]) -> ast.TableDeclaration:
+        """tableDeclaration : optAnnotations TABLE name '{' tablePropertyList '}' ;"""
+        self.expect("table", "")
+        name = self._parse_name("after 'table'")
+        self.declare_object(name.text)
+        self.expect("{", f"to open the properties of table '{name.text}'")
+        properties: list[ast.TableProperty] = []
+        while not self.accept("}"):
+            properties.append(self._parse_table_property(name.text))
+        return ast.TableDeclaration(name.loc, name.text, properties, annotations)
+
+    def _parse_table_property(self, table: str) -> ast.TableProperty:
+        """tableProperty : KEY '=' '{' keyElementList '}' | ACTIONS '=' '{' actionList '}'
+        | optAnnotations optCONST ENTRIES '=' '{' entriesList '}'
+        | optAnnotations optCONST nonTableKwName '=' initializer ';' ;"""
+        annotations = self._parse_opt_annotations()
+        const = self.accept("const") is not None
+        token = self.tok
+        if token.kind == "EOF":
+            self._error_expected("'}'", f"to close table '{table}'")
+        if not (token.kind == "IDENT" or token.kind in NAME_KEYWORDS):
+            self._error_expected("a table property", f"in table '{table}'")
+        self.advance()
+        self.expect("=", f"after table property '{token.text}'")
+        if token.kind == "key" and self.at("{"):
+            self.advance()
+            elements: list[ast.KeyElement] = []
+            while not self.accept("}"):
+                elements.append(self._parse_key_element(table))
+            return ast.KeyProperty(token.loc, "key", const, annotations, elements)
+        if token.kind == "actions" and self.at("{"):
+            self.advance()
+            actions: list[ast.ActionRef] = []
+            while not self.accept("}"):
+                actions.append(self._parse_action_ref(self._parse_opt_annotations(), table))
+                self.expect(";", f"after an action in the actions of table '{table}'")
+            return ast.ActionsProperty(token.loc, "actions", const, annotations, actions)
+        if token.kind == "entries" and self.at("{"):
+            self.advance()
+            entries: list[ast.TableEntry] = []
+            while not self.accept("}"):
+                entries.append(self._parse_entry(table))
+            return ast.EntriesProperty(token.loc, "entries", const, annotations, entries)
+        value = self._parse_expression()
+        self.expect(";", f"after the value of table property '{token.text}'")
+        return ast.ExpressionProperty(token.loc, token.text, const, annotations, value)
+
+    def _parse_key_element(self, table: str) -> ast.KeyElement:
+        """keyElement : expression ':' name optAnnotations ';' ;"""
+        if self.at("EOF"):
+            self._error_expected("'}'", f"to close the key of table '{table}'")
+        expr = self._parse_expression()
+        self.expect(":", f"after a key field of table '{table}'")
+        match_kind = self._parse_prefixed_name(
+            f"as the match kind of a key field of table '{table}'"
+        )
+        annotations = self._parse_opt_annotations()
+        self.expect(";", f"after match kind '{match_kind}' in the key of table '{table}'")
+        return ast.KeyElement(expr.loc, expr, match_kind, annotations)
+
+    def _parse_action_ref(self, annotations: list[ast.Annotation], table: str) -> ast.ActionRef:
+        """actionRef : prefixedNonTypeName | prefixedNonTypeName '(' argumentList ')' ;"""
+        if self.at("EOF"):
+            self._error_expected("'}'", f"to close the actions of table '{table}'")
+        path = self._parse_prefixed_name(f"as an action name in table '{table}'")
+        args = None
+        if self.accept("("):
+            args = self._parse_argument_list(f"of action '{path}'")
+        return ast.ActionRef(path.loc, path, args, annotations)
+
+    def _parse_entry(self, table: str) -> ast.TableEntry:
+        """entry : optCONST entryPriority keysetExpression ':' actionRef optAnnotations ';'
+        | optCONST keysetExpression ':' actionRef optAnnotations ';' ;
+        entryPriority : PRIORITY '=' INTEGER ':' | PRIORITY '=' '(' expression ')' ':' ;"""
+        if self.at("EOF"):
+            self._error_expected("'}'", f"to close the entries of table '{table}'")
+        start = self.tok.loc
+        const = self.accept("const") is not None
+        priority = None
+        if self.at("priority") and self.peek().kind == "=":
+            self.advance()
+            self.advance()
+            priority = self._parse_expression()
+            self.expect(":", "after an entry priority")
+        keyset = self._parse_keyset_expression()
+        self.expect(":", f"after the keyset of an entry of table '{table}'")
+        action = self._parse_action_ref([], table)
+        annotations = self._parse_opt_annotations()
+        self.expect(";", f"after an entry of table '{table}'")
+        return ast.TableEntry(start, keyset, action, priority, const, annotations)
+
+    # -----------------------------------------------------------------------
+    # Statements
+
+    def _parse_block_statement(self, annotations: list[ast.Annotation]) -> ast.BlockStatement:
+        """blockStatement : optAnnotations '{' statOrDeclList '}' ;"""
+        opening = self.expect("{", "to open a block")
+        self.push_scope()
+        items: list[ast.StatOrDecl] = []
+        while not self.accept("}"):
+            if self.at("EOF"):
+                self._error(opening.loc, "unclosed '{': no matching '}' before end of file")
+            items.append(self._parse_statement_or_declaration())
+        self.pop_scope()
+        return ast.BlockStatement(opening.loc, items, annotations)
+
+    def _parse_statement_or_declaration(self) -> ast.StatOrDecl:
+        """statementOrDeclaration : variableDeclaration | constantDeclaration
+        | statement | instantiation ;"""
+        annotations = self._parse_opt_annotations()
+        if self.at("const"):
+            return self._parse_constant_declaration(annotations)
+        if self.at("{"):
+            return self._parse_block_statement(annotations)
+        if self.at("for"):
+            return self._parse_for_statement(annotations)
+        if self._at_type_start() and not self._at_type_member_access():
+            return self._parse_declaration_after_type(annotations)
+        if annotations:
+            self._error_expected("a declaration or block", "after annotations")
+        return self._parse_statement()
+
+    def _at_type_member_access(self) -> bool:
+        """Whether a typeRef here is used as ``T.member`` (direct application,
+        ``error.X``...) rather than to declare something."""
+        if self.tok.kind == "error":
+            return self.peek().kind == "."
+        saved = self.pos
+        try:
+            self._parse_type_ref("")
+            return self.at(".")
+        except P4SourceError:
+            return False
+        finally:
+            self.pos = saved
+
+    def _parse_statement(self) -> ast.Statement:
+        """statement : assignmentOrMethodCallStatement | directApplication
+        | conditionalStatement | emptyStatement | blockStatement | returnStatement
+        | breakStatement | continueStatement | exitStatement | switchStatement
+        | forStatement ;"""
+        token = self.tok
+        kind = token.kind
+        if kind == "if":
+            return self._parse_conditional_statement()
+        if kind == "switch":
+            return self._parse_switch_statement()
+        if kind == "{":
+            return self._parse_block_statement([])
+        if kind == ";":
+            return ast.EmptyStatement(self.advance().loc)
+        if kind == "exit":
+            self.advance()
+            self.expect(";", "after 'exit'")
+            return ast.ExitStatement(token.loc)
+        if kind in ("break", "continue"):
+            self.advance()
+            self.expect(";", f"after '{kind}'")
+            return (ast.BreakStatement if kind == "break" else ast.ContinueStatement)(token.loc)
+        if kind == "return":
+            self.advance()
+            value = None if self.at(";") else self._parse_expression()
+            self.expect(";", "after 'return'" + (" value" if value else ""))
+            return ast.ReturnStatement(token.loc, value)
+        if kind == "for":
+            return self._parse_for_statement([])
+        statement = self._parse_assignment_or_method_call()
+        self.expect(";", "after a statement")
+        return statement
+
+    def _parse_assignment_or_method_call(self) -> ast.Statement:
+        """assignmentOrMethodCallStatementWithoutSemicolon : lvalue '(' argumentList ')'
+        | lvalue '<' typeArgumentList '>' '(' argumentList ')' | lvalue '=' expression
+        | lvalue OP= expression ;  directApplication : typeName '.' APPLY '(' argumentList ')' ;"""
+        token = self.tok
+        if not (
+            self._at_non_type_name()
+            or token.kind in ("this", "(", ".", "error")
+            or self._at_type_start()
+        ):
+            self._error_expected("a statement", "here")
+        target = self._parse_postfix_expression(self._parse_primary())
+        if self.at("<"):
+            # At statement level '<' can only open type arguments: `f<T>(x);`.
+            self.advance()
+            type_args = self._parse_type_argument_list("of a call")
+            self.expect("(", "after type arguments")
+            args = self._parse_argument_list("of a call")
+            target = self._parse_postfix_expression(ast.Call(target.loc, target, type_args, args))
+        op = self._parse_assignment_operator()
+        if op is not None:
+            return ast.AssignmentStatement(target.loc, target, self._parse_expression(), op)
+        if isinstance(target, ast.Call):
+            return ast.MethodCallStatement(target.loc, target)
+        self._error_expected("'=' or '('", "after the target of a statement")
+
+    def _parse_assignment_operator(self) -> str | None:
+        """One of ``=  *=  /=  %=  +=  -=  |+|=  |-|=  <<=  >>=  &=  |=  ^=``, or None."""
+        if self.tok.kind in ASSIGN_OPS:
+            return self.advance().kind
+        if self.at(">") and self.peek().kind == ">=" and not self.peek().space_before:
+            self.advance()
+            self.advance()
+            return ">>="
+        return None
+
+    def _parse_conditional_statement(self) -> ast.IfStatement:
+        """conditionalStatement : IF '(' expression ')' statement
+        | IF '(' expression ')' statement ELSE statement ;"""
+        loc = self.advance().loc
+        self.expect("(", "after 'if'")
+        cond = self._parse_expression()
+        self.expect(")", "after the condition of 'if'")
+        then = self._parse_substatement()
+        else_ = None
+        if self.accept("else"):
+            else_ = self._parse_substatement()
+        return ast.IfStatement(loc, cond, then, else_)
+
+    def _parse_substatement(self) -> ast.Statement:
+        """statement, optionally an annotated block (``@likely { ... }``)."""
+        annotations = self._parse_opt_annotations()
+        if annotations or self.at("{"):
+            return self._parse_block_statement(annotations)
+        return self._parse_statement()
+
+    def _parse_switch_statement(self) -> ast.SwitchStatement:
+        """switchStatement : SWITCH '(' expression ')' '{' switchCases '}' ;
+        switchCase : switchLabel ':' blockStatement | switchLabel ':' ;
+        switchLabel : DEFAULT | nonBraceExpression ;"""
+        loc = self.advance().loc
+        self.expect("(", "after 'switch'")
+        expr = self._parse_expression()
+        self.expect(")", "after the switch expression")
+        self.expect("{", "to open the cases of 'switch'")
+        cases: list[ast.SwitchCase] = []
+        while not self.accept("}"):
+            if self.at("EOF"):
+                self._error_expected("'}'", "to close the cases of 'switch'")
+            if self.at("{"):
+                self._error_expected("a switch label", "in 'switch'")
+            if self.at("default"):
+                label: ast.Expression = ast.DefaultExpression(self.advance().loc)
+            else:
+                label = self._parse_expression()
+            self.expect(":", "after a switch label")
+            body = None
+            if self.at("{", "@"):
+                body = self._parse_block_statement(self._parse_opt_annotations())
+            cases.append(ast.SwitchCase(label.loc, label, body))
+        return ast.SwitchStatement(loc, expr, cases)
+
+    def _parse_for_statement(self, annotations: list[ast.Annotation]) -> ast.Statement:
+        """forStatement : optAnnotations FOR '(' forInitStatements ';' expression ';'
+            forUpdateStatements ')' statement
+        | optAnnotations FOR '(' [annotations] typeRef name IN forCollectionExpr ')' statement ;"""
+        loc = self.expect("for", "").loc
+        self.expect("(", "after 'for'")
+        self.push_scope()
+        for_in = self.speculate(self._parse_for_in_header)
+        if for_in is not None:
+            var_type, var_name, collection = for_in
+            body = self._parse_substatement()
+            self.pop_scope()
+            return ast.ForInStatement(loc, var_type, var_name, collection, body, annotations)
+        init: list[ast.StatOrDecl] = []
+        while not self.at(";"):
+            init.append(self._parse_for_init())
+            if not self.accept(","):
+                break
+        self.expect(";", "after the initialization of 'for'")
+        cond = None if self.at(";") else self._parse_expression()
+        self.expect(";", "after the condition of 'for'")
+        updates: list[ast.Statement] = []
+        while not self.at(")"):
+            updates.append(self._parse_assignment_or_method_call())
+            if not self.accept(","):
+                break
+        self.expect(")", "after the updates of 'for'")
+        body = self._parse_substatement()
+        self.pop_scope()
+        return ast.ForStatement(loc, init, cond, updates, body, annotations)
+
+    def _parse_for_in_header(self) -> tuple[ast.Type | None, str, ast.Expression]:
+        """[annotations] typeRef name IN forCollectionExpr ')' ;
+        forCollectionExpr : expression | expression '..' expression ;"""
+        self._parse_opt_annotations()
+        var_type = None
+        if not (self._at_name() and self.peek().kind == "in"):
+            var_type = self._parse_type_ref("in 'for'")
+        name = self._parse_name("as the loop variable of 'for'")
+        self.expect("in", "after the loop variable of 'for'")
+        collection = self._parse_expression()
+        if self.at(".."):
+            self.advance()
+            collection = ast.Binary(collection.loc, "..", collection, self._parse_expression())
+        self.expect(")", "after the collection of 'for'")
+        self.declare_object(name.text)
+        return var_type, name.text, collection
+
+    def _parse_for_init(self) -> ast.StatOrDecl:
+        """declOrAssignmentOrMethodCallStatement : variableDeclarationWithoutSemicolon
+        | assignmentOrMethodCallStatementWithoutSemicolon ;"""
+        annotations = self._parse_opt_annotations()
+        if self._at_type_start() and not self._at_type_member_access():
+            type_ref = self._parse_type_ref("")
+            return self._parse_variable_declaration(annotations, type_ref, semicolon=False)
+        return self._parse_assignment_or_method_call()
+
+    # -----------------------------------------------------------------------
+    # Expressions
+
+    def _parse_expression(self) -> ast.Expression:
+        """expression : ... | expression '?' expression ':' expression | ... ;
+        Ternaries nest to the left, as p4c's bison precedences make them."""
+        expr = self._parse_binary(1)
+        while self.at("?"):
+            self.advance()
+            then = self._parse_expression()
+            self.expect(":", "in a conditional expression '?:'")
+            else_ = self._parse_binary(1)
+            expr = ast.Ternary(expr.loc, expr, then, else_)
+        return expr
+
+    def _binary_operator(self) -> tuple[str, int] | None:
+        """The binary operator at the current token and its token count, or None."""
+        kind = self.tok.kind
+        if kind == "+" and self.peek().kind == ":":
+            return None  # the '+:' of an indexed part select `[base +: width]`
+        if kind == ">":
+            after = self.peek()
+            if after.kind == ">" and not after.space_before:
+                return ">>", 2
+            if after.kind == ">=" and not after.space_before:
+                return None  # '>>=' is an assignment operator
+        if kind in BINARY_PRECEDENCE:
+            return kind, 1
+        return None
+
+    def _parse_binary(self, min_precedence: int) -> ast.Expression:
+        """expression : expression BINOP expression ;  by precedence climbing over
+        :data:`BINARY_PRECEDENCE`; every binary operator is left-associative."""
+        left = self._parse_prefix()
+        while True:
+            operator = self._binary_operator()
+            if operator is None:
+                return left
+            op, width = operator
+            precedence = BINARY_PRECEDENCE[op]
+            if precedence < min_precedence:
+                return left
+            for _ in range(width):
+                self.advance()
+            right = self._parse_binary(precedence + 1)
+            left = ast.Binary(left.loc, op, left, right)
+
+    def _parse_prefix(self) -> ast.Expression:
+        """expression : '!' expression %prec PREFIX | '~' expression %prec PREFIX
+        | '-' expression %prec PREFIX | '+' expression %prec PREFIX
+        | '(' typeRef ')' expression %prec PREFIX ;"""
+        token = self.tok
+        if token.kind in PREFIX_OPERATORS:
+            self.advance()
+            return ast.Unary(token.loc, token.kind, self._parse_prefix())
+        if token.kind == "(" and self._at_cast():
+            self.advance()
+            target = self._parse_type_ref("in a cast")
+            self.expect(")", "after the type of a cast")
+            return ast.Cast(token.loc, target, self._parse_prefix())
+        return self._parse_postfix_expression(self._parse_primary())
+
+    def _at_cast(self) -> bool:
+        """Whether '(' opens a cast: a typeRef directly followed by ')'."""
+        if not self._at_type_start(1):
+            return False
+        saved = self.pos
+        try:
+            self.advance()
+            self._parse_type_ref("")
+            return self.at(")")
+        except P4SourceError:
+            return False
+        finally:
+            self.pos = saved
+
+    def _parse_postfix_expression(self, expr: ast.Expression) -> ast.Expression:
+        """expression : expression '.' member | expression '[' expression ']'
+        | expression '[' expression ':' expression ']'
+        | expression '[' expression '+' ':' expression ']'
+        | expression '(' argumentList ')'
+        | expression '<' realTypeArgumentList '>' '(' argumentList ')' ;"""
+        while True:
+            kind = self.tok.kind
+            if kind == ".":
+                self.advance()
+                member = self._parse_member_name("after '.'")
+                expr = ast.Member(expr.loc, expr, member.text)
+            elif kind == "[":
+                expr = self._parse_index_or_slice(expr)
+            elif kind == "(":
+                self.advance()
+                args = self._parse_argument_list("of a call")
+                expr = ast.Call(expr.loc, expr, [], args)
+            elif kind == "<" and isinstance(expr, ast.NameExpression | ast.Member):
+                type_args = self.speculate(self._parse_call_type_arguments)
+                if type_args is None:
+                    return expr
+                self.advance()  # '(' checked by the speculation
+                args = self._parse_argument_list("of a call")
+                expr = ast.Call(expr.loc, expr, type_args, args)
+            else:
+                return expr
+
+    def _parse_call_type_arguments(self) -> list[ast.Type]:
+        """'<' realTypeArgumentList '>' followed by '('."""
+        self.expect("<", "")
+        args = self._parse_type_argument_list("of a call", real=True)
+        if not self.at("("):
+            self._error_expected("'('", "after type arguments")
+        return args
+
+    def _parse_index_or_slice(self, expr: ast.Expression) -> ast.Expression:
+        """'[' expression ']' | '[' expression ':' expression ']'
+        | '[' expression '+' ':' expression ']' ;"""
+        self.advance()
+        first = self._parse_expression()
+        if self.at("+") and self.peek().kind == ":":
+            self.advance()
+            self.advance()
+            width = self._parse_expression()
+            self.expect("]", "after an indexed part select")
+            return ast.PlusSlice(expr.loc, expr, first, width)
+        if self.accept(":"):
+            lo = self._parse_expression()
+            self.expect("]", "after a bit slice")
+            return ast.Slice(expr.loc, expr, first, lo)
+        self.expect("]", "after an index")
+        return ast.Index(expr.loc, expr, first)
+
+    def _parse_primary(self) -> ast.Expression:
+        """expression : INTEGER | DOTS | STRING_LITERAL | TRUE | FALSE | THIS
+        | prefixedNonTypeName | '{' expressionList optTrailingComma '}' | '{#}'
+        | '{' kvList optTrailingComma '}' | '{' kvList ',' DOTS optTrailingComma '}'
+        | '(' expression ')' | typeName '.' member | ERROR '.' member
+        | namedType '(' argumentList ')' ;"""
+        token = self.tok
+        kind = token.kind
+        if kind == "INTEGER":
+            return self._parse_integer_literal()
+        if kind == "STRING":
+            self.advance()
+            return ast.StringLiteral(token.loc, string_value(token))
+        if kind in ("true", "false"):
+            self.advance()
+            return ast.BoolLiteral(token.loc, kind == "true")
+        if kind == "this":
+            return ast.ThisExpression(self.advance().loc)
+        if kind == "...":
+            return ast.DotsExpression(self.advance().loc)
+        if kind == "{#}":
+            return ast.InvalidHeaderExpression(self.advance().loc)
+        if kind == "{":
+            return self._parse_brace_expression()
+        if kind == "(":
+            self.advance()
+            expr = self._parse_expression()
+            self.expect(")", "to close '('")
+            return expr
+        if kind == "error" and self.peek().kind == ".":
+            self.advance()
+            self.advance()
+            member = self._parse_member_name("after 'error.'")
+            type_expr = ast.TypeNameExpression(token.loc, ast.ErrorType(token.loc))
+            return ast.Member(token.loc, type_expr, member.text)
+        if self._at_type_start():
+            return self._parse_type_expression()
+        if self._at_non_type_name() or (kind == "." and self._at_non_type_name(1)):
+            path = self._parse_prefixed_non_type_name("")
+            return ast.NameExpression(path.loc, path)
+        if kind == "_":
+            self._error(token.loc, "'_' (don't care) is only allowed as an argument or keyset")
+        self._error_expected("an expression", "here")
+
+    def _parse_type_expression(self) -> ast.Expression:
+        """typeName '.' member | namedType '(' argumentList ')' | typeName '{' kvList '}'."""
+        type_ref = self._parse_type_ref("")
+        if self.at("("):
+            if not isinstance(type_ref, ast.TypeName | ast.SpecializedType):
+                self._error(type_ref.loc, "only a named type can be constructed")
+            self.advance()
+            args = self._parse_argument_list("of a constructor call")
+            return ast.ConstructorCall(type_ref.loc, type_ref, args)
+        if self.at("."):
+            self.advance()
+            member = self._parse_member_name("after a type name")
+            type_expr = ast.TypeNameExpression(type_ref.loc, type_ref)
+            return ast.Member(type_ref.loc, type_expr, member.text)
+        if self.at("{") and isinstance(type_ref, ast.TypeName):
+            expr = self._parse_brace_expression()
+            if isinstance(expr, ast.StructExpression):
+                expr.type_name = type_ref
+                return expr
+        self._error(
+            type_ref.loc,
+            f"a type cannot be used as a value here; expected '.' or '(' "
+            f"after the type, found {self.describe(self.tok)}",
+        )
+
+    def _parse_integer_literal(self) -> ast.IntLiteral:
+        token = self.expect("INTEGER", "")
+        value = token.int_value
+        assert value is not None  # the lexer sets it on every INTEGER token
+        return ast.IntLiteral(token.loc, value.value, value.width, value.signed, token.text)
+
+    def _parse_brace_expression(self) -> ast.Expression:
+        """'{' expressionList optTrailingComma '}' | '{' kvList optTrailingComma '}'
+        | '{' kvList ',' DOTS optTrailingComma '}' ;"""
+        opening = self.expect("{", "")
+        if self._at_name() and self.peek().kind == "=":
+            fields: list[ast.KeyValue] = []
+            dots = False
+            while not self.at("}"):
+                if self.accept("..."):
+                    dots = True
+                    self.accept(",")
+                    break
+                fields.append(self._parse_kv_pair())
+                if not self.accept(","):
+                    break
+            self.expect("}", "to close a structure-valued expression")
+            return ast.StructExpression(opening.loc, fields, None, dots)
+        elements: list[ast.Expression] = []
+        while not self.at("}"):
+            elements.append(self._parse_expression())
+            if not self.accept(","):
+                break
+        self.expect("}", "to close a list expression")
+        return ast.ListExpression(opening.loc, elements)
+
+
+def _join_tokens(tokens: Sequence[Token]) -> str:
+    return " ".join(token.text for token in tokens)
+
+
+def _eof_after(body: Sequence[Token], following: Token) -> Token:
+    loc = body[-1].loc if body else following.loc
+    return Token("EOF", "", loc)
+
+
+def parse_tokens(tokens: Sequence[Token]) -> ast.Program:
+    """Parse a token list (ending with EOF) into a program.  Raises P4SourceError."""
+    return Parser(tokens).parse_program()
+
+
+def parse_source(text: str, filename: str = "<string>") -> ast.Program:
+    """Lex and parse ``text`` (already preprocessed).  Raises P4SourceError."""
+    return parse_tokens(tokenize(text, filename))
