@@ -225,7 +225,8 @@ class ControlPlane:
 
     def _read_counter(self, name: str, index: int | str) -> CounterData:
         if isinstance(index, str):
-            return self.state.direct_counter(name).read(self._entry(index))
+            entry = self._entry(index)
+            return self.state.direct_counter(name).read(entry)
         return self.state.counter(name).read(index)
 
     def _entry(self, handle: str) -> TableEntry:

@@ -446,6 +446,8 @@ def _parse_profile_ref(text: str) -> tuple[MemberRef | GroupRef, str | None]:
 def _split_handle(text: str) -> tuple[str, str | None]:
     """Split ``... = HANDLE`` (p4c's entry handle, used by check_counter)."""
     close = text.rfind(")")
+    if close < 0:
+        return text.strip(), None
     tail = text[close + 1 :].strip()
     if not tail:
         return text.strip(), None
