@@ -4,6 +4,7 @@ The interpreter's compiled closures call these on every packet; the STF runner
 and the P4Runtime server configure them.  Values are Python ints holding the
 unsigned bit pattern of a field of known width.
 
+    actions.py   ActionSpec, ActionCall, scopes and the checks of an action call
     tables.py    match values, table specs and entries, Table (lookup and CRUD)
     profiles.py  ActionProfile and ActionSelector (members, groups, choice)
     externs.py   Counter, DirectCounter, Meter, DirectMeter (trTCM), Register
@@ -13,6 +14,7 @@ unsigned bit pattern of a field of known width.
     state.py     RuntimeState: all of the above by control-plane name
 """
 
+from softswitch.runtime.actions import NO_ACTION, ActionCall, ActionScope, ActionSpec
 from softswitch.runtime.externs import (
     Color,
     Counter,
@@ -20,20 +22,28 @@ from softswitch.runtime.externs import (
     CounterUnit,
     DirectCounter,
     DirectMeter,
+    HasCells,
     Meter,
     MeterCell,
     MeterConfig,
     MeterType,
     Register,
 )
-from softswitch.runtime.hashing import CrcParams, compute, hash_fields, pack_fields, v1model_hash
+from softswitch.runtime.hashing import (
+    Crc,
+    CrcParams,
+    Hasher,
+    compute,
+    hash_fields,
+    hash_offset,
+    make_hasher,
+    pack_fields,
+    v1model_hash,
+)
 from softswitch.runtime.pre import CloneSession, Pre, Replica
 from softswitch.runtime.profiles import ActionProfile, ActionSelector, Group, Member
-from softswitch.runtime.state import RuntimeState
+from softswitch.runtime.state import RuntimeState, resolve
 from softswitch.runtime.tables import (
-    ActionCall,
-    ActionScope,
-    ActionSpec,
     Exact,
     KeySpec,
     LookupResult,
@@ -46,10 +56,12 @@ from softswitch.runtime.tables import (
     TableEntry,
     TableSpec,
     Ternary,
+    initial_entry_priorities,
 )
 from softswitch.runtime.tm import QueueTicket, TrafficManager
 
 __all__ = [
+    "NO_ACTION",
     "ActionCall",
     "ActionProfile",
     "ActionScope",
@@ -60,11 +72,14 @@ __all__ = [
     "Counter",
     "CounterData",
     "CounterUnit",
+    "Crc",
     "CrcParams",
     "DirectCounter",
     "DirectMeter",
     "Exact",
     "Group",
+    "HasCells",
+    "Hasher",
     "KeySpec",
     "LookupResult",
     "Lpm",
@@ -89,6 +104,10 @@ __all__ = [
     "TrafficManager",
     "compute",
     "hash_fields",
+    "hash_offset",
+    "initial_entry_priorities",
+    "make_hasher",
     "pack_fields",
+    "resolve",
     "v1model_hash",
 ]

@@ -1,10 +1,38 @@
-"""Counters, meters and registers (STUB: signatures final)."""
+"""Counters, meters and registers, with BMv2's data-plane semantics.
+
+Each extern has two faces.  The data-plane methods (``count``, ``execute``,
+``Register.read``/``write``) are what compiled closures call per packet: they
+never raise, and an index past the end does what BMv2's simple_switch does
+(nothing is counted or written; a register read or meter execution leaves
+its destination unchanged, which is signalled by returning ``None``).  The
+control-plane methods (``read``/``write``/``reset`` of counters,
+``set_config``/``get_config`` of meters, ``get``/``set`` of registers) check
+their arguments and raise :class:`RuntimeConfigError` with the P4Runtime
+status (an index past the end is ``OUT_OF_RANGE``).
+
+Counters always count both packets and bytes, as BMv2 does; ``unit`` is kept
+for the control plane to report.  Direct counters and meters keep their cells
+on the table entry itself (``entry.counter`` and ``entry.meter``), so that a
+hit costs one attribute access.
+
+Meters are BMv2's two-rate three-colour markers (RFC 2698, colour-blind).
+Rates are in units (packets or bytes) per microsecond and bursts in units,
+as BMv2 takes them; time is an integer count of microseconds since the
+switch started, passed by the caller so that tests are deterministic.  An
+unconfigured meter marks every packet GREEN.  The token arithmetic is BMv2's
+exactly: for each rate, from the peak one to the committed one, the bucket is
+refilled with ``int(now_us * rate) - tokens_last`` tokens (capped at the
+burst), and the first bucket holding fewer tokens than the packet needs
+gives the colour (RED for peak, YELLOW for committed) and stops the walk.
+"""
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
 from typing import Protocol
+
+from softswitch.errors import RuntimeConfigError
 
 
 class CounterUnit(enum.Enum):
@@ -19,6 +47,8 @@ class MeterType(enum.Enum):
 
 
 class Color(enum.IntEnum):
+    """The colours a meter gives, as v1model and BMv2 number them."""
+
     GREEN = 0
     YELLOW = 1
     RED = 2
@@ -26,108 +56,280 @@ class Color(enum.IntEnum):
 
 @dataclass(slots=True)
 class CounterData:
+    """One counter cell; mutable, it is the live cell of a direct counter."""
+
     packets: int = 0
     bytes: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class MeterConfig:
+    """trTCM configuration: rates in units per microsecond, bursts in units."""
+
     cir: float
     cburst: int
     pir: float
     pburst: int
 
+    @classmethod
+    def per_second(cls, cir: int, cburst: int, pir: int, pburst: int) -> MeterConfig:
+        """Build from P4Runtime's rates, which are in units per second."""
+        return cls(cir / 1e6, cburst, pir / 1e6, pburst)
+
+    def rates_per_second(self) -> tuple[int, int, int, int]:
+        """``(cir, cburst, pir, pburst)`` with rates in units per second."""
+        return (round(self.cir * 1e6), self.cburst, round(self.pir * 1e6), self.pburst)
+
+
+def check_meter_config(config: MeterConfig) -> None:
+    """Reject a negative rate or burst, and a committed rate above the peak one."""
+    if min(config.cir, config.pir, config.cburst, config.pburst) < 0:
+        raise RuntimeConfigError("INVALID_ARGUMENT", f"negative value in meter config {config}")
+    if config.cir > config.pir:
+        raise RuntimeConfigError(
+            "INVALID_ARGUMENT", f"meter CIR {config.cir} is above its PIR {config.pir}"
+        )
+
 
 class MeterCell:
+    """The state of one trTCM: its configuration and its two token buckets."""
+
+    __slots__ = ("_buckets", "config")
+
     def __init__(self, config: MeterConfig | None = None) -> None:
+        self.config: MeterConfig | None = None
+        # Each bucket: [rate, burst, tokens, tokens_last, colour], peak first.
+        self._buckets: list[list[float]] | None = None
+        self.configure(config)
+
+    def configure(self, config: MeterConfig | None) -> None:
+        """Set (or with None, remove) the configuration; buckets start full."""
         self.config = config
+        if config is None:
+            self._buckets = None
+            return
+        self._buckets = [
+            [config.pir, config.pburst, config.pburst, 0, Color.RED],
+            [config.cir, config.cburst, config.cburst, 0, Color.YELLOW],
+        ]
 
     def execute(self, amount: int, now_us: int) -> int:
-        raise NotImplementedError
+        """Mark a packet of ``amount`` units at time ``now_us``; return its colour."""
+        buckets = self._buckets
+        if buckets is None:
+            return Color.GREEN
+        for bucket in buckets:
+            # max(): a clock that goes backwards adds no tokens
+            since_init = max(int(now_us * bucket[0]), bucket[3])
+            tokens = min(bucket[2] + since_init - bucket[3], bucket[1])
+            bucket[3] = since_init
+            if tokens < amount:
+                bucket[2] = tokens
+                return int(bucket[4])
+            bucket[2] = tokens - amount
+        return Color.GREEN
 
 
 class HasCells(Protocol):
-    counter: CounterData
+    """What a direct counter or meter needs of a table entry."""
+
+    counter: CounterData | None
+    meter_config: MeterConfig | None
     meter: MeterCell | None
 
 
+def _check_index(kind: str, name: str, index: int, size: int) -> None:
+    if index < 0:
+        raise RuntimeConfigError("INVALID_ARGUMENT", f"negative index {index} into {kind} '{name}'")
+    if index >= size:
+        raise RuntimeConfigError(
+            "OUT_OF_RANGE", f"index {index} is past the end of {kind} '{name}' (size {size})"
+        )
+
+
 class Counter:
+    """An indexed counter array."""
+
+    __slots__ = ("_bytes", "_packets", "name", "size", "unit")
+
     def __init__(self, name: str, size: int, unit: CounterUnit) -> None:
         self.name = name
+        self.size = size
+        self.unit = unit
+        self._packets = [0] * size
+        self._bytes = [0] * size
 
     def count(self, index: int, nbytes: int) -> None:
-        raise NotImplementedError
+        """Data plane: count one packet of ``nbytes``; an index past the end counts nothing."""
+        if index < self.size:
+            self._packets[index] += 1
+            self._bytes[index] += nbytes
 
     def read(self, index: int) -> CounterData:
-        raise NotImplementedError
-
-    def write(self, index: int, data: CounterData) -> None:
-        raise NotImplementedError
-
-    def reset(self, index: int | None = None) -> None:
-        raise NotImplementedError
+        """A copy of cell ``index``."""
+        _check_index("counter", self.name, index, self.size)
+        return CounterData(self._packets[index], self._bytes[index])
 
     def read_all(self) -> list[CounterData]:
-        raise NotImplementedError
+        return [CounterData(p, b) for p, b in zip(self._packets, self._bytes, strict=True)]
+
+    def write(self, index: int | None, data: CounterData) -> None:
+        """Set cell ``index``, or every cell when ``index`` is None."""
+        if index is None:
+            self._packets = [data.packets] * self.size
+            self._bytes = [data.bytes] * self.size
+            return
+        _check_index("counter", self.name, index, self.size)
+        self._packets[index] = data.packets
+        self._bytes[index] = data.bytes
+
+    def reset(self, index: int | None = None) -> None:
+        """Zero cell ``index``, or every cell."""
+        self.write(index, CounterData())
 
 
 class DirectCounter:
+    """A counter with one cell per entry of ``table``, kept on the entry."""
+
+    __slots__ = ("name", "table", "unit")
+
     def __init__(self, name: str, table: str, unit: CounterUnit) -> None:
         self.name = name
+        self.table = table
+        self.unit = unit
 
-    def count(self, entry: HasCells, nbytes: int) -> None:
-        raise NotImplementedError
+    @staticmethod
+    def count(entry: HasCells, nbytes: int) -> None:
+        """Data plane: count one packet of ``nbytes`` on the hit entry."""
+        cell = entry.counter
+        if cell is not None:
+            cell.packets += 1
+            cell.bytes += nbytes
 
-    def read(self, entry: HasCells) -> CounterData:
-        raise NotImplementedError
+    @staticmethod
+    def read(entry: HasCells) -> CounterData:
+        cell = entry.counter or CounterData()
+        return CounterData(cell.packets, cell.bytes)
 
-    def write(self, entry: HasCells, data: CounterData) -> None:
-        raise NotImplementedError
+    @staticmethod
+    def write(entry: HasCells, data: CounterData) -> None:
+        entry.counter = CounterData(data.packets, data.bytes)
 
 
 class Meter:
+    """An indexed array of trTCM meters."""
+
+    __slots__ = ("_cells", "name", "size", "type")
+
     def __init__(self, name: str, size: int, type: MeterType) -> None:
         self.name = name
+        self.size = size
+        self.type = type
+        self._cells = [MeterCell() for _ in range(size)]
 
-    def execute(self, index: int, nbytes: int, now_us: int) -> int:
-        raise NotImplementedError
+    def execute(self, index: int, nbytes: int, now_us: int) -> int | None:
+        """Data plane: the colour of this packet, or None for an index past the end."""
+        if index >= self.size:
+            return None
+        amount = 1 if self.type is MeterType.PACKETS else nbytes
+        return self._cells[index].execute(amount, now_us)
 
-    def set_config(self, index: int, config: MeterConfig | None) -> None:
-        raise NotImplementedError
+    def set_config(self, index: int | None, config: MeterConfig | None) -> None:
+        """Configure cell ``index`` (every cell when None); None config means GREEN always."""
+        if config is not None:
+            check_meter_config(config)
+        if index is None:
+            for cell in self._cells:
+                cell.configure(config)
+            return
+        _check_index("meter", self.name, index, self.size)
+        self._cells[index].configure(config)
 
     def get_config(self, index: int) -> MeterConfig | None:
-        raise NotImplementedError
+        _check_index("meter", self.name, index, self.size)
+        return self._cells[index].config
+
+    def reset(self) -> None:
+        """Unconfigure every cell."""
+        self.set_config(None, None)
 
 
 class DirectMeter:
+    """A meter with one cell per entry of ``table``, kept on the entry."""
+
+    __slots__ = ("name", "table", "type")
+
     def __init__(self, name: str, table: str, type: MeterType) -> None:
         self.name = name
+        self.table = table
+        self.type = type
 
     def execute(self, entry: HasCells, nbytes: int, now_us: int) -> int:
-        raise NotImplementedError
+        """Data plane: run the hit entry's meter on this packet and return its colour."""
+        cell = entry.meter
+        if cell is None:
+            return Color.GREEN
+        return cell.execute(1 if self.type is MeterType.PACKETS else nbytes, now_us)
 
-    def set_config(self, entry: HasCells, config: MeterConfig | None) -> None:
-        raise NotImplementedError
+    @staticmethod
+    def set_config(entry: HasCells, config: MeterConfig | None) -> None:
+        if config is not None:
+            check_meter_config(config)
+        entry.meter_config = config
+        if entry.meter is None:
+            entry.meter = MeterCell(config)
+        else:
+            entry.meter.configure(config)
 
-    def get_config(self, entry: HasCells) -> MeterConfig | None:
-        raise NotImplementedError
+    @staticmethod
+    def get_config(entry: HasCells) -> MeterConfig | None:
+        return entry.meter_config
 
 
 class Register:
+    """An array of ``width``-bit values, all zero at start."""
+
+    __slots__ = ("_mask", "_values", "name", "size", "width")
+
     def __init__(self, name: str, size: int, width: int) -> None:
         self.name = name
+        self.size = size
+        self.width = width
+        self._mask = (1 << width) - 1
+        self._values = [0] * size
 
-    def read(self, index: int) -> int:
-        raise NotImplementedError
+    def read(self, index: int) -> int | None:
+        """Data plane: element ``index``, or None past the end (BMv2 leaves the destination)."""
+        if index < self.size:
+            return self._values[index]
+        return None
 
     def write(self, index: int, value: int) -> None:
-        raise NotImplementedError
+        """Data plane: store ``value`` truncated to the width; past the end nothing happens."""
+        if index < self.size:
+            self._values[index] = value & self._mask
 
     def get(self, index: int) -> int:
-        raise NotImplementedError
+        """Control plane: element ``index``."""
+        _check_index("register", self.name, index, self.size)
+        return self._values[index]
 
-    def set(self, index: int, value: int) -> None:
-        raise NotImplementedError
+    def get_all(self) -> list[int]:
+        return list(self._values)
+
+    def set(self, index: int | None, value: int) -> None:
+        """Control plane: set element ``index`` (every element when None)."""
+        if value < 0 or value > self._mask:
+            raise RuntimeConfigError(
+                "OUT_OF_RANGE",
+                f"value {value} does not fit in register '{self.name}' ({self.width} bits)",
+            )
+        if index is None:
+            self._values = [value] * self.size
+            return
+        _check_index("register", self.name, index, self.size)
+        self._values[index] = value
 
     def reset(self) -> None:
-        raise NotImplementedError
+        """Zero every element."""
+        self._values = [0] * self.size
