@@ -36,6 +36,10 @@ TEXT_HEADER = "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.conf
 
 _DROPPED_ANNOTATIONS = frozenset({"name", "id", "brief", "description"})
 
+_SELECTOR_ANNOTATIONS = frozenset(
+    {"max_group_size", "selector_size_semantics", "max_member_weight"}
+)
+
 _MATCH_TYPES = {
     "exact": p4i.MatchField.EXACT,
     "lpm": p4i.MatchField.LPM,
@@ -343,7 +347,7 @@ def _add_action_profiles(info: p4i.P4Info, model: m.Model, symbols: SymbolTable)
             ap.name,
             symbols.alias_of(ap.name),
             ap.annotations,
-            skip=lambda name: name == "max_group_size",
+            skip=lambda name: name in _SELECTOR_ANNOTATIONS,
         )
         for table_name in sorted(users.get(ap.name, ()), key=lambda n: n.encode("utf-8")):
             profile.table_ids.append(symbols.id_of(Prefix.TABLE, table_name))
@@ -352,6 +356,12 @@ def _add_action_profiles(info: p4i.P4Info, model: m.Model, symbols: SymbolTable)
         profile.size = ap.size
         if ap.with_selector and ap.max_group_size is not None:
             profile.max_group_size = ap.max_group_size
+        if ap.with_selector and ap.selector_size_semantics == "sum_of_weights":
+            profile.sum_of_weights.SetInParent()
+        elif ap.with_selector and ap.selector_size_semantics == "sum_of_members":
+            profile.sum_of_members.SetInParent()
+            if ap.max_member_weight is not None:
+                profile.sum_of_members.max_member_weight = ap.max_member_weight
 
 
 # ---------------------------------------------------------------------------

@@ -285,6 +285,9 @@ class ActionProfile:
     size: int
     with_selector: bool = False
     max_group_size: int | None = None
+    selector_size_semantics: str | None = None
+    """``"sum_of_weights"`` or ``"sum_of_members"`` (``@selector_size_semantics``)."""
+    max_member_weight: int | None = None
     explicit_id: int | None = None
     annotations: Annotations = NO_ANNOTATIONS
     loc: Loc = UNKNOWN_LOC

@@ -1,0 +1,687 @@
+"""ir.Program -> model.Model: the control-plane objects of a program, in p4c's order.
+
+p4c builds P4Info by visiting the *evaluated blocks* of the program breadth
+first, starting from ``main``: the six V1Switch blocks, then what each of them
+declares (tables, extern instances, nested parser/control instances) in
+declaration order, then what those declare, and so on. A control contributes its
+actions when it is visited (actions copied from top-level declarations, such as
+``NoAction``, come first), a table its table entry together with its direct
+counter or meter, an extern instance its counter, meter, register or action
+profile entry. Digests come from the ``digest<T>()`` calls in the actions and
+apply blocks of the controls, one per type ``T``. Controller headers are the
+header types annotated ``@controller_header``, in declaration order.
+
+Widths follow p4c's ``getTypeWidth``: a ``type`` with
+``@p4runtime_translation(uri, W)`` counts ``W`` bits (0 for ``string``); other
+types their bit width. Every type that an entry mentions is described in
+``type_info`` as p4c's ``TypeSpecConverter`` does (structs, headers with their
+fields flattened, unions, enums, serializable enums, ``type``\\ s, ``error``).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from softswitch.errors import Loc, P4SourceError
+from softswitch.frontend import ir
+from softswitch.frontend.types import (
+    Bits,
+    Bool,
+    EnumT,
+    ErrorT,
+    HeaderT,
+    NewType,
+    P4Type,
+    StackT,
+    StructLike,
+    StructT,
+    TupleT,
+    UnionT,
+    Varbit,
+    bit_width,
+)
+from softswitch.p4info import model as m
+
+_COUNTERS = {"counter", "direct_counter"}
+_METERS = {"meter", "direct_meter"}
+_PROFILES = {"action_profile", "action_selector"}
+
+
+def extract_model(program: ir.Program) -> m.Model:
+    """The control-plane model of ``program`` (raises P4SourceError on what P4Info rejects)."""
+    return _Extractor(program).run()
+
+
+# ---------------------------------------------------------------------------
+# annotations
+
+
+def annotations_of(anns: Sequence[ir.Annotation]) -> m.Annotations:
+    """IR annotations as P4Info shows them: ``@name(body)`` with p4c's token spacing."""
+    items = tuple(
+        m.Annotation(a.name, f"@{a.name}({a.body})" if a.body else f"@{a.name}") for a in anns
+    )
+    brief = _string_arg(anns, "brief")
+    description = _string_arg(anns, "description")
+    doc = None
+    if brief is not None or description is not None:
+        doc = m.Documentation(brief, description)
+    return m.Annotations(items, (), doc)
+
+
+def _find(anns: Sequence[ir.Annotation], name: str) -> ir.Annotation | None:
+    return ir.find_annotation(list(anns), name)
+
+
+def _string_arg(anns: Sequence[ir.Annotation], name: str) -> str | None:
+    ann = _find(anns, name)
+    if ann is None:
+        return None
+    if ann.args and isinstance(ann.args[0], str):
+        return ann.args[0]
+    body = ann.body.strip()
+    if len(body) >= 2 and body[0] == body[-1] == '"':
+        return body[1:-1]
+    return body
+
+
+def _int_arg(anns: Sequence[ir.Annotation], name: str, loc: Loc) -> int | None:
+    ann = _find(anns, name)
+    if ann is None:
+        return None
+    if ann.args and isinstance(ann.args[0], int) and not isinstance(ann.args[0], bool):
+        return ann.args[0]
+    try:
+        return int(ann.body.strip(), 0)
+    except ValueError:
+        raise P4SourceError(loc, f"@{name} should be an integer") from None
+
+
+def _explicit_id(anns: Sequence[ir.Annotation], loc: Loc) -> int | None:
+    return _int_arg(anns, "id", loc)
+
+
+def _hidden(anns: Sequence[ir.Annotation]) -> bool:
+    return _find(anns, "hidden") is not None
+
+
+def _type_cp_name(t: Any) -> str:
+    """The control-plane name of a named type: its ``@name``, else its name."""
+    anns = getattr(t, "annotations", None) or []
+    name = _string_arg(anns, "name")
+    if name:
+        return name.removeprefix(".")
+    return str(t.name)
+
+
+# ---------------------------------------------------------------------------
+# the extractor
+
+
+class _Extractor:
+    def __init__(self, program: ir.Program) -> None:
+        self.program = program
+        self.tables: list[m.Table] = []
+        self.actions: list[m.Action] = []
+        self.action_names: set[str] = set()
+        self.profiles: list[m.ActionProfile] = []
+        self.profile_names: set[str] = set()
+        self.counters: list[m.Counter] = []
+        self.direct_counters: list[m.DirectCounter] = []
+        self.meters: list[m.Meter] = []
+        self.direct_meters: list[m.DirectMeter] = []
+        self.registers: list[m.Register] = []
+        self.digests: list[m.Digest] = []
+        self.value_sets: list[m.ValueSet] = []
+        self.declared_instances: set[int] = set()
+        # type_info, by control-plane name
+        self.structs: dict[str, m.StructInfo] = {}
+        self.headers: dict[str, m.HeaderInfo] = {}
+        self.unions: dict[str, m.HeaderUnionInfo] = {}
+        self.enums: dict[str, tuple[str, ...]] = {}
+        self.ser_enums: dict[str, m.SerEnumInfo] = {}
+        self.new_types: dict[str, m.NewTypeInfo] = {}
+        self.errors_used = False
+
+    # -- traversal ------------------------------------------------------
+
+    def run(self) -> m.Model:
+        blocks = list(self.program.pipeline.values())
+        for block in self._all_blocks(blocks):
+            self.declared_instances.update(id(e) for e in block.externs)
+        queue: deque[Any] = deque(blocks)
+        seen: set[int] = set()
+        while queue:
+            node = queue.popleft()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node, ir.BlockInstance):
+                self._visit_block(node)
+                queue.extend(self._children(node))
+            elif isinstance(node, ir.Table):
+                self._visit_table(node)
+            elif isinstance(node, ir.ExternInstance):
+                self._visit_extern(node)
+        controller_headers = tuple(
+            self._controller_header(h) for h in self.program.controller_headers
+        )
+        return m.Model(
+            pkg_info=m.PkgInfo(),
+            tables=tuple(self.tables),
+            actions=tuple(self.actions),
+            action_profiles=tuple(self.profiles),
+            counters=tuple(self.counters),
+            direct_counters=tuple(self.direct_counters),
+            meters=tuple(self.meters),
+            direct_meters=tuple(self.direct_meters),
+            controller_headers=controller_headers,
+            value_sets=tuple(self.value_sets),
+            registers=tuple(self.registers),
+            digests=tuple(self.digests),
+            type_info=self._type_info(),
+        )
+
+    def _all_blocks(self, blocks: list[ir.BlockInstance]) -> Iterator[ir.BlockInstance]:
+        for block in blocks:
+            yield block
+            yield from self._all_blocks(block.blocks)
+
+    @staticmethod
+    def _children(block: ir.BlockInstance) -> list[Any]:
+        children: list[Any] = [*block.tables, *block.externs, *block.blocks]
+        return sorted(children, key=lambda c: (c.loc.file, c.loc.line, c.loc.col))
+
+    def _visit_block(self, block: ir.BlockInstance) -> None:
+        if block.kind == "parser":
+            for vs in block.value_sets:
+                self.value_sets.append(self._value_set(vs))
+            return
+        prefix = block.name + "."
+        ordered = [a for a in block.actions if not a.name.startswith(prefix)]
+        ordered += [a for a in block.actions if a.name.startswith(prefix)]
+        for action in ordered:
+            self._add_action(action)
+        for action in ordered:
+            self._digests_in(action.body)
+        self._digests_in(block.body)
+
+    # -- actions --------------------------------------------------------
+
+    def _add_action(self, action: ir.Action) -> None:
+        if action.name in self.action_names:
+            return
+        self.action_names.add(action.name)
+        params = []
+        for var in action.cp_params:
+            params.append(self._param(var, action))
+        self.actions.append(
+            m.Action(
+                name=action.name,
+                params=tuple(params),
+                explicit_id=_explicit_id(action.annotations, action.loc),
+                annotations=annotations_of(action.annotations),
+                hidden=_hidden(action.annotations),
+                loc=action.loc,
+            )
+        )
+
+    def _param(self, var: ir.Var, action: ir.Action) -> m.Param:
+        t = var.type
+        base = _strip(t)
+        if isinstance(base, EnumT) and base.underlying is None and not isinstance(t, NewType):
+            self._convert(t)
+            return m.Param(var.name, None, type_name=_type_cp_name(base))
+        if not isinstance(base, Bits | Bool | EnumT):
+            raise P4SourceError(
+                var.loc,
+                f"Action parameter {var.name} of {action.name} has a type which is not "
+                "bit<>, int<>, bool, type or serializable enum",
+            )
+        self._convert(t)
+        anns: list[ir.Annotation] = list(getattr(var, "annotations", []) or [])
+        return m.Param(
+            name=var.name,
+            bitwidth=self._width(t),
+            explicit_id=_explicit_id(anns, var.loc),
+            annotations=annotations_of(anns),
+            type_name=t.name if isinstance(t, NewType) else None,
+        )
+
+    # -- tables ---------------------------------------------------------
+
+    def _visit_table(self, table: ir.Table) -> None:
+        fields = []
+        for key in table.keys:
+            t = key.expr.type
+            if key.match_kind != "selector":
+                self._convert(t)
+            fields.append(
+                m.MatchField(
+                    name=key.name,
+                    bitwidth=self._width(t) if key.match_kind != "selector" else key.width,
+                    match_kind=key.match_kind,
+                    explicit_id=_explicit_id(key.annotations, key.expr.loc),
+                    annotations=annotations_of(key.annotations),
+                    type_name=t.name if isinstance(t, NewType) else None,
+                )
+            )
+        refs = tuple(
+            m.ActionRef(ref.action.name, self._ref_annotations(ref)) for ref in table.actions
+        )
+        for ref in table.actions:
+            self._add_action(ref.action)
+        default = None
+        if self._has_default(table):
+            default = m.ActionCall(
+                table.default_action.name,
+                tuple(
+                    (self._width(var.type), value)
+                    for var, value in zip(
+                        table.default_action.cp_params, table.default_args, strict=False
+                    )
+                ),
+            )
+        implementation = table.implementation.name if table.implementation else None
+        direct_counter = table.direct_counter.name if table.direct_counter else None
+        direct_meter = table.direct_meter.name if table.direct_meter else None
+        self.tables.append(
+            m.Table(
+                name=table.name,
+                match_fields=tuple(fields),
+                action_refs=refs,
+                size=table.size if table.size else 1024,
+                default_action=default,
+                default_action_const=table.default_const,
+                is_const_table=bool(table.entries) and table.entries_const,
+                has_initial_entries=False,
+                implementation=implementation,
+                direct_counter=direct_counter,
+                direct_meter=direct_meter,
+                idle_timeout=table.support_timeout,
+                explicit_id=_explicit_id(table.annotations, table.loc),
+                annotations=annotations_of(table.annotations),
+                hidden=_hidden(table.annotations),
+                loc=table.loc,
+            )
+        )
+        if table.implementation is not None and id(table.implementation) not in (
+            self.declared_instances
+        ):
+            self._add_profile(table.implementation)
+        if table.direct_counter is not None:
+            dc = table.direct_counter
+            self.direct_counters.append(
+                m.DirectCounter(
+                    dc.name,
+                    _unit(dc.args[0] if dc.args else ""),
+                    table.name,
+                    _explicit_id(dc.annotations, dc.loc),
+                    annotations_of(dc.annotations),
+                    dc.loc,
+                )
+            )
+        if table.direct_meter is not None:
+            dm = table.direct_meter
+            self.direct_meters.append(
+                m.DirectMeter(
+                    dm.name,
+                    _unit(dm.args[0] if dm.args else ""),
+                    table.name,
+                    _explicit_id(dm.annotations, dm.loc),
+                    annotations_of(dm.annotations),
+                    dm.loc,
+                )
+            )
+
+    @staticmethod
+    def _ref_annotations(ref: ir.TableActionRef) -> m.Annotations:
+        anns = list(ref.annotations)
+        names = {a.name for a in anns}
+        if ref.scope and ref.scope not in names:
+            anns.insert(0, ir.Annotation(ref.scope))
+        return annotations_of(anns)
+
+    @staticmethod
+    def _has_default(table: ir.Table) -> bool:
+        explicit = table.custom.get("has_default_action") if table.custom else None
+        if isinstance(explicit, bool):
+            return explicit
+        return table.default_action is not None
+
+    # -- externs --------------------------------------------------------
+
+    def _visit_extern(self, inst: ir.ExternInstance) -> None:
+        kind = inst.type_name
+        if kind == "counter":
+            self.counters.append(
+                m.Counter(
+                    inst.name,
+                    _unit(_arg(inst, 1)),
+                    _int(_arg(inst, 0)),
+                    self._index_type_name(inst, 0),
+                    _explicit_id(inst.annotations, inst.loc),
+                    annotations_of(inst.annotations),
+                    inst.loc,
+                )
+            )
+        elif kind == "meter":
+            self.meters.append(
+                m.Meter(
+                    inst.name,
+                    _unit(_arg(inst, 1)),
+                    _int(_arg(inst, 0)),
+                    self._index_type_name(inst, 0),
+                    _explicit_id(inst.annotations, inst.loc),
+                    annotations_of(inst.annotations),
+                    inst.loc,
+                )
+            )
+        elif kind == "register":
+            data_type = inst.type_args[0] if inst.type_args else Bits(32)
+            self.registers.append(
+                m.Register(
+                    inst.name,
+                    self._convert(data_type),
+                    _int(_arg(inst, 0)),
+                    self._index_type_name(inst, 1),
+                    _explicit_id(inst.annotations, inst.loc),
+                    annotations_of(inst.annotations),
+                    inst.loc,
+                )
+            )
+        elif kind in _PROFILES:
+            self._add_profile(inst)
+
+    def _index_type_name(self, inst: ir.ExternInstance, index: int) -> str | None:
+        if len(inst.type_args) > index:
+            t = inst.type_args[index]
+            self._convert(t)
+            if isinstance(t, NewType):
+                return t.name
+        return None
+
+    def _add_profile(self, inst: ir.ExternInstance) -> None:
+        if inst.name in self.profile_names:
+            return
+        self.profile_names.add(inst.name)
+        selector = inst.type_name == "action_selector"
+        size = _int(_arg(inst, 1 if selector else 0))
+        semantics = _string_arg(inst.annotations, "selector_size_semantics")
+        self.profiles.append(
+            m.ActionProfile(
+                name=inst.name,
+                size=size,
+                with_selector=selector,
+                max_group_size=_int_arg(inst.annotations, "max_group_size", inst.loc),
+                selector_size_semantics=semantics.lower() if semantics else None,
+                max_member_weight=_int_arg(inst.annotations, "max_member_weight", inst.loc),
+                explicit_id=_explicit_id(inst.annotations, inst.loc),
+                annotations=annotations_of(inst.annotations),
+                loc=inst.loc,
+            )
+        )
+
+    # -- digests, value sets, controller headers --------------------------
+
+    def _digests_in(self, stmts: Sequence[ir.Stmt]) -> None:
+        for call in _calls(stmts):
+            if call.kind == "extern_func" and call.target == "digest" and call.type_args:
+                t = call.type_args[0]
+                if not isinstance(_strip(t), StructLike):
+                    raise P4SourceError(
+                        call.loc, f"digest type {t} is not a struct or header; P4Info needs a name"
+                    )
+                spec = self._convert(t)
+                name = _type_cp_name(_strip(t))
+                anns = getattr(_strip(t), "annotations", []) or []
+                self.digests.append(
+                    m.Digest(
+                        name, spec, _explicit_id(anns, call.loc), annotations_of(anns), call.loc
+                    )
+                )
+
+    def _value_set(self, vs: ir.ValueSet) -> m.ValueSet:
+        et = _strip(vs.element_type)
+        matches: list[m.MatchField] = []
+        if isinstance(et, Bits):
+            matches.append(m.MatchField("", et.width, "exact"))
+        elif isinstance(et, StructT):
+            for fname, ftype in et.fields.items():
+                fanns = et.field_annotations.get(fname, [])
+                if not isinstance(_strip(ftype), Bits):
+                    raise P4SourceError(
+                        vs.loc,
+                        "Unsupported type argument for Value Set; this version of P4Runtime "
+                        "requires that when the type parameter of a Value Set is a struct, all "
+                        f"the fields of the struct must be of type bit<W>, but {fname} is not",
+                    )
+                kind = _string_arg(fanns, "match") or "exact"
+                matches.append(
+                    m.MatchField(
+                        fname,
+                        bit_width(ftype),
+                        kind,
+                        explicit_id=_explicit_id(fanns, vs.loc),
+                        annotations=annotations_of(fanns),
+                    )
+                )
+        elif isinstance(et, EnumT) and et.underlying is not None:
+            for member in et.members:
+                matches.append(m.MatchField(member, et.underlying.width, "exact"))
+        else:
+            raise P4SourceError(
+                vs.loc,
+                "invalid type parameter for Value Set; it must be one of bit<W>, struct, "
+                "tuple or serializable enum",
+            )
+        return m.ValueSet(
+            vs.name,
+            vs.size,
+            tuple(matches),
+            _explicit_id(vs.annotations, vs.loc),
+            annotations_of(vs.annotations),
+            vs.loc,
+        )
+
+    def _controller_header(self, header: HeaderT) -> m.ControllerHeader:
+        controller_name = _string_arg(header.annotations, "controller_header") or header.name
+        metadata = []
+        for fname, ftype, fanns in _flatten(header):
+            self._convert(ftype)
+            metadata.append(
+                m.PacketMetadata(
+                    fname,
+                    self._width(ftype),
+                    _explicit_id(fanns, Loc(header.name, 0, 0)),
+                    annotations_of(fanns),
+                    ftype.name if isinstance(ftype, NewType) else None,
+                    _hidden(fanns),
+                )
+            )
+        return m.ControllerHeader(
+            name=_type_cp_name(header),
+            controller_name=controller_name,
+            metadata=tuple(metadata),
+            explicit_id=_explicit_id(header.annotations, Loc(header.name, 0, 0)),
+            annotations=annotations_of(header.annotations),
+            hidden=_hidden(header.annotations),
+        )
+
+    # -- types ----------------------------------------------------------
+
+    def _width(self, t: P4Type) -> int:
+        if isinstance(t, NewType):
+            translation = _translation(t)
+            if translation is not None:
+                return translation.sdn_bitwidth or 0
+            return self._width(t.base)
+        if isinstance(t, ErrorT):
+            return 0
+        return bit_width(t)
+
+    def _convert(self, t: P4Type) -> m.DataType:
+        """``t`` as a P4DataTypeSpec, recording the named types it uses in type_info."""
+        if isinstance(t, Bits):
+            return m.BitsType(t.width, t.signed)
+        if isinstance(t, Varbit):
+            return m.VarbitType(t.max_width)
+        if isinstance(t, Bool):
+            return m.BoolType()
+        if isinstance(t, ErrorT):
+            self.errors_used = True
+            return m.ErrorType()
+        if isinstance(t, NewType):
+            return self._convert_new_type(t)
+        if isinstance(t, EnumT):
+            name = _type_cp_name(t)
+            if t.underlying is None:
+                self.enums.setdefault(name, tuple(t.members))
+                return m.NamedType("enum", name)
+            self.ser_enums.setdefault(
+                name, m.SerEnumInfo(t.underlying.width, tuple(t.members.items()))
+            )
+            return m.NamedType("serializable_enum", name)
+        if isinstance(t, HeaderT):
+            name = _type_cp_name(t)
+            if name not in self.headers:
+                members: list[tuple[str, m.BitsType | m.VarbitType]] = []
+                for fname, ftype, _ in _flatten(t):
+                    spec = self._convert(ftype)
+                    if isinstance(spec, m.BitsType | m.VarbitType):
+                        members.append((fname, spec))
+                    else:
+                        members.append((fname, m.BitsType(self._width(ftype))))
+                self.headers[name] = m.HeaderInfo(tuple(members))
+            return m.NamedType("header", name)
+        if isinstance(t, UnionT):
+            name = _type_cp_name(t)
+            if name not in self.unions:
+                self.unions[name] = m.HeaderUnionInfo(())
+                umembers = []
+                for fname, ftype in t.fields.items():
+                    spec = self._convert(ftype)
+                    assert isinstance(spec, m.NamedType)
+                    umembers.append((fname, spec.name))
+                self.unions[name] = m.HeaderUnionInfo(tuple(umembers))
+            return m.NamedType("header_union", name)
+        if isinstance(t, StructT):
+            name = _type_cp_name(t)
+            if name not in self.structs:
+                self.structs[name] = m.StructInfo(())
+                smembers = tuple((f, self._convert(ft)) for f, ft in t.fields.items())
+                self.structs[name] = m.StructInfo(smembers)
+            return m.NamedType("struct", name)
+        if isinstance(t, StackT):
+            element = self._convert(t.element)
+            assert isinstance(element, m.NamedType)
+            if element.kind == "header":
+                return m.StackType("header", element.name, t.size)
+            return m.StackType("header_union", element.name, t.size)
+        if isinstance(t, TupleT):
+            return m.TupleType(tuple(self._convert(e) for e in t.elements))
+        raise P4SourceError(Loc("<type>", 0, 0), f"Unexpected type {t} in a P4Runtime entity")
+
+    def _convert_new_type(self, t: NewType) -> m.DataType:
+        name = t.name
+        if name not in self.new_types:
+            translation = _translation(t)
+            underlying: P4Type = t
+            while isinstance(underlying, NewType):
+                underlying = underlying.base
+            self.new_types[name] = m.NewTypeInfo(None)
+            original = self._convert(underlying)
+            anns = [a for a in t.annotations if a.name != "p4runtime_translation"]
+            self.new_types[name] = m.NewTypeInfo(
+                None if translation is not None else original,
+                translation,
+                annotations_of(anns),
+            )
+        return m.NamedType("new_type", name)
+
+    def _type_info(self) -> m.TypeInfo:
+        return m.TypeInfo(
+            structs=tuple(self.structs.items()),
+            headers=tuple(self.headers.items()),
+            header_unions=tuple(self.unions.items()),
+            enums=tuple(self.enums.items()),
+            errors=tuple(self.program.errors) if self.errors_used else None,
+            serializable_enums=tuple(self.ser_enums.items()),
+            new_types=tuple(self.new_types.items()),
+        )
+
+
+# ---------------------------------------------------------------------------
+# helpers
+
+
+def _strip(t: P4Type) -> P4Type:
+    while isinstance(t, NewType):
+        t = t.base
+    return t
+
+
+def _translation(t: NewType) -> m.Translation | None:
+    ann = _find(t.annotations, "p4runtime_translation")
+    if ann is None:
+        return None
+    uri = ann.args[0] if ann.args and isinstance(ann.args[0], str) else ""
+    second = ann.args[1] if len(ann.args) > 1 else None
+    if isinstance(second, int) and not isinstance(second, bool):
+        return m.Translation(uri, second)
+    parts = [p.strip() for p in ann.body.split(",")]
+    if not uri and parts:
+        uri = parts[0].strip('"')
+    if len(parts) > 1 and parts[1] != "string":
+        digits = "".join(ch for ch in parts[1] if ch.isdigit())
+        if digits:
+            return m.Translation(uri, int(digits))
+    return m.Translation(uri, None)
+
+
+def _flatten(t: StructLike, prefix: str = "") -> Iterator[tuple[str, P4Type, list[ir.Annotation]]]:
+    """The fields of a header with nested structs flattened (p4c's FlattenHeader)."""
+    for fname, ftype in t.fields.items():
+        anns = list(t.field_annotations.get(fname, []))
+        if isinstance(ftype, StructT):
+            yield from _flatten(ftype, f"{prefix}{fname}.")
+        else:
+            yield f"{prefix}{fname}", ftype, anns
+
+
+def _arg(inst: ir.ExternInstance, index: int) -> Any:
+    return inst.args[index] if len(inst.args) > index else None
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, ir.Const) and isinstance(value.value, int):
+        return value.value
+    return 0
+
+
+def _unit(value: Any) -> str:
+    if isinstance(value, str):
+        return value.rsplit(".", 1)[-1]
+    return ""
+
+
+def _calls(stmts: Sequence[ir.Stmt]) -> Iterator[ir.Call]:
+    for stmt in stmts:
+        if isinstance(stmt, ir.CallStmt):
+            yield stmt.call
+        elif isinstance(stmt, ir.If):
+            yield from _calls(stmt.then)
+            yield from _calls(stmt.else_)
+        elif isinstance(stmt, ir.Switch):
+            for case in stmt.cases:
+                yield from _calls(case.body)
+        elif isinstance(stmt, ir.Loop):
+            yield from _calls(stmt.init)
+            yield from _calls(stmt.body)
+            yield from _calls(stmt.updates)
+        elif isinstance(stmt, ir.ForIn):
+            yield from _calls(stmt.body)
