@@ -28,3 +28,23 @@ def parse_file(
 def parse_text(text: str, filename: str = "<string>") -> ast.Program:
     """Parse P4 text that needs no preprocessing; locations name ``filename``."""
     return parse_source(text, filename)
+
+
+def load_program(
+    path: str, include_dirs: Sequence[str] = (), defines: Mapping[str, str] | None = None
+) -> ir.Program:
+    """Parse, type-check and elaborate ``path`` into the program the interpreter
+    and the P4Info extractor read (raises P4SourceError / UnsupportedError)."""
+    return elaborate_program(parse_file(path, include_dirs, defines), path)
+
+
+def elaborate_program(program: ast.Program, source: str = "<string>") -> ir.Program:
+    """Type-check and elaborate an already parsed program."""
+    from softswitch.frontend.elaborate import Elaborator
+
+    return Elaborator(source).run(program)
+
+
+from softswitch.frontend import ir  # noqa: E402
+
+__all__ += ["elaborate_program", "load_program"]

@@ -1,0 +1,886 @@
+"""Elaboration: instantiate ``main`` and build the :class:`ir.Program`.
+
+Starting from the top-level ``main`` instantiation (``V1Switch(...)``), every
+constructor argument is instantiated recursively: a parser or control
+declaration becomes an :class:`ir.BlockInstance` whose locals, actions,
+tables, extern instances and nested instances are lowered with the
+constructor parameters bound to their (constant) arguments.
+
+Control-plane names follow p4c:
+
+* an anonymous top-level instance (``MyIngress()`` as an argument of
+  ``V1Switch``) is named after its type, so its locals are
+  ``MyIngress.<local>``;
+* a nested instantiation ``C() c;`` inside ``MyIngress`` prefixes its locals
+  with ``MyIngress.c``; a direct invocation ``C.apply()`` with ``MyIngress.C``;
+* ``@name("x")`` replaces the local part (``MyIngress.x``) and
+  ``@name(".x")`` gives the absolute name ``x``;
+* actions declared at the top level keep their bare name (``NoAction``),
+  actions declared in a control get the control's prefix.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from softswitch.errors import Loc
+from softswitch.frontend import ast, ir
+from softswitch.frontend.scope import (
+    DeclSym,
+    InstanceSym,
+    OverloadSym,
+    Scope,
+    StateSym,
+    TypeSym,
+    ValueSym,
+    did_you_mean,
+)
+from softswitch.frontend.stmtcheck import BlockCtx, FuncCtx, StmtChecker
+from softswitch.frontend.typecheck import is_constant
+from softswitch.frontend.types import (
+    BOOL,
+    Bits,
+    Bool,
+    EnumT,
+    ErrorT,
+    ExternT,
+    HeaderT,
+    InfInt,
+    P4Type,
+    Param,
+    TableT,
+    TupleT,
+    TypeVar,
+    bit_width,
+    strip_newtype,
+)
+
+BLOCK_KINDS = ("parser", "control", "parser_type", "control_type", "package", "extern")
+KNOWN_TABLE_PROPERTIES = (
+    "key",
+    "actions",
+    "default_action",
+    "entries",
+    "size",
+    "implementation",
+    "counters",
+    "meters",
+    "support_timeout",
+)
+
+
+def expr_text(e: ast.Expression) -> str:
+    """The expression as p4c prints it in control-plane key names."""
+    if isinstance(e, ast.NameExpression):
+        return str(e.path)
+    if isinstance(e, ast.Member):
+        return f"{expr_text(e.expr)}.{e.member}"
+    if isinstance(e, ast.Index):
+        return f"{expr_text(e.expr)}[{expr_text(e.index)}]"
+    if isinstance(e, ast.Slice):
+        return f"{expr_text(e.expr)}[{expr_text(e.hi)}:{expr_text(e.lo)}]"
+    if isinstance(e, ast.Call):
+        args = ", ".join(expr_text(a.value) for a in e.args)
+        return f"{expr_text(e.method)}({args})"
+    if isinstance(e, ast.IntLiteral):
+        return e.text or str(e.value)
+    if isinstance(e, ast.BoolLiteral):
+        return "true" if e.value else "false"
+    if isinstance(e, ast.Binary):
+        return f"{expr_text(e.left)} {e.op} {expr_text(e.right)}"
+    if isinstance(e, ast.Unary):
+        return f"{e.op}{expr_text(e.operand)}"
+    if isinstance(e, ast.Cast):
+        return f"({_type_text(e.target)}){expr_text(e.expr)}"
+    if isinstance(e, ast.TypeNameExpression):
+        return _type_text(e.type_ref)
+    return type(e).__name__
+
+
+def _type_text(t: ast.Type) -> str:
+    if isinstance(t, ast.BitsType):
+        w = expr_text(t.width) if t.width is not None else "1"
+        return f"{'int' if t.signed else 'bit'}<{w}>"
+    if isinstance(t, ast.TypeName):
+        return str(t.path)
+    if isinstance(t, ast.BoolType):
+        return "bool"
+    return type(t).__name__
+
+
+class Elaborator(StmtChecker):
+    """Checks a whole program and elaborates ``main`` into an :class:`ir.Program`."""
+
+    def __init__(self, source: str) -> None:
+        super().__init__()
+        self.program = ir.Program(source)
+        self._top_instances: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------
+    # Top level
+
+    def run(self, prog: ast.Program) -> ir.Program:
+        """Check ``prog`` and return the elaborated program."""
+        self.ctx = BlockCtx(None, "", self.root)
+        main: ast.Instantiation | None = None
+        for d in prog.declarations:
+            if isinstance(d, ast.Instantiation) and d.name == "main":
+                main = d
+                continue
+            self.top_decl(d)
+        if main is None:
+            self.fail(prog.loc, "the program declares no 'main' package instance")
+        self.elaborate_main(main)
+        p = self.program
+        p.errors = list(self.errors)
+        p.types = dict(self.named_types)
+        p.digests = list(self.digests.values())
+        p.functions = list(self.functions.values())
+        p.all_actions = list(self.all_actions)
+        seen: dict[str, ir.Action] = {}
+        for a in self.all_actions:
+            seen.setdefault(a.name, a)
+        p.actions = list(seen.values())
+        p.controller_headers = [
+            t
+            for t in self.named_types.values()
+            if isinstance(t, HeaderT) and ir.find_annotation(t.annotations, "controller_header")
+        ]
+        return p
+
+    def top_decl(self, d: ast.Declaration) -> None:
+        """Enter one top-level declaration."""
+        root = self.root
+        if isinstance(d, ast.ErrorDeclaration):
+            for m in d.members:
+                if m.name not in self.errors:
+                    self.errors.append(m.name)
+            root.names.setdefault("error", TypeSym("error", ErrorT()))
+        elif isinstance(d, ast.MatchKindDeclaration):
+            for m in d.members:
+                if m.name not in self.match_kinds:
+                    self.match_kinds.append(m.name)
+        elif isinstance(
+            d,
+            ast.HeaderDeclaration
+            | ast.StructDeclaration
+            | ast.HeaderUnionDeclaration
+            | ast.EnumDeclaration
+            | ast.TypedefDeclaration
+            | ast.NewTypeDeclaration,
+        ):
+            self._check_fresh(d, getattr(d, "name", ""))
+            self.declare_type(d, root)
+        elif isinstance(d, ast.ConstantDeclaration):
+            self.const_decl(d, root)
+        elif isinstance(d, ast.ExternDeclaration):
+            self._check_fresh(d, d.name)
+            root.names[d.name] = DeclSym(d.name, d, root, "extern")
+        elif isinstance(d, ast.ExternFunctionDeclaration | ast.FunctionDeclaration):
+            kind = "extern_function" if isinstance(d, ast.ExternFunctionDeclaration) else "function"
+            sym = DeclSym(d.name, d, root, kind)
+            prev = root.names.get(d.name)
+            if isinstance(prev, DeclSym) and prev.kind == kind:
+                root.names[d.name] = OverloadSym(d.name, [prev, sym])
+            elif isinstance(prev, OverloadSym):
+                prev.options.append(sym)
+            else:
+                self._check_fresh(d, d.name)
+                root.names[d.name] = sym
+        elif isinstance(d, ast.ActionDeclaration):
+            self._check_fresh(d, d.name)
+            root.names[d.name] = DeclSym(d.name, d, root, "action")
+        elif isinstance(d, ast.ParserDeclaration | ast.ControlDeclaration):
+            self._check_fresh(d, d.name)
+            kind = "parser" if isinstance(d, ast.ParserDeclaration) else "control"
+            root.names[d.name] = DeclSym(d.name, d, root, kind)
+        elif isinstance(d, ast.ParserTypeDeclaration | ast.ControlTypeDeclaration):
+            self._check_fresh(d, d.name)
+            kind = "parser_type" if isinstance(d, ast.ParserTypeDeclaration) else "control_type"
+            root.names[d.name] = DeclSym(d.name, d, root, kind)
+        elif isinstance(d, ast.PackageTypeDeclaration):
+            self._check_fresh(d, d.name)
+            root.names[d.name] = DeclSym(d.name, d, root, "package")
+        elif isinstance(d, ast.Instantiation):
+            sym = self.instantiate(d, root)
+            root.names[d.name] = sym
+        else:
+            self.unsupported(d.loc, f"top-level {type(d).__name__}")
+
+    def _check_fresh(self, d: ast.Declaration, name: str) -> None:
+        if name and name in self.root.names:
+            self.fail(d.loc, f"duplicate declaration of '{name}'")
+
+    def _named_type(self, t: ast.TypeName, args: list[P4Type], scope: Scope) -> P4Type:
+        sym = self.root.lookup(t.path.name) if t.path.absolute else scope.lookup(t.path.name)
+        if isinstance(sym, DeclSym) and sym.kind in BLOCK_KINDS:
+            return self.specialise_decl(sym, args, t.loc)
+        return super()._named_type(t, args, scope)
+
+    def specialise_decl(self, sym: DeclSym, args: list[P4Type], loc: Loc) -> P4Type:
+        """Block types: parser_type/control_type map to parser/control."""
+        if sym.kind in ("parser_type", "control_type"):
+            kind = sym.kind.removesuffix("_type")
+            fake = DeclSym(sym.name, sym.decl, sym.scope, kind)
+            return super().specialise_decl(fake, args, loc)
+        return super().specialise_decl(sym, args, loc)
+
+    def elaborate_main(self, main: ast.Instantiation) -> None:
+        """Instantiate the package and its blocks."""
+        t = main.type
+        base = t.base if isinstance(t, ast.SpecializedType) else t
+        if not isinstance(base, ast.TypeName):
+            self.fail(main.loc, "main must instantiate a package")
+        sym = self.lookup(base.path, self.root, base.loc)
+        if not isinstance(sym, DeclSym) or sym.kind != "package":
+            self.fail(main.loc, f"'{base.path.name}' is not a package")
+        decl: ast.PackageTypeDeclaration = sym.decl
+        self.program.package = decl.name
+        if len(main.args) != len(decl.params):
+            self.fail(
+                main.loc, f"{decl.name} takes {len(decl.params)} arguments, got {len(main.args)}"
+            )
+        for p, a in zip(decl.params, main.args, strict=True):
+            inst = self.package_arg(a.value, self.root)
+            self.program.pipeline[p.name] = inst
+
+    def package_arg(self, e: ast.Expression, scope: Scope) -> ir.BlockInstance:
+        """One argument of the package: a constructor call or a top-level instance."""
+        if isinstance(e, ast.ConstructorCall):
+            base = e.type_ref.base if isinstance(e.type_ref, ast.SpecializedType) else e.type_ref
+            if not isinstance(base, ast.TypeName):
+                self.fail(e.loc, "expected a parser or control constructor")
+            sym = self.lookup(base.path, scope, base.loc)
+            if not isinstance(sym, DeclSym) or sym.kind not in ("parser", "control"):
+                self.fail(e.loc, f"'{base.path.name}' is not a parser or control")
+            anns = self.annotations(sym.decl.annotations, self.root)
+            prefix = self.cp_name(sym.decl.name, anns, "")
+            return self.instantiate_block(sym, e.args, scope, prefix, e.loc)
+        if isinstance(e, ast.NameExpression):
+            found = self.lookup(e.path, scope, e.loc)
+            if isinstance(found, InstanceSym) and isinstance(found.instance, ir.BlockInstance):
+                return found.instance
+        self.fail(e.loc, "expected a parser or control instance")
+
+    # ------------------------------------------------------------------
+    # Blocks
+
+    def instantiate_block(
+        self,
+        sym: DeclSym,
+        ctor_args: list[ast.Argument],
+        arg_scope: Scope,
+        prefix: str,
+        loc: Loc,
+    ) -> ir.BlockInstance:
+        """Instantiate a parser or control declaration."""
+        decl = sym.decl
+        if decl.type_params:
+            self.unsupported(decl.loc, "generic parser or control declarations")
+        scope = sym.scope.child()
+        self.bind_ctor_params(decl.ctor_params, ctor_args, arg_scope, scope, loc, decl.name)
+        anns = self.annotations(decl.annotations, sym.scope)
+        kind = "parser" if isinstance(decl, ast.ParserDeclaration) else "control"
+        inst = ir.BlockInstance(
+            kind,
+            prefix,
+            decl.name,
+            [],
+            [],
+            [],
+            [],
+            [],
+            [],
+            [],
+            [],
+            [],
+            [],
+            anns,
+            decl.loc,
+            self.uid("b"),
+        )
+        for p in decl.params:
+            t = self.resolve_type(p.type, scope)
+            v = self.fresh_var(p.name, t, p.loc)
+            if p.name in scope.names:
+                self.fail(p.loc, f"duplicate parameter '{p.name}'")
+            scope.names[p.name] = ValueSym(p.name, t, v, p.direction or "", is_param=True)
+            inst.params.append(v)
+            inst.directions.append(p.direction or "")
+            inst.param_names.append(p.name)
+        saved, saved_f = self.ctx, self.fctx
+        self.ctx = BlockCtx(inst, prefix, scope, in_parser=kind == "parser")
+        self.fctx = FuncCtx(kind)
+        try:
+            for local in decl.locals:
+                self.local_decl(local, scope)
+            if isinstance(decl, ast.ControlDeclaration):
+                inst.body = self.block(decl.body.items, scope)
+            else:
+                self.parser_states(decl, scope, inst)
+        finally:
+            self.ctx, self.fctx = saved, saved_f
+        return inst
+
+    def bind_ctor_params(
+        self,
+        params: list[ast.Parameter],
+        args: list[ast.Argument],
+        arg_scope: Scope,
+        scope: Scope,
+        loc: Loc,
+        what: str,
+    ) -> None:
+        """Bind constructor parameters to compile-time values or instances."""
+        ps = [self.param_of(p, scope) for p in params]
+        bound, _ = self.bind_args(ps, args, arg_scope, loc, what, None, [p.default for p in params])
+        for p, a in zip(params, bound, strict=True):
+            v = a.expr
+            if isinstance(v, ir.InstanceRef):
+                scope.names[p.name] = InstanceSym(p.name, v.instance, v.type)
+            elif v is not None and is_constant(v):
+                scope.names[p.name] = ValueSym(
+                    p.name, a.param.type, None, const_value=v, is_ctor_param=True
+                )
+            else:
+                self.fail(loc, f"constructor argument '{p.name}' must be a compile-time constant")
+
+    def _expr(self, e: ast.Expression, scope: Scope, expected: P4Type | None) -> ir.Expr:
+        if isinstance(e, ast.ConstructorCall):
+            inst = self.anonymous_instance(e, scope)
+            return ir.InstanceRef(inst.type, e.loc, inst.instance)
+        return super()._expr(e, scope, expected)
+
+    def anonymous_instance(self, e: ast.ConstructorCall, scope: Scope) -> InstanceSym:
+        """``T(args)`` used as a value (a constructor argument)."""
+        base = e.type_ref.base if isinstance(e.type_ref, ast.SpecializedType) else e.type_ref
+        name = base.path.name if isinstance(base, ast.TypeName) else "anon"
+        fake = ast.Instantiation(e.loc, e.type_ref, e.args, name)
+        return self.instantiate(fake, scope)
+
+    def direct_instance(self, sym: DeclSym, loc: Loc) -> ir.BlockInstance:
+        """``C.apply()``: a fresh instance named after the type."""
+        assert self.ctx is not None
+        anns = self.annotations(sym.decl.annotations, sym.scope)
+        prefix = self.cp_name(sym.decl.name, anns, self.ctx.prefix)
+        inst = self.instantiate_block(sym, [], self.root, prefix, loc)
+        if self.ctx.inst is not None:
+            self.ctx.inst.blocks.append(inst)
+        return inst
+
+    def local_decl(self, d: ast.Declaration, scope: Scope) -> None:
+        """A declaration in a parser's or control's local area."""
+        assert self.ctx is not None and self.ctx.inst is not None
+        inst = self.ctx.inst
+        name = getattr(d, "name", None)
+        if name is not None and name in scope.names and not isinstance(d, ast.ActionDeclaration):
+            self.fail(d.loc, f"duplicate declaration of '{name}'")
+        if isinstance(d, ast.ConstantDeclaration):
+            self.const_decl(d, scope)
+        elif isinstance(d, ast.VariableDeclaration):
+            inst.locals.extend(self.var_decl(d, scope))
+        elif isinstance(d, ast.ActionDeclaration):
+            scope.names[d.name] = DeclSym(d.name, d, scope, "action")
+        elif isinstance(d, ast.FunctionDeclaration):
+            scope.names[d.name] = DeclSym(d.name, d, scope, "function")
+        elif isinstance(d, ast.TableDeclaration):
+            table = self.lower_table(d, scope)
+            scope.names[d.name] = InstanceSym(d.name, table, TableT(table.name))
+        elif isinstance(d, ast.Instantiation):
+            scope.names[d.name] = self.instantiate(d, scope)
+        elif isinstance(d, ast.ValueSetDeclaration):
+            et = self.resolve_type(d.element_type, scope)
+            anns = self.annotations(d.annotations, scope)
+            vs = ir.ValueSet(
+                self.cp_name(d.name, anns, self.ctx.prefix),
+                et,
+                self.const_int(d.size, scope),
+                anns,
+                d.loc,
+                self.uid("vs"),
+            )
+            vs.widths = _widths(et)
+            inst.value_sets.append(vs)
+            self.program.value_sets.append(vs)
+            scope.names[d.name] = InstanceSym(d.name, vs, et)
+        else:
+            self.unsupported(d.loc, f"local declaration {type(d).__name__}")
+
+    def instantiate(self, d: ast.Instantiation, scope: Scope) -> InstanceSym:
+        """``T(args) name;``: an extern object or a nested parser/control."""
+        assert self.ctx is not None
+        t = d.type
+        base = t.base if isinstance(t, ast.SpecializedType) else t
+        if not isinstance(base, ast.TypeName):
+            self.fail(d.loc, "only externs, parsers and controls can be instantiated")
+        sym = self.lookup(base.path, scope, base.loc)
+        anns = self.annotations(d.annotations, scope)
+        cp = self.cp_name(d.name, anns, self.ctx.prefix)
+        if isinstance(sym, DeclSym) and sym.kind in ("parser", "control"):
+            inst = self.instantiate_block(sym, d.args, scope, cp, d.loc)
+            if self.ctx.inst is not None:
+                self.ctx.inst.blocks.append(inst)
+            return InstanceSym(d.name, inst, self.specialise_decl(sym, [], d.loc))
+        if not isinstance(sym, DeclSym) or sym.kind != "extern":
+            self.fail(base.loc, f"'{base.path.name}' cannot be instantiated")
+        if d.initializer:
+            self.unsupported(d.loc, "abstract methods of extern instances")
+        targs = (
+            [self.resolve_type(a, scope) for a in t.args]
+            if isinstance(t, ast.SpecializedType)
+            else []
+        )
+        et = ExternT(sym.decl.name, tuple(targs), sym.decl)
+        args = self.extern_ctor_args(sym.decl, et, d.args, scope, d.loc)
+        ext = ir.ExternInstance(
+            cp, d.name, sym.decl.name, et.type_args, args, anns, d.loc, self.uid("x")
+        )
+        if self.ctx.inst is not None:
+            self.ctx.inst.externs.append(ext)
+        self.program.externs.append(ext)
+        return InstanceSym(d.name, ext, et)
+
+    def extern_ctor_args(
+        self,
+        decl: ast.ExternDeclaration,
+        et: ExternT,
+        args: list[ast.Argument],
+        scope: Scope,
+        loc: Loc,
+    ) -> list[Any]:
+        """Constructor arguments of an extern, as Python values."""
+        ctors = [m for m in decl.methods if m.return_type is None]
+        if not ctors:
+            if args:
+                self.fail(loc, f"extern {decl.name} has no constructor taking arguments")
+            return []
+        ctor = self._pick_overload(ctors, len(args), loc, f"{decl.name} constructor")
+        inner = self.root.child()
+        for i, tp in enumerate(decl.type_params):
+            inner.names[tp.name] = TypeSym(
+                tp.name, et.type_args[i] if i < len(et.type_args) else TypeVar(tp.name)
+            )
+        binding = {tp.name: TypeVar(tp.name) for tp in ctor.type_params}
+        for tp in ctor.type_params:
+            inner.names[tp.name] = TypeSym(tp.name, TypeVar(tp.name))
+        params = [self.param_of(p, inner) for p in ctor.params]
+        bound, _ = self.bind_args(
+            params,
+            args,
+            scope,
+            loc,
+            f"{decl.name} constructor",
+            {},
+            [p.default for p in ctor.params],
+        )
+        del binding
+        return [self.py_value(a.expr, loc) for a in bound]
+
+    def py_value(self, v: ir.Expr | None, loc: Loc) -> Any:
+        """A constant expression as a Python value (enum members by name)."""
+        if v is None:
+            return None
+        if isinstance(v, ir.InstanceRef):
+            return v.instance
+        if isinstance(v, ir.StructLit):
+            return [self.py_value(x, loc) for _, x in v.fields]
+        if not isinstance(v, ir.Const):
+            self.fail(loc, "expected a compile-time constant")
+        t = strip_newtype(v.type)
+        if isinstance(t, EnumT) and t.underlying is None:
+            return next(n for n, i in t.members.items() if i == v.value)
+        if isinstance(t, ErrorT):
+            return self.errors[v.value]
+        return v.value
+
+    # ------------------------------------------------------------------
+    # Parsers
+
+    def parser_states(
+        self, decl: ast.ParserDeclaration, scope: Scope, inst: ir.BlockInstance
+    ) -> None:
+        """Lower the states of a parser."""
+        names = [s.name for s in decl.states]
+        if "start" not in names:
+            self.fail(decl.loc, f"parser {decl.name} has no 'start' state")
+        for s in decl.states:
+            if s.name in ("accept", "reject"):
+                self.fail(s.loc, f"state '{s.name}' cannot be redefined")
+            scope.names[s.name] = StateSym(s.name)
+        known = [*names, "accept", "reject"]
+        for s in decl.states:
+            inner = scope.child()
+            body: list[ir.Stmt] = []
+            for item in s.statements:
+                body.extend(self.stmt(item, inner))
+            state = ir.ParserStateIR(s.name, body, [], [], s.loc)
+            self.transition(s.transition, inner, state, known)
+            inst.states.append(state)
+
+    def transition(
+        self, tr: ast.Transition | None, scope: Scope, state: ir.ParserStateIR, known: list[str]
+    ) -> None:
+        """Lower the transition of ``state``."""
+        if tr is None:
+            state.cases.append(ir.SelectCaseIR(None, "reject"))
+            return
+        target = tr.target
+        if isinstance(target, ast.NameExpression):
+            self._check_state(target.path.name, known, target.loc)
+            state.cases.append(ir.SelectCaseIR(None, target.path.name))
+            return
+        if not isinstance(target, ast.SelectExpression):
+            self.fail(tr.loc, "a transition needs a state name or a select expression")
+        keys = [self.expr(k, scope) for k in target.exprs]
+        for k in keys:
+            if isinstance(k.type, InfInt):
+                self.fail(k.loc, "select key needs a width: cast the int literal")
+        state.select = keys
+        for c in target.cases:
+            self._check_state(c.state.name, known, c.state.loc)
+            ks = c.keyset
+            if isinstance(ks, ast.DefaultExpression | ast.DontCareExpression) and len(keys) != 1:
+                state.cases.append(ir.SelectCaseIR(None, c.state.name))
+                continue
+            if isinstance(ks, ast.DefaultExpression):
+                state.cases.append(ir.SelectCaseIR(None, c.state.name))
+                continue
+            elems = ks.elements if isinstance(ks, ast.ListExpression) and len(keys) != 1 else [ks]
+            if isinstance(ks, ast.ListExpression) and len(keys) == 1 and len(ks.elements) == 1:
+                elems = ks.elements
+            if len(elems) != len(keys):
+                self.fail(ks.loc, f"select has {len(keys)} keys, this case has {len(elems)}")
+            sets = tuple(
+                self.keyset(x, k.type, "select", scope) for x, k in zip(elems, keys, strict=True)
+            )
+            state.cases.append(ir.SelectCaseIR(sets, c.state.name))
+
+    def _check_state(self, name: str, known: list[str], loc: Loc) -> None:
+        if name not in known:
+            self.fail(
+                loc, f"no parser state named '{name}'.{did_you_mean(name, known)}".rstrip(".")
+            )
+
+    def keyset(self, e: ast.Expression, t: P4Type, kind: str, scope: Scope) -> tuple[Any, ...]:
+        """One keyset for a key of type ``t``: ``("exact", v)``, ``("ternary", v, m)``..."""
+        if isinstance(e, ast.DefaultExpression | ast.DontCareExpression):
+            return ("dontcare",)
+        if isinstance(e, ast.NameExpression):
+            sym = self.root.lookup(e.path.name) if e.path.absolute else scope.lookup(e.path.name)
+            if isinstance(sym, InstanceSym) and isinstance(sym.instance, ir.ValueSet):
+                return ("value_set", sym.instance)
+        if isinstance(e, ast.Binary) and e.op == "&&&":
+            v = self._key_const(e.left, t, scope)
+            m = self._key_const(e.right, t, scope)
+            if kind == "lpm":
+                return ("lpm", v & m, _prefix_len(m, bit_width(t), e.loc, self))
+            return ("ternary", v, m)
+        if isinstance(e, ast.Binary) and e.op == "..":
+            return ("range", self._key_const(e.left, t, scope), self._key_const(e.right, t, scope))
+        v = self._key_const(e, t, scope)
+        width = bit_width(t)
+        if kind in ("exact", "select", "selector"):
+            return ("exact", v)
+        if kind == "ternary":
+            return ("ternary", v, (1 << width) - 1)
+        if kind == "lpm":
+            return ("lpm", v, width)
+        if kind == "range":
+            return ("range", v, v)
+        if kind == "optional":
+            return ("optional", v)
+        return ("exact", v)
+
+    def _key_const(self, e: ast.Expression, t: P4Type, scope: Scope) -> int:
+        v = self.const_value(e, scope, t)
+        assert isinstance(v, ir.Const)
+        if isinstance(v.value, bool):
+            return int(v.value)
+        return int(v.value)
+
+    # ------------------------------------------------------------------
+    # Tables
+
+    def lower_table(self, d: ast.TableDeclaration, scope: Scope) -> ir.Table:
+        """A table declaration in a control."""
+        assert self.ctx is not None and self.ctx.inst is not None
+        anns = self.annotations(d.annotations, scope)
+        name = self.cp_name(d.name, anns, self.ctx.prefix)
+        table = ir.Table(
+            name,
+            d.name,
+            [],
+            [],
+            None,
+            [],
+            False,
+            [],
+            False,
+            1024,  # type: ignore[arg-type]
+            None,
+            None,
+            None,
+            False,
+            {},
+            anns,
+            d.loc,
+            self.uid("t"),
+        )
+        seen: set[str] = set()
+        for prop in d.properties:
+            if prop.name in seen:
+                self.fail(prop.loc, f"duplicate table property '{prop.name}'")
+            seen.add(prop.name)
+        key = d.property("key")
+        if isinstance(key, ast.KeyProperty):
+            for k in key.elements:
+                table.keys.append(self.table_key(k, scope))
+        acts = d.property("actions")
+        if not isinstance(acts, ast.ActionsProperty):
+            self.fail(d.loc, f"table {d.name} has no actions property")
+        for ref in acts.actions:
+            table.actions.append(self.table_action(ref, scope))
+        self.table_default(d, table, scope)
+        for prop in d.properties:
+            self.table_property(prop, table, scope)
+        self.ctx.inst.tables.append(table)
+        self.program.tables.append(table)
+        return table
+
+    def table_key(self, k: ast.KeyElement, scope: Scope) -> ir.TableKey:
+        """One key element."""
+        e = self.expr(k.expr, scope)
+        kind = k.match_kind.name
+        if kind not in self.match_kinds:
+            self.fail(
+                k.match_kind.loc,
+                f"no match_kind named '{kind}'.{did_you_mean(kind, self.match_kinds)}".rstrip("."),
+            )
+        anns = self.annotations(k.annotations, scope)
+        ann = ir.find_annotation(anns, "name")
+        name = (
+            ann.args[0]
+            if ann is not None and ann.args and isinstance(ann.args[0], str)
+            else expr_text(k.expr)
+        )
+        t = strip_newtype(e.type)
+        if isinstance(t, InfInt):
+            self.fail(k.expr.loc, "a table key needs a width: cast the int literal")
+        width = bit_width(t)
+        if isinstance(t, Bool):
+            width = 1
+        if width == 0 and not isinstance(t, ErrorT | EnumT):
+            self.fail(k.expr.loc, f"a value of type {e.type} cannot be a table key")
+        return ir.TableKey(e, name, kind, width, anns)
+
+    def table_action(self, ref: ast.ActionRef, scope: Scope) -> ir.TableActionRef:
+        """An element of the ``actions`` list."""
+        sym = self.lookup(ref.name, scope, ref.loc)
+        if not isinstance(sym, DeclSym) or sym.kind != "action":
+            self.fail(ref.loc, f"'{ref.name.name}' is not an action")
+        action = self.lower_action(sym)
+        anns = self.annotations(ref.annotations, scope)
+        scope_kind = ""
+        if ir.find_annotation(anns, "tableonly"):
+            scope_kind = "tableonly"
+        elif ir.find_annotation(anns, "defaultonly"):
+            scope_kind = "defaultonly"
+        bound: list[ir.Expr] = []
+        directional = [
+            (p, v, dr)
+            for p, v, dr in zip(sym.decl.params, action.params, action.directions, strict=True)
+            if dr
+        ]
+        given = ref.args or []
+        if len(given) > len(action.params):
+            self.fail(ref.loc, f"action {sym.name} takes {len(action.params)} arguments")
+        if given:
+            params = [Param(p.name, dr, v.type) for p, v, dr in directional]
+            args, _ = self.bind_args(
+                params, given[: len(params)], scope, ref.loc, f"action {sym.name}"
+            )
+            bound = [a.expr for a in args if a.expr is not None]
+        elif directional:
+            self.fail(ref.loc, f"action {sym.name} needs arguments for its directional parameters")
+        return ir.TableActionRef(action, scope_kind, anns, bound)
+
+    def table_default(self, d: ast.TableDeclaration, table: ir.Table, scope: Scope) -> None:
+        """The ``default_action`` property (NoAction when absent)."""
+        prop = d.property("default_action")
+        if prop is None:
+            sym = self.root.lookup("NoAction")
+            if not isinstance(sym, DeclSym):
+                self.fail(d.loc, f"table {d.name} has no default_action and NoAction is undeclared")
+            table.default_action = self.lower_action(sym)
+            if not any(r.action is table.default_action for r in table.actions):
+                table.actions.append(ir.TableActionRef(table.default_action, "defaultonly", []))
+            return
+        assert isinstance(prop, ast.ExpressionProperty) and prop.value is not None
+        action, args = self.action_with_args(prop.value, table, scope)
+        table.default_action = action
+        table.default_args = args
+        table.default_const = prop.const
+
+    def action_with_args(
+        self, v: ast.Expression, table: ir.Table, scope: Scope
+    ) -> tuple[ir.Action, list[int]]:
+        """``a`` or ``a(args)`` naming an action of ``table`` with constant arguments."""
+        if isinstance(v, ast.Call):
+            method, args = v.method, v.args
+        else:
+            method, args = v, []
+        if not isinstance(method, ast.NameExpression):
+            self.fail(v.loc, "expected an action name")
+        sym = self.lookup(method.path, scope, method.loc)
+        if not isinstance(sym, DeclSym) or sym.kind != "action":
+            self.fail(method.loc, f"'{method.path.name}' is not an action")
+        action = self.lower_action(sym)
+        ref = next((r for r in table.actions if r.action is action), None)
+        if ref is None:
+            names = [r.action.local_name for r in table.actions]
+            self.fail(
+                method.loc,
+                f"action '{method.path.name}' is not in the actions of table "
+                f"{table.local_name}.{did_you_mean(method.path.name, names)}".rstrip("."),
+            )
+        ndir = len(ref.bound_args)
+        cp = [
+            (p, v)
+            for p, v, dr in zip(sym.decl.params, action.params, action.directions, strict=True)
+            if not dr
+        ]
+        given = args[ndir:] if len(args) > len(cp) else args
+        if len(given) != len(cp):
+            self.fail(
+                v.loc,
+                f"action {sym.name} takes {len(cp)} control-plane arguments, got {len(given)}",
+            )
+        values: list[int] = []
+        for (p, var), a in zip(cp, given, strict=True):
+            c = self.const_value(a.value, scope, var.type)
+            assert isinstance(c, ir.Const)
+            values.append(int(c.value))
+            del p
+        return action, values
+
+    def table_property(self, prop: ast.TableProperty, table: ir.Table, scope: Scope) -> None:
+        """size, entries, implementation, counters, meters, support_timeout, custom."""
+        if prop.name in ("key", "actions", "default_action"):
+            return
+        if isinstance(prop, ast.EntriesProperty):
+            table.entries_const = prop.const
+            for i, entry in enumerate(prop.entries):
+                table.entries.append(self.table_entry(entry, table, scope, i))
+            return
+        assert isinstance(prop, ast.ExpressionProperty)
+        value = prop.value
+        if value is None:
+            return
+        if prop.name == "size":
+            table.size = self.const_int(value, scope)
+            table.has_size = True
+        elif prop.name == "support_timeout":
+            c = self.const_value(value, scope, BOOL)
+            table.support_timeout = bool(c.value) if isinstance(c, ir.Const) else False
+        elif prop.name in ("implementation", "counters", "meters"):
+            inst = self._property_instance(value, scope, table, prop.name)
+            if prop.name == "implementation":
+                table.implementation = inst
+            elif prop.name == "counters":
+                table.direct_counter = inst
+            else:
+                table.direct_meter = inst
+            inst.table = table.name
+        elif prop.name == "largest_priority_wins":
+            c = self.const_value(value, scope, BOOL)
+            table.priority_largest_wins = bool(c.value) if isinstance(c, ir.Const) else True
+        else:
+            try:
+                table.custom[prop.name] = self.py_value(self.expr(value, scope), value.loc)
+            except Exception:  # noqa: BLE001 - custom properties are opaque to the target
+                table.custom[prop.name] = expr_text(value)
+
+    def _property_instance(
+        self, value: ast.Expression, scope: Scope, table: ir.Table, what: str
+    ) -> ir.ExternInstance:
+        assert self.ctx is not None
+        if isinstance(value, ast.ConstructorCall):
+            base = (
+                value.type_ref.base
+                if isinstance(value.type_ref, ast.SpecializedType)
+                else value.type_ref
+            )
+            fake = ast.Instantiation(value.loc, value.type_ref, value.args, table.local_name)
+            saved = self.ctx.prefix
+            sym = self.instantiate(fake, scope)
+            self.ctx.prefix = saved
+            del base
+            inst = sym.instance
+        else:
+            v = self.expr(value, scope)
+            if not isinstance(v, ir.InstanceRef):
+                self.fail(value.loc, f"table property '{what}' needs an extern instance")
+            inst = v.instance
+        if not isinstance(inst, ir.ExternInstance):
+            self.fail(value.loc, f"table property '{what}' needs an extern instance")
+        return inst
+
+    def table_entry(
+        self, entry: ast.TableEntry, table: ir.Table, scope: Scope, index: int
+    ) -> ir.ConstEntry:
+        """One row of ``entries``."""
+        ks = entry.keyset
+        if isinstance(ks, ast.ListExpression) and (len(table.keys) != 1 or len(ks.elements) == 1):
+            elems = ks.elements
+        else:
+            elems = [ks]
+        if len(elems) != len(table.keys):
+            self.fail(
+                ks.loc,
+                f"table {table.local_name} has {len(table.keys)} keys, the entry has {len(elems)}",
+            )
+        keys = [
+            self.keyset(x, k.expr.type, k.match_kind, scope)
+            for x, k in zip(elems, table.keys, strict=True)
+        ]
+        action, args = self.action_with_args(
+            ast.Call(
+                entry.action.loc,
+                ast.NameExpression(entry.action.loc, entry.action.name),
+                [],
+                entry.action.args or [],
+            ),
+            table,
+            scope,
+        )
+        prio = None
+        if entry.priority is not None:
+            prio = self.const_int(entry.priority, scope)
+        anns = self.annotations(entry.annotations, scope)
+        return ir.ConstEntry(
+            keys, action, args, prio, entry.const or table.entries_const, anns, entry.loc
+        )
+
+
+def _widths(t: P4Type) -> list[int]:
+    st = strip_newtype(t)
+    if isinstance(st, TupleT):
+        return [bit_width(e) for e in st.elements]
+    from softswitch.frontend.types import StructT
+
+    if isinstance(st, StructT):
+        return [bit_width(f) for f in st.fields.values()]
+    return [bit_width(st)]
+
+
+def _prefix_len(mask: int, width: int, loc: Loc, checker: Elaborator) -> int:
+    plen = bin(mask).count("1")
+    expected = ((1 << plen) - 1) << (width - plen) if plen else 0
+    if mask != expected:
+        checker.fail(loc, f"lpm mask 0x{mask:x} is not a prefix")
+    return plen
+
+
+__all__ = ["Elaborator", "expr_text"]
+
+_KEEP = (Bits, ValueSym)
