@@ -1,0 +1,274 @@
+"""The fabric file: one YAML document that the controller and the labs all read.
+
+A fabric is switches (leaves and spines, each with its P4Runtime address), hosts (each
+on a leaf port, with its addresses and the pool it serves: prefill, decode or other),
+the links between leaves and spines with their capacities, and the controller's
+settings. An example::
+
+    name: lab-2x2
+    switches:
+      - {name: leaf1, role: leaf, p4runtime: 127.0.0.1:50001, device_id: 1}
+      - {name: spine1, role: spine, p4runtime: 127.0.0.1:50003, device_id: 3}
+    hosts:
+      - {name: h1, leaf: leaf1, port: 1, ipv4: 10.0.1.1/24, mac: "08:00:00:00:01:01",
+         pool: prefill, capacity: 20Mbps}
+    links:
+      - {a: {switch: leaf1, port: 3}, b: {switch: spine1, port: 1}, capacity: 20Mbps}
+    controller:
+      telemetry: {poll_interval: 100ms, staleness_limit: 500ms}
+      api: {bind: 127.0.0.1:8080}
+
+Loading validates everything once, so the rest of kvfabric can trust the model:
+
+1. *shape*: every mapping has exactly its keys (unknown keys fail with a guess of
+   the key meant), every scalar has its type and range (``config_values``);
+2. *references*: a host's leaf exists and is a leaf, link ends exist, no port is used
+   twice, names, IPs, MACs and P4Runtime targets are unique, and every leaf has
+   exactly one link to every spine (``config_checks``).
+
+The first problem found is raised as a :class:`ConfigError` naming the file, the key
+path and the line: ``fabric.yaml:14:15: links[3].a.port: expected an integer 1..510,
+got 'x'``. The result is a tree of frozen dataclasses. p4lang/tutorials'
+``topology.json`` files load into the same model (``config_tutorials``), and fabrics
+can be built from parameters (``config_generate``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from ipaddress import IPv4Address, IPv4Network
+from pathlib import Path
+
+from controller.config_errors import ConfigError, did_you_mean
+
+MAX_PORT = 510
+"""Highest front-panel port number; BMv2 reserves 511 as the drop port."""
+
+
+class Role(StrEnum):
+    """What a switch is in the leaf-spine fabric."""
+
+    LEAF = "leaf"
+    SPINE = "spine"
+
+
+class Pool(StrEnum):
+    """The GPU pool a host belongs to: KV caches move from prefill to decode."""
+
+    PREFILL = "prefill"
+    DECODE = "decode"
+    OTHER = "other"
+
+
+class Mode(StrEnum):
+    """How KV transfers are placed: pinned by the controller, or the two baselines."""
+
+    KV_AWARE = "kv-aware"
+    ECMP = "ecmp"
+    FLOWLET = "flowlet"
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchConfig:
+    """A P4 switch; ``p4runtime`` is its gRPC target ``host:port``."""
+
+    name: str
+    role: Role
+    p4runtime: str
+    device_id: int
+    election_id: int | None = None
+    subnet: IPv4Network | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HostConfig:
+    """A host on port ``port`` of leaf ``leaf``; its link runs at ``capacity_bps``."""
+
+    name: str
+    leaf: str
+    port: int
+    ipv4: IPv4Address
+    prefix_len: int
+    mac: str
+    pool: Pool
+    capacity_bps: int
+
+
+@dataclass(frozen=True, slots=True)
+class LinkEnd:
+    """One end of a link: a switch port."""
+
+    switch: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.switch}:{self.port}"
+
+
+@dataclass(frozen=True, slots=True)
+class LinkConfig:
+    """A full-duplex link between a leaf and a spine, ``capacity_bps`` each way."""
+
+    a: LinkEnd
+    b: LinkEnd
+    capacity_bps: int
+
+
+@dataclass(frozen=True, slots=True)
+class TelemetrySettings:
+    """Counter polling: how often, when a switch's picture is too old, and smoothing."""
+
+    poll_interval_s: float = 0.1
+    staleness_limit_s: float = 0.5
+    smoothing_s: float = 0.2
+
+
+@dataclass(frozen=True, slots=True)
+class SelectionSettings:
+    """Path choice: hysteresis band and the rate limit of path changes."""
+
+    hysteresis: float = 0.10
+    util_delta: float = 0.10
+    latency_factor: float = 1.5
+
+
+@dataclass(frozen=True, slots=True)
+class SafetySettings:
+    """Baselines, rerouting of slow pairs and the fallback to ECMP."""
+
+    slow_factor: float = 2.0
+    baseline_window: int = 20
+    baseline_min_samples: int = 3
+    reroute_limit: int = 5
+    reroute_window_s: float = 60.0
+    quiet_period_s: float = 300.0
+    transfer_timeout_s: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class KvClassSettings:
+    """How senders mark KV transfers: a DSCP value, and a source port from a range."""
+
+    dscp: int = 10
+    tag_port_first: int = 40000
+    tag_port_last: int = 40999
+
+
+@dataclass(frozen=True, slots=True)
+class ApiSettings:
+    """The coordinators' HTTP API: where it listens and its optional bearer token."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    token: str | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class TlsSettings:
+    """P4Runtime client TLS: the CA that signs the switches, and an optional client pair."""
+
+    ca_cert: Path
+    cert: Path | None = None
+    key: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AlertSettings:
+    """The design's alert thresholds."""
+
+    window_s: float = 300.0
+    p99_limit_s: float = 0.100
+    p99_rise: float = 0.20
+    median_window_s: float = 7 * 86400.0
+    efficiency_min: float = 0.80
+    efficiency_windows: int = 2
+    efficiency_tolerance: float = 0.05
+    tier_mean_max: float = 0.70
+    tier_p95_max: float = 0.85
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerSettings:
+    """Everything the controller service reads from the ``controller:`` section."""
+
+    mode: Mode = Mode.KV_AWARE
+    telemetry: TelemetrySettings = TelemetrySettings()
+    selection: SelectionSettings = SelectionSettings()
+    safety: SafetySettings = SafetySettings()
+    kv_class: KvClassSettings = KvClassSettings()
+    api: ApiSettings = ApiSettings()
+    p4runtime_tls: TlsSettings | None = None
+    alerts: AlertSettings = AlertSettings()
+    audit_interval_s: float = 0.1
+    flowlet_timeout_s: float = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class FabricConfig:
+    """A validated fabric; ``source`` is the file it came from."""
+
+    name: str
+    switches: tuple[SwitchConfig, ...]
+    hosts: tuple[HostConfig, ...]
+    links: tuple[LinkConfig, ...]
+    controller: ControllerSettings = ControllerSettings()
+    source: str = "<memory>"
+
+    @property
+    def leaves(self) -> tuple[SwitchConfig, ...]:
+        """The leaf switches, in file order."""
+        return tuple(s for s in self.switches if s.role is Role.LEAF)
+
+    @property
+    def spines(self) -> tuple[SwitchConfig, ...]:
+        """The spine switches, in file order."""
+        return tuple(s for s in self.switches if s.role is Role.SPINE)
+
+    def switch(self, name: str) -> SwitchConfig:
+        """The switch called ``name``; a KeyError says which names are close."""
+        for s in self.switches:
+            if s.name == name:
+                return s
+        raise KeyError(f"no switch named {name!r}{did_you_mean(name, self._switch_names())}")
+
+    def host(self, name: str) -> HostConfig:
+        """The host called ``name``; a KeyError says which names are close."""
+        for h in self.hosts:
+            if h.name == name:
+                return h
+        names = [h.name for h in self.hosts]
+        raise KeyError(f"no host named {name!r}{did_you_mean(name, names)}")
+
+    def hosts_of(self, leaf: str) -> tuple[HostConfig, ...]:
+        """The hosts on ``leaf``, in file order."""
+        return tuple(h for h in self.hosts if h.leaf == leaf)
+
+    def _switch_names(self) -> list[str]:
+        return [s.name for s in self.switches]
+
+
+def load_config(path: str | Path) -> FabricConfig:
+    """Load and validate a fabric file: YAML, or p4lang/tutorials' ``topology.json``."""
+    file = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(file, "", f"cannot read the file: {reason}") from None
+    if file.endswith(".json"):
+        from controller.config_tutorials import parse_tutorials_topology
+
+        return parse_tutorials_topology(text, file)
+    return parse_config(text, file, base_dir=Path(path).parent)
+
+
+def parse_config(text: str, file: str = "<string>", base_dir: Path | None = None) -> FabricConfig:
+    """Validate the YAML ``text`` of a fabric; ``file`` names it in errors.
+
+    ``base_dir`` is where relative paths of the file (TLS certificates, token file)
+    are resolved; the current directory when None.
+    """
+    from controller.config_sections import parse_document
+
+    return parse_document(text, file, base_dir or Path.cwd())
