@@ -233,12 +233,15 @@ class Parser:
         """p4program : /* empty */ | p4program declaration | p4program ';' ;"""
         start = self.tok.loc
         declarations: list[ast.Declaration] = []
-        while not self.at("EOF"):
-            if self.accept(";"):
-                continue
-            declaration = self._parse_declaration()
-            if declaration is not None:
-                declarations.append(declaration)
+        try:
+            while not self.at("EOF"):
+                if self.accept(";"):
+                    continue
+                declaration = self._parse_declaration()
+                if declaration is not None:
+                    declarations.append(declaration)
+        except RecursionError:
+            self._error(self.tok.loc, "constructs nested too deeply to parse")
         return ast.Program(start, declarations)
 
     def _parse_declaration(self) -> ast.Declaration | None:

@@ -1,0 +1,1 @@
+header hh_t { bit<8> f; }
