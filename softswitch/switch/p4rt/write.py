@@ -18,7 +18,7 @@ UNKNOWN status, as BMv2 does.  A failed update leaves the state as it was.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from finsy.proto import p4i, p4r, rpc_code
@@ -124,7 +124,7 @@ def _table_entry(target: WriteTarget, op: int, msg: p4r.TableEntry) -> Undo:
     if op == U.INSERT:
         stored = table.insert(entry)
         return lambda: _delete(table, stored)
-    snapshot = _snapshot(table.get(key, priority))
+    snapshot = _snapshot(table, table.get(key, priority))
     table.modify(entry)
     return lambda: _restore(table, snapshot)
 
@@ -205,8 +205,9 @@ def _default_entry(
     return lambda: table.set_default(old)
 
 
-def _snapshot(entry: rt.TableEntry) -> rt.TableEntry:
+def _snapshot(table: rt.Table, entry: rt.TableEntry) -> rt.TableEntry:
     counter = entry.counter or CounterData()
+    has_counter = table.spec.direct_counter is not None
     return rt.TableEntry(
         matches=entry.matches,
         priority=entry.priority,
@@ -215,7 +216,7 @@ def _snapshot(entry: rt.TableEntry) -> rt.TableEntry:
         group_id=entry.group_id,
         idle_timeout_ns=entry.idle_timeout_ns,
         metadata=entry.metadata,
-        counter=CounterData(counter.packets, counter.bytes),
+        counter=CounterData(counter.packets, counter.bytes) if has_counter else None,
         meter_config=entry.meter_config,
     )
 
@@ -225,7 +226,8 @@ def _restore(table: rt.Table, snapshot: rt.TableEntry) -> None:
 
 
 def _reinsert(table: rt.Table, old: rt.TableEntry) -> None:
-    table.insert(old)
+    counter = old.counter if table.spec.direct_counter is not None else None
+    table.insert(replace(old, counter=counter))
 
 
 def _delete(table: rt.Table, entry: rt.TableEntry) -> None:
