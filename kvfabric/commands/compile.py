@@ -21,6 +21,7 @@ from pathlib import Path
 
 from softswitch import p4info
 from softswitch.errors import SoftswitchError
+from softswitch.frontend.preprocess import preprocess
 from softswitch.p4info import device_config
 
 _FORMATS = {".txt": "text", ".txtpb": "text", ".json": "json", ".bin": "binary"}
@@ -82,11 +83,12 @@ def run(args: argparse.Namespace) -> int:
     defines = dict(args.defines)
     try:
         program = p4info.load(args.program, args.include_dirs, defines)
-        info = p4info.build_p4info(p4info.extract(program))
+        info = p4info.p4info_of(program)
         for path, fmt in args.p4runtime_files:
             p4info.write_p4info(info, path, fmt)
         if args.output:
-            config = device_config.make_device_config(program.source, args.program, info)
+            source = preprocess(args.program, args.include_dirs, defines)
+            config = device_config.make_device_config(source, args.program, info)
             device_config.write(args.output, config)
     except SoftswitchError as exc:
         print(exc, file=sys.stderr)

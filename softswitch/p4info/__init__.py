@@ -5,9 +5,9 @@
 Public API::
 
     load(path, include_dirs=(), defines={}) -> ir.Program     # the front-end, re-exported
-    extract(program: ir.Program) -> model.Model               # control-plane objects, p4c order
+    extract_model(program: ir.Program) -> model.Model         # control-plane objects, p4c order
     build_p4info(model: model.Model) -> P4Info                # ids, aliases, every field
-    p4info_of(program: ir.Program) -> P4Info                  # extract + build_p4info
+    p4info_of(program: ir.Program) -> P4Info                  # extract_model + build_p4info
     to_text(info) -> str                                      # p4c's .txtpb bytes
     to_json(info) -> str; to_binary(info) -> bytes
     write_p4info(info, path, fmt)                             # fmt: "text" | "json" | "binary"
@@ -21,19 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from finsy.proto import p4i
 
+from softswitch.frontend import ir, load_program
 from softswitch.p4info.emit import build_p4info, to_binary, to_json, to_text
-
-if TYPE_CHECKING:
-    from softswitch.frontend import ir
-    from softswitch.p4info import model
+from softswitch.p4info.extract import extract_model
 
 __all__ = [
     "build_p4info",
-    "extract",
+    "extract_model",
     "load",
     "p4info_of",
     "to_binary",
@@ -47,21 +44,12 @@ def load(
     path: str, include_dirs: Sequence[str] = (), defines: Mapping[str, str] | None = None
 ) -> ir.Program:
     """The elaborated program at ``path`` (see :func:`softswitch.frontend.load_program`)."""
-    from softswitch import frontend
-
-    return frontend.load_program(path, include_dirs, defines or {})  # type: ignore[attr-defined,no-any-return]
-
-
-def extract(program: ir.Program) -> model.Model:
-    """The control-plane objects of ``program``, in the order p4c writes them."""
-    from softswitch.p4info.extract import extract_model
-
-    return extract_model(program)
+    return load_program(path, include_dirs, defines or {})
 
 
 def p4info_of(program: ir.Program) -> p4i.P4Info:
     """The P4Info message of ``program``."""
-    return build_p4info(extract(program))
+    return build_p4info(extract_model(program))
 
 
 def write_p4info(info: p4i.P4Info, path: str | Path, fmt: str) -> None:

@@ -20,12 +20,15 @@ fields flattened, unions, enums, serializable enums, ``type``\\ s, ``error``).
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from softswitch.errors import Loc, P4SourceError
 from softswitch.frontend import ir
+from softswitch.frontend.preprocess import P4INCLUDE_DIR
 from softswitch.frontend.types import (
     Bits,
     Bool,
@@ -199,12 +202,10 @@ class _Extractor:
             for vs in block.value_sets:
                 self.value_sets.append(self._value_set(vs))
             return
-        prefix = block.name + "."
-        ordered = [a for a in block.actions if not a.name.startswith(prefix)]
-        ordered += [a for a in block.actions if a.name.startswith(prefix)]
-        for action in ordered:
+        actions = _block_actions(block)
+        for action in actions:
             self._add_action(action)
-        for action in ordered:
+        for action in actions:
             self._digests_in(action.body)
         self._digests_in(block.body)
 
@@ -217,12 +218,15 @@ class _Extractor:
         params = []
         for var in action.cp_params:
             params.append(self._param(var, action))
+        anns = list(action.annotations)
+        if _from_core_library(action.loc) and _find(anns, "corelib") is None:
+            anns.insert(0, ir.Annotation("corelib"))
         self.actions.append(
             m.Action(
                 name=action.name,
                 params=tuple(params),
-                explicit_id=_explicit_id(action.annotations, action.loc),
-                annotations=annotations_of(action.annotations),
+                explicit_id=_explicit_id(anns, action.loc),
+                annotations=annotations_of(anns),
                 hidden=_hidden(action.annotations),
                 loc=action.loc,
             )
@@ -233,7 +237,7 @@ class _Extractor:
         base = _strip(t)
         if isinstance(base, EnumT) and base.underlying is None and not isinstance(t, NewType):
             self._convert(t)
-            return m.Param(var.name, None, type_name=_type_cp_name(base))
+            return m.Param(_source_name(var), None, type_name=_type_cp_name(base))
         if not isinstance(base, Bits | Bool | EnumT):
             raise P4SourceError(
                 var.loc,
@@ -243,7 +247,7 @@ class _Extractor:
         self._convert(t)
         anns: list[ir.Annotation] = list(getattr(var, "annotations", []) or [])
         return m.Param(
-            name=var.name,
+            name=_source_name(var),
             bitwidth=self._width(t),
             explicit_id=_explicit_id(anns, var.loc),
             annotations=annotations_of(anns),
@@ -296,7 +300,7 @@ class _Extractor:
                 default_action=default,
                 default_action_const=table.default_const,
                 is_const_table=bool(table.entries) and table.entries_const,
-                has_initial_entries=False,
+                has_initial_entries=bool(table.entries),
                 implementation=implementation,
                 direct_counter=direct_counter,
                 direct_meter=direct_meter,
@@ -615,6 +619,51 @@ class _Extractor:
 
 # ---------------------------------------------------------------------------
 # helpers
+
+
+def _from_core_library(loc: Loc) -> bool:
+    """Whether ``loc`` is in the target's own core.p4 (p4c marks its declarations ``@corelib``)."""
+    return Path(loc.file).name == "core.p4" and Path(loc.file).parent == Path(P4INCLUDE_DIR)
+
+
+def _before(a: Loc, b: Loc) -> bool:
+    return a.file == b.file and (a.line, a.col) < (b.line, b.col)
+
+
+def _block_actions(block: ir.BlockInstance) -> list[ir.Action]:
+    """The actions of a control as p4c's midend leaves them in the control's locals.
+
+    p4c copies each top-level action that a control uses into the control, in
+    the order of first use, ahead of the control's own declarations; actions that
+    nothing uses are gone. An action is the control's own when it is declared
+    after the control starts (a top-level action must come before its users).
+    """
+    used: dict[int, ir.Action] = {}
+
+    def use(action: ir.Action) -> None:
+        if id(action) not in used:
+            used[id(action)] = action
+            for call in _calls(action.body):
+                if call.kind == "action":
+                    use(call.target)
+
+    for table in sorted(block.tables, key=lambda t: (t.loc.file, t.loc.line, t.loc.col)):
+        for ref in table.actions:
+            use(ref.action)
+        use(table.default_action)
+    for call in _calls(block.body):
+        if call.kind == "action":
+            use(call.target)
+    own = [a for a in used.values() if _before(block.loc, a.loc)]
+    own_ids = {id(a) for a in own}
+    copied = [a for a in used.values() if id(a) not in own_ids]
+    own.sort(key=lambda a: (a.loc.line, a.loc.col))
+    return copied + own
+
+
+def _source_name(var: ir.Var) -> str:
+    """A parameter's name as written (the IR renames variables ``v<n>_<name>``)."""
+    return re.sub(r"^v\d+_", "", var.name)
 
 
 def _strip(t: P4Type) -> P4Type:
