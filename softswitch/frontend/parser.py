@@ -1145,10 +1145,14 @@ class Parser:
         self._error_expected("a local declaration or 'apply'", f"in control '{control}'")
 
     def _parse_table_declaration(self, annotations: list[ast.Annotation]) -> ast.TableDeclaration:
-        """tableDeclaration : optAnnotations TABLE name '{' tablePropertyList '}' ;"""
+        """tableDeclaration : optAnnotations TABLE name '{' tablePropertyList '}' ;
+        (an empty ``()`` after the name is accepted, as early P4_16 had it)"""
         self.expect("table", "")
         name = self._parse_name("after 'table'")
         self.declare_object(name.text)
+        if self.accept("("):
+            # Early P4_16 drafts allowed `table t() {...}`; p4c's samples still use it.
+            self.expect(")", f"after '(' of table '{name.text}' (tables take no parameters)")
         self.expect("{", f"to open the properties of table '{name.text}'")
         properties: list[ast.TableProperty] = []
         while not self.accept("}"):
