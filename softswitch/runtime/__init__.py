@@ -5,7 +5,9 @@ and the P4Runtime server configure them.  Values are Python ints holding the
 unsigned bit pattern of a field of known width.
 
     actions.py   ActionSpec, ActionCall, scopes and the checks of an action call
-    tables.py    match values, table specs and entries, Table (lookup and CRUD)
+    matches.py   match values (Exact, Lpm, ...), KeySpec, P4Runtime's rules for them
+    matchers.py  how a table finds the winning entry (dict, LPM levels, tuple space)
+    tables.py    table specs and entries, Table (lookup and CRUD)
     profiles.py  ActionProfile and ActionSelector (members, groups, choice)
     externs.py   Counter, DirectCounter, Meter, DirectMeter (trTCM), Register
     hashing.py   v1model HashAlgorithm implementations and hash() semantics

@@ -41,9 +41,9 @@ and :meth:`Table.expired_entries` lists the entries idle for at least their
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from softswitch.errors import RuntimeConfigError
 from softswitch.runtime.actions import (
@@ -54,6 +54,19 @@ from softswitch.runtime.actions import (
     check_action_call,
 )
 from softswitch.runtime.externs import CounterData, MeterCell, MeterConfig, check_meter_config
+from softswitch.runtime.matchers import make_matcher
+from softswitch.runtime.matches import (
+    Exact,
+    KeySpec,
+    Lpm,
+    Match,
+    MatchKind,
+    Optional,
+    Range,
+    Ternary,
+    canonical_match,
+    show_key,
+)
 
 if TYPE_CHECKING:
     from softswitch.runtime.profiles import ActionProfile
@@ -77,55 +90,6 @@ __all__ = [
     "Ternary",
     "initial_entry_priorities",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Exact:
-    value: int
-
-
-@dataclass(frozen=True, slots=True)
-class Lpm:
-    value: int
-    prefix_len: int
-
-
-@dataclass(frozen=True, slots=True)
-class Ternary:
-    value: int
-    mask: int
-
-
-@dataclass(frozen=True, slots=True)
-class Range:
-    low: int
-    high: int
-
-
-@dataclass(frozen=True, slots=True)
-class Optional:
-    value: int
-
-
-Match = Exact | Lpm | Ternary | Range | Optional
-MatchKind = Literal["exact", "lpm", "ternary", "range", "optional", "selector"]
-
-_MATCH_TYPE: dict[str, type] = {
-    "exact": Exact,
-    "lpm": Lpm,
-    "ternary": Ternary,
-    "range": Range,
-    "optional": Optional,
-}
-
-
-@dataclass(frozen=True, slots=True)
-class KeySpec:
-    """One key field: its control-plane name, width in bits and match kind."""
-
-    name: str
-    width: int
-    kind: MatchKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,348 +183,6 @@ def initial_entry_priorities(
     return result
 
 
-def _mask(width: int) -> int:
-    return (1 << width) - 1
-
-
-def _prefix_mask(width: int, prefix_len: int) -> int:
-    return _mask(width) ^ _mask(width - prefix_len)
-
-
-def _out_of_range(table: str, key: KeySpec, value: int) -> RuntimeConfigError:
-    return RuntimeConfigError(
-        "OUT_OF_RANGE",
-        f"value {value:#x} of key '{key.name}' in table '{table}' does not fit in {key.width} bits",
-    )
-
-
-def _canonical_match(table: str, key: KeySpec, match: Match | None) -> Match | None:
-    """Check one field of an entry and return its canonical form (None for don't care)."""
-    width = key.width
-    if match is None:
-        if key.kind == "exact":
-            raise RuntimeConfigError(
-                "INVALID_ARGUMENT",
-                f"exact key '{key.name}' of table '{table}' cannot be a wildcard",
-            )
-        return None
-    if not isinstance(match, _MATCH_TYPE[key.kind]):
-        raise RuntimeConfigError(
-            "INVALID_ARGUMENT",
-            f"key '{key.name}' of table '{table}' is {key.kind}, got {type(match).__name__}",
-        )
-    if isinstance(match, Exact | Optional):
-        if match.value < 0 or match.value >> width:
-            raise _out_of_range(table, key, match.value)
-        return match
-    if isinstance(match, Lpm):
-        if match.value < 0 or match.value >> width:
-            raise _out_of_range(table, key, match.value)
-        if not 0 <= match.prefix_len <= width:
-            raise RuntimeConfigError(
-                "INVALID_ARGUMENT",
-                f"prefix length {match.prefix_len} of key '{key.name}' in table '{table}' "
-                f"is not in [0, {width}]",
-            )
-        if match.value & ~_prefix_mask(width, match.prefix_len):
-            raise RuntimeConfigError(
-                "INVALID_ARGUMENT",
-                f"key '{key.name}' in table '{table}': {match.value:#x}/{match.prefix_len} "
-                "has bits set past its prefix",
-            )
-        return None if match.prefix_len == 0 else match
-    if isinstance(match, Ternary):
-        for part in (match.value, match.mask):
-            if part < 0 or part >> width:
-                raise _out_of_range(table, key, part)
-        if match.value & ~match.mask:
-            raise RuntimeConfigError(
-                "INVALID_ARGUMENT",
-                f"key '{key.name}' in table '{table}': value {match.value:#x} has bits set "
-                f"outside mask {match.mask:#x}",
-            )
-        return None if match.mask == 0 else match
-    for bound in (match.low, match.high):
-        if bound < 0 or bound >> width:
-            raise _out_of_range(table, key, bound)
-    if match.low > match.high:
-        raise RuntimeConfigError(
-            "INVALID_ARGUMENT",
-            f"key '{key.name}' in table '{table}': range low {match.low} is above high "
-            f"{match.high}",
-        )
-    return None if (match.low == 0 and match.high == _mask(width)) else match
-
-
-# ---------------------------------------------------------------------------
-# Matchers: one per way of finding the winning entry.  Each one indexes the
-# installed entries (add/remove) and finds the winner for a key tuple.
-
-
-class _ExactMatcher:
-    def __init__(self) -> None:
-        self._index: dict[tuple[int, ...], TableEntry] = {}
-        self.find: Callable[[tuple[int, ...]], TableEntry | None] = self._index.get
-
-    @staticmethod
-    def _key(entry: TableEntry) -> tuple[int, ...]:
-        return tuple(m.value for m in entry.matches if isinstance(m, Exact))
-
-    def add(self, entry: TableEntry) -> None:
-        self._index[self._key(entry)] = entry
-
-    def remove(self, entry: TableEntry) -> None:
-        del self._index[self._key(entry)]
-
-
-class _KeylessMatcher:
-    """A table without match keys always misses (its default action runs)."""
-
-    @staticmethod
-    def find(key: tuple[int, ...]) -> TableEntry | None:
-        return None
-
-    def add(self, entry: TableEntry) -> None:  # pragma: no cover - rejected before
-        raise AssertionError("keyless tables take no entries")
-
-    def remove(self, entry: TableEntry) -> None:  # pragma: no cover - rejected before
-        raise AssertionError("keyless tables take no entries")
-
-
-class _LpmMatcher:
-    """Longest prefix match: one dict per prefix length, longest first."""
-
-    def __init__(self, keys: Sequence[KeySpec]) -> None:
-        self._pos = next(i for i, k in enumerate(keys) if k.kind == "lpm")
-        self._width = keys[self._pos].width
-        self._single = len(keys) == 1
-        self._by_len: dict[int, dict[object, TableEntry]] = {}
-        # (mask, dict) for each prefix length in use, longest prefix first.
-        self._levels: list[tuple[int, dict[object, TableEntry]]] = []
-        self.find: Callable[[tuple[int, ...]], TableEntry | None] = (
-            self._find_single if self._single else self._find_multi
-        )
-
-    def _split(self, entry: TableEntry) -> tuple[int, object]:
-        lpm = entry.matches[self._pos]
-        plen, value = (lpm.prefix_len, lpm.value) if isinstance(lpm, Lpm) else (0, 0)
-        if self._single:
-            return plen, value
-        rest = tuple(m.value for m in entry.matches if isinstance(m, Exact))
-        return plen, (rest, value)
-
-    def _relevel(self) -> None:
-        self._levels = [
-            (_prefix_mask(self._width, plen), self._by_len[plen])
-            for plen in sorted(self._by_len, reverse=True)
-        ]
-
-    def add(self, entry: TableEntry) -> None:
-        plen, k = self._split(entry)
-        level = self._by_len.get(plen)
-        if level is None:
-            level = self._by_len[plen] = {}
-            self._relevel()
-        level[k] = entry
-
-    def remove(self, entry: TableEntry) -> None:
-        plen, k = self._split(entry)
-        level = self._by_len[plen]
-        del level[k]
-        if not level:
-            del self._by_len[plen]
-            self._relevel()
-
-    def _find_single(self, key: tuple[int, ...]) -> TableEntry | None:
-        value = key[0]
-        for mask, level in self._levels:
-            entry = level.get(value & mask)
-            if entry is not None:
-                return entry
-        return None
-
-    def _find_multi(self, key: tuple[int, ...]) -> TableEntry | None:
-        pos = self._pos
-        value = key[pos]
-        rest = key[:pos] + key[pos + 1 :]
-        for mask, level in self._levels:
-            entry = level.get((rest, value & mask))
-            if entry is not None:
-                return entry
-        return None
-
-
-def _rank(entry: TableEntry, largest_wins: bool) -> int:
-    """A single int that orders entries: higher wins, then earlier insertion."""
-    priority = entry.priority if largest_wins else -entry.priority
-    return (priority << 48) - entry.seq
-
-
-class _MaskGroup:
-    __slots__ = ("buckets", "mask", "top")
-
-    def __init__(self, mask: int) -> None:
-        self.mask = mask
-        self.buckets: dict[int, list[tuple[int, TableEntry]]] = {}
-        self.top = 0  # best rank in the group
-
-
-class _TernaryMatcher:
-    """Priority match by tuple space search.
-
-    Every entry becomes a (value, mask) pair over the concatenation of the key
-    fields, first field most significant.  Entries with the same mask share a
-    dict from masked value to the entries with that value, best rank first.
-    Groups are visited by descending best rank; the search stops at the first
-    group that cannot beat the best entry found so far.
-    """
-
-    def __init__(self, keys: Sequence[KeySpec], largest_wins: bool) -> None:
-        self._widths = tuple(k.width for k in keys)
-        self._largest_wins = largest_wins
-        self._groups: dict[int, _MaskGroup] = {}
-        self._order: list[_MaskGroup] = []
-        self._dirty = False
-        self.find: Callable[[tuple[int, ...]], TableEntry | None] = (
-            self._find_one if len(keys) == 1 else self._find_many
-        )
-
-    def _pack(self, entry: TableEntry) -> tuple[int, int]:
-        value = mask = 0
-        for m, width in zip(entry.matches, self._widths, strict=True):
-            value <<= width
-            mask <<= width
-            if m is None:
-                continue
-            if isinstance(m, Exact | Optional):
-                value |= m.value
-                mask |= _mask(width)
-            elif isinstance(m, Ternary):
-                value |= m.value
-                mask |= m.mask
-            elif isinstance(m, Lpm):
-                value |= m.value
-                mask |= _prefix_mask(width, m.prefix_len)
-        return value, mask
-
-    def add(self, entry: TableEntry) -> None:
-        value, mask = self._pack(entry)
-        group = self._groups.get(mask)
-        if group is None:
-            group = self._groups[mask] = _MaskGroup(mask)
-        rank = _rank(entry, self._largest_wins)
-        bucket = group.buckets.setdefault(value, [])
-        bucket.append((rank, entry))
-        bucket.sort(key=lambda pair: -pair[0])
-        if len(group.buckets) == 1 and len(bucket) == 1:
-            group.top = rank
-        else:
-            group.top = max(group.top, rank)
-        self._dirty = True
-
-    def remove(self, entry: TableEntry) -> None:
-        value, mask = self._pack(entry)
-        group = self._groups[mask]
-        bucket = group.buckets[value]
-        bucket[:] = [pair for pair in bucket if pair[1] is not entry]
-        if not bucket:
-            del group.buckets[value]
-        if not group.buckets:
-            del self._groups[mask]
-        else:
-            group.top = max(b[0][0] for b in group.buckets.values())
-        self._dirty = True
-
-    def _reorder(self) -> None:
-        self._order = sorted(self._groups.values(), key=lambda g: -g.top)
-        self._dirty = False
-
-    def _search(self, packed: int) -> TableEntry | None:
-        if self._dirty:
-            self._reorder()
-        best: TableEntry | None = None
-        best_rank = 0
-        for group in self._order:
-            if best is not None and group.top < best_rank:
-                break
-            bucket = group.buckets.get(packed & group.mask)
-            if bucket is not None:
-                rank, entry = bucket[0]
-                if best is None or rank > best_rank:
-                    best, best_rank = entry, rank
-        return best
-
-    def _find_one(self, key: tuple[int, ...]) -> TableEntry | None:
-        return self._search(key[0])
-
-    def _find_many(self, key: tuple[int, ...]) -> TableEntry | None:
-        packed = 0
-        for value, width in zip(key, self._widths, strict=True):
-            packed = (packed << width) | value
-        return self._search(packed)
-
-
-class _RangeMatcher(_TernaryMatcher):
-    """Priority match with range fields: a scan of the entries, best rank first."""
-
-    def __init__(self, keys: Sequence[KeySpec], largest_wins: bool) -> None:
-        super().__init__(keys, largest_wins)
-        self._entries: dict[int, tuple[int, int, int, tuple[tuple[int, int, int], ...], TableEntry]]
-        self._entries = {}
-        self._sorted: list[tuple[int, int, tuple[tuple[int, int, int], ...], TableEntry]] = []
-        self.find = self._scan
-
-    def add(self, entry: TableEntry) -> None:
-        value, mask = self._pack(entry)
-        ranges = tuple(
-            (i, m.low, m.high) for i, m in enumerate(entry.matches) if isinstance(m, Range)
-        )
-        self._entries[id(entry)] = (_rank(entry, self._largest_wins), value, mask, ranges, entry)
-        self._dirty = True
-
-    def remove(self, entry: TableEntry) -> None:
-        del self._entries[id(entry)]
-        self._dirty = True
-
-    def _scan(self, key: tuple[int, ...]) -> TableEntry | None:
-        if self._dirty:
-            ordered = sorted(self._entries.values(), key=lambda t: -t[0])
-            self._sorted = [(v, m, r, e) for _, v, m, r, e in ordered]
-            self._dirty = False
-        packed = 0
-        for v, width in zip(key, self._widths, strict=True):
-            packed = (packed << width) | v
-        for value, mask, ranges, entry in self._sorted:
-            if packed & mask != value:
-                continue
-            for i, low, high in ranges:
-                if not low <= key[i] <= high:
-                    break
-            else:
-                return entry
-        return None
-
-
-_Matcher = _ExactMatcher | _KeylessMatcher | _LpmMatcher | _TernaryMatcher
-
-
-def _make_matcher(spec: TableSpec, keys: tuple[KeySpec, ...]) -> _Matcher:
-    kinds = [k.kind for k in keys]
-    if not keys:
-        return _KeylessMatcher()
-    if "range" in kinds:
-        return _RangeMatcher(keys, spec.largest_priority_wins)
-    if "ternary" in kinds or "optional" in kinds:
-        return _TernaryMatcher(keys, spec.largest_priority_wins)
-    if kinds.count("lpm") > 1:
-        raise RuntimeConfigError(
-            "UNIMPLEMENTED", f"table '{spec.name}' has more than one lpm key and no ternary key"
-        )
-    if "lpm" in kinds:
-        return _LpmMatcher(keys)
-    return _ExactMatcher()
-
-
 class Table:
     """A match-action table: entries, default action, lookup."""
 
@@ -574,7 +196,7 @@ class Table:
         self.needs_priority = any(k.kind in ("ternary", "range", "optional") for k in spec.keys)
         self.actions = {a.name: a for a in spec.actions}
         self._entries: dict[tuple[tuple[Match | None, ...], int], TableEntry] = {}
-        self._matcher = _make_matcher(spec, self.match_keys)
+        self._matcher = make_matcher(spec.name, self.match_keys, spec.largest_priority_wins)
         self._find = self._matcher.find
         self._seq = itertools.count(1)
         self._idle = spec.supports_idle_timeout
@@ -647,7 +269,7 @@ class Table:
         entry = self._entries.get(key)
         if entry is None:
             raise RuntimeConfigError(
-                "NOT_FOUND", f"table '{self.name}' has no entry {_show(key[0], priority)}"
+                "NOT_FOUND", f"table '{self.name}' has no entry {show_key(key[0], priority)}"
             )
         return entry
 
@@ -687,7 +309,7 @@ class Table:
         if key in self._entries:
             raise RuntimeConfigError(
                 "ALREADY_EXISTS",
-                f"table '{self.name}' already has an entry {_show(matches, entry.priority)}",
+                f"table '{self.name}' already has an entry {show_key(matches, entry.priority)}",
             )
         self._check_target(entry)
         self._check_resources(entry)
@@ -729,7 +351,7 @@ class Table:
         if current.is_const and has_target:
             raise RuntimeConfigError(
                 "PERMISSION_DENIED",
-                f"entry {_show(current.matches, current.priority)} of table '{self.name}' "
+                f"entry {show_key(current.matches, current.priority)} of table '{self.name}' "
                 "is const: only its direct resources can change",
             )
         if has_target:
@@ -761,7 +383,8 @@ class Table:
         if self.spec.is_const or current.is_const:
             raise RuntimeConfigError(
                 "PERMISSION_DENIED",
-                f"entry {_show(current.matches, current.priority)} of table '{self.name}' is const",
+                f"entry {show_key(current.matches, current.priority)} "
+                f"of table '{self.name}' is const",
             )
         self._remove(current)
         return current
@@ -837,7 +460,7 @@ class Table:
                 f"got {len(matches)} match(es)",
             )
         return tuple(
-            _canonical_match(self.name, k, m) for k, m in zip(self.match_keys, matches, strict=True)
+            canonical_match(self.name, k, m) for k, m in zip(self.match_keys, matches, strict=True)
         )
 
     def _check_priority(self, priority: int) -> None:
@@ -920,18 +543,3 @@ class Table:
             self.profile.ref_member(entry.member_id, delta)
         elif entry.group_id is not None:
             self.profile.ref_group(entry.group_id, delta)
-
-
-def _show(matches: Sequence[Match | None], priority: int) -> str:
-    parts = ", ".join("*" if m is None else _show_match(m) for m in matches)
-    return f"({parts})" + (f" priority {priority}" if priority else "")
-
-
-def _show_match(m: Match) -> str:
-    if isinstance(m, Exact | Optional):
-        return f"{m.value:#x}"
-    if isinstance(m, Lpm):
-        return f"{m.value:#x}/{m.prefix_len}"
-    if isinstance(m, Ternary):
-        return f"{m.value:#x}&&&{m.mask:#x}"
-    return f"{m.low:#x}..{m.high:#x}"
