@@ -138,3 +138,32 @@ class P4InfoDataplane:
 
 def p4info_loader(info: p4i.P4Info, device_config: bytes) -> P4InfoDataplane:
     return P4InfoDataplane(info)
+
+
+class PatchDataplane(P4InfoDataplane):
+    """Forwards like the test program would: a two-port patch with CPU punting.
+
+    Port 1 <-> port 2; frames of EtherType 0x9000 go to the CPU port with a
+    ``packet_in`` header (ingress port, 9 bits + 7 pad); frames from the CPU port
+    start with a ``packet_out`` header whose egress port is used.
+    """
+
+    def __init__(self, info: p4i.P4Info, cpu_port: int = 255) -> None:
+        super().__init__(info)
+        self.cpu_port = cpu_port
+
+    def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
+        self.processed.append((port, data))
+        if port == self.cpu_port:
+            if len(data) < 2:
+                return []
+            egress = int.from_bytes(data[:2], "big") >> 7
+            return [(egress, data[2:])]
+        if data[12:14] == b"\x90\x00":
+            return [(self.cpu_port, (port << 7).to_bytes(2, "big") + data)]
+        self.digests.append(("learn_t", (int.from_bytes(data[6:12], "big"), port)))
+        return [({1: 2, 2: 1}.get(port, 511), data)]
+
+
+def patch_loader(info: p4i.P4Info, device_config: bytes) -> PatchDataplane:
+    return PatchDataplane(info)
