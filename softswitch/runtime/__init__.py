@@ -13,6 +13,7 @@ unsigned bit pattern of a field of known width.
     hashing.py   v1model HashAlgorithm implementations and hash() semantics
     pre.py       packet replication engine: multicast groups, clone sessions
     tm.py        traffic manager: per-port queue depth and rate
+    valuesets.py parser value sets
     state.py     RuntimeState: all of the above by control-plane name
 """
 
@@ -61,6 +62,7 @@ from softswitch.runtime.tables import (
     initial_entry_priorities,
 )
 from softswitch.runtime.tm import QueueTicket, TrafficManager
+from softswitch.runtime.valuesets import ValueSet
 
 __all__ = [
     "NO_ACTION",
@@ -104,6 +106,7 @@ __all__ = [
     "TableSpec",
     "Ternary",
     "TrafficManager",
+    "ValueSet",
     "compute",
     "hash_fields",
     "hash_offset",

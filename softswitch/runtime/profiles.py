@@ -109,6 +109,13 @@ class ActionProfile:
     def members(self) -> list[Member]:
         return [Member(i, a) for i, a in self._members.items()]
 
+    def clear(self) -> None:
+        """Remove every member (and group); table entries naming them must be gone."""
+        self._members.clear()
+        self._handles.clear()
+        self._member_refs.clear()
+        self._member_groups.clear()
+
     def ref_member(self, member_id: int, delta: int) -> None:
         """Count a table entry that starts (+1) or stops (-1) naming the member."""
         self._member_refs[member_id] += delta
@@ -160,6 +167,12 @@ class ActionSelector(ActionProfile):
     @property
     def has_selector(self) -> bool:
         return True
+
+    def clear(self) -> None:
+        self._groups.clear()
+        self._group_refs.clear()
+        self._slots.clear()
+        super().clear()
 
     def insert_group(
         self, group_id: int, members: Mapping[int, int] | None = None, max_size: int = 0

@@ -21,6 +21,7 @@ from softswitch.runtime.pre import Pre
 from softswitch.runtime.profiles import ActionProfile
 from softswitch.runtime.tables import Table, TableEntry
 from softswitch.runtime.tm import TrafficManager
+from softswitch.runtime.valuesets import ValueSet
 
 T = TypeVar("T")
 
@@ -33,6 +34,7 @@ KINDS = (
     "direct_meter",
     "register",
     "crc",
+    "value_set",
 )
 
 
@@ -73,6 +75,7 @@ class RuntimeState:
         self.direct_meters: dict[str, DirectMeter] = {}
         self.registers: dict[str, Register] = {}
         self.crcs: dict[str, Crc] = {}  # custom CRCs of hash calculations, by name
+        self.value_sets: dict[str, ValueSet] = {}
         self.pre = Pre()
         self.tm = TrafficManager()
         self.now_ns = 0
@@ -108,6 +111,9 @@ class RuntimeState:
     def add_crc(self, name: str, crc: Crc) -> Crc:
         return self._add("crc", self.crcs, name, crc)
 
+    def add_value_set(self, value_set: ValueSet) -> ValueSet:
+        return self._add("value_set", self.value_sets, value_set.name, value_set)
+
     @staticmethod
     def _add(kind: str, objects: dict[str, T], name: str, obj: T) -> T:
         if name in objects:
@@ -129,6 +135,7 @@ class RuntimeState:
             "direct_meter": self.direct_meters,
             "register": self.registers,
             "crc": self.crcs,
+            "value_set": self.value_sets,
         }
         objects = by_kind.get(kind)
         if objects is None:
@@ -163,6 +170,9 @@ class RuntimeState:
     def crc(self, name: str) -> Crc:
         return resolve("crc", self.crcs, name)
 
+    def value_set(self, name: str) -> ValueSet:
+        return resolve("value_set", self.value_sets, name)
+
     # -- time ------------------------------------------------------------------
 
     def set_time(self, now_ns: int) -> None:
@@ -181,9 +191,13 @@ class RuntimeState:
         return out
 
     def reset(self) -> None:
-        """Clear entries, counters, registers, meters, PRE and queues (not the program)."""
+        """Clear entries, members, groups, value sets, counters, registers, meters, PRE, queues."""
         for table in self.tables.values():
             table.clear()
+        for profile in self.action_profiles.values():
+            profile.clear()
+        for value_set in self.value_sets.values():
+            value_set.clear()
         for counter in self.counters.values():
             counter.reset()
         for register in self.registers.values():

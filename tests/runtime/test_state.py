@@ -7,8 +7,10 @@ import pytest
 from softswitch.errors import RuntimeConfigError
 from softswitch.runtime.actions import ActionCall, ActionSpec
 from softswitch.runtime.externs import Counter, CounterData, CounterUnit, Register
+from softswitch.runtime.profiles import ActionSelector
 from softswitch.runtime.state import RuntimeState
 from softswitch.runtime.tables import Exact, KeySpec, Table, TableEntry, TableSpec
+from softswitch.runtime.valuesets import ValueSet
 
 
 def table(name: str, idle: bool = False) -> Table:
@@ -76,5 +78,13 @@ def test_clock_reaches_idle_tables_and_reset_clears() -> None:
     assert tbl is t and e.last_hit_ns == 120
     c = s.add_counter(Counter("c", 1, CounterUnit.PACKETS))
     c.count(0, 10)
+    sel = s.add_action_profile(ActionSelector("sel", actions=(ActionSpec("a"),)))
+    assert isinstance(sel, ActionSelector)
+    sel.insert_member(1, ActionCall("a"))
+    sel.insert_group(1, {1: 1})
+    vs = s.add_value_set(ValueSet("vs", (KeySpec("", 8, "exact"),), 1))
+    vs.set_members([(Exact(1),)])
+    assert s.value_set("vs") is vs
     s.reset()
     assert len(t) == 0 and c.read(0) == CounterData()
+    assert sel.members() == [] and sel.groups() == [] and vs.members == ()
