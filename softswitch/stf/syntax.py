@@ -402,7 +402,7 @@ def _parse_line(line: str, number: int) -> Command:
 
 # ---------------------------------------------------------------- tables
 
-_KEY_TOKEN = re.compile(r"^([A-Za-z_$][\w.$\[\]]*(?:\(\))?):(.*)$")
+_KEY_TOKEN = re.compile(r"^([A-Za-z_$](?:[\w.$]|\[\d+(?::\d+)?\])*(?:\(\))?):(.*)$")
 _ACTION_START = re.compile(r"[A-Za-z_$][\w.$]*\(")
 _PROFILE_REF = re.compile(r"@(member|group)\(\s*(\d+)\s*\)$")
 

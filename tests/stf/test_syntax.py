@@ -73,6 +73,13 @@ def test_validity_key_named_with_call_syntax_is_a_key_not_an_action() -> None:
     assert isinstance(cmd.action, s.ActionRef) and cmd.action.name == "a"
 
 
+def test_key_names_with_stack_indices_and_slices() -> None:
+    cmd = one("add t hdr.s[1].f:1 ipv4.dstAddr[31:16]:0x0a01 extra$0.h:2 a()")
+    assert isinstance(cmd, s.Add)
+    assert [name for name, _ in cmd.keys] == ["hdr.s[1].f", "ipv4.dstAddr[31:16]", "extra$0.h"]
+    assert [v.value for _, v in cmd.keys] == [1, 0x0A01, 2]  # type: ignore[union-attr]
+
+
 def test_profile_member_and_group_references() -> None:
     member = one("add t k:1 @member(7)")
     group = one("add t k:2 @group(3) = G")
