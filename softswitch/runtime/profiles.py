@@ -136,7 +136,9 @@ class ActionProfile:
             "INVALID_ARGUMENT", f"action profile '{self.name}' has no selector: no groups"
         )
 
-    def choose(self, group_id: int, selector: tuple[int, ...]) -> ActionCall | None:
+    def choose(
+        self, group_id: int, selector: tuple[int, ...], widths: Sequence[int] | None = None
+    ) -> ActionCall | None:
         raise RuntimeConfigError(
             "INVALID_ARGUMENT", f"action profile '{self.name}' has no selector: no groups"
         )
@@ -263,9 +265,11 @@ class ActionSelector(ActionProfile):
 
     # -- data plane ------------------------------------------------------------
 
-    def hash(self, selector: Sequence[int]) -> int:
-        """The selector hash of these selector key values."""
-        return self._hasher(pack_fields(zip(selector, self.selector_widths, strict=True)))
+    def hash(self, selector: Sequence[int], widths: Sequence[int] | None = None) -> int:
+        """The selector hash of these selector key values (of ``widths``, or the selector's)."""
+        if widths is None:
+            widths = self.selector_widths
+        return self._hasher(pack_fields(zip(selector, widths, strict=True)))
 
     def choose_by_hash(self, group_id: int, selector_hash: int) -> ActionCall | None:
         """The action of member ``hash % n`` of the group; None if it is empty."""
@@ -274,9 +278,11 @@ class ActionSelector(ActionProfile):
             return None
         return self._members[slots[selector_hash % len(slots)]]
 
-    def choose(self, group_id: int, selector: tuple[int, ...]) -> ActionCall | None:
+    def choose(
+        self, group_id: int, selector: tuple[int, ...], widths: Sequence[int] | None = None
+    ) -> ActionCall | None:
         """Hash the selector key values and pick the group's member."""
         slots = self._slots[group_id]
         if not slots:
             return None
-        return self._members[slots[self.hash(selector) % len(slots)]]
+        return self._members[slots[self.hash(selector, widths) % len(slots)]]

@@ -193,6 +193,7 @@ class Table:
         self.now_ns = 0
         self.match_keys = tuple(k for k in spec.keys if k.kind != "selector")
         self.selector_keys = tuple(k for k in spec.keys if k.kind == "selector")
+        self._selector_widths = tuple(k.width for k in self.selector_keys)
         self.needs_priority = any(k.kind in ("ternary", "range", "optional") for k in spec.keys)
         self.actions = {a.name: a for a in spec.actions}
         self._entries: dict[tuple[tuple[Match | None, ...], int], TableEntry] = {}
@@ -230,7 +231,7 @@ class Table:
         if entry.member_id is not None:
             return LookupResult(True, profile.member(entry.member_id), entry)
         assert entry.group_id is not None
-        call = profile.choose(entry.group_id, selector)
+        call = profile.choose(entry.group_id, selector, self._selector_widths)
         if call is None:  # empty group: BMv2 runs no entry action, we run the default
             return LookupResult(False, self._miss.action_call, entry)
         return LookupResult(True, call, entry)

@@ -127,6 +127,7 @@ class TestIndirectTable:
         t.insert(TableEntry((Exact(2),), group_id=7))
         assert t.lookup((1,)).action_call == nhop(2)
         h = s.hash((5, 6))
+        assert h == s.hash((5, 6), (32, 16))
         r = t.lookup((2,), (5, 6))
         assert r.hit and r.action_call == nhop(1 + h % 2)
         s.modify_member(2, nhop(9))  # entries see the new action
@@ -160,6 +161,16 @@ class TestIndirectTable:
         e = t.insert(TableEntry((Exact(1),), group_id=7))
         r = t.lookup((1,), (0, 0))
         assert not r.hit and r.action_call == ActionCall("NoAction") and r.entry is e
+
+    def test_the_table_gives_the_selector_widths(self) -> None:
+        s = ActionSelector("bare", actions=(NHOP,))  # widths unknown to the selector
+        s.insert_member(1, nhop(1))
+        s.insert_member(2, nhop(2))
+        s.insert_group(7, {1: 1, 2: 1})
+        t = self.make(s)
+        t.insert(TableEntry((Exact(2),), group_id=7))
+        h = hash_fields("crc16", [(0x0A000001, 32), (80, 16)])
+        assert t.lookup((2,), (0x0A000001, 80)).action_call == nhop(1 + h % 2)
 
     def test_unbound_table(self) -> None:
         t = self.make(selector())
