@@ -64,9 +64,8 @@ class StfResult:
         )
         received = sum(len(r.received) for r in self.ports)
         verdict = "PASS" if self.passed else "FAIL"
-        lines.append(
-            f"{verdict}: {self.stf_file}: {self.packets_sent} packets sent, {received} received"
-        )
+        sent = "1 packet" if self.packets_sent == 1 else f"{self.packets_sent} packets"
+        lines.append(f"{verdict}: {self.stf_file}: {sent} sent, {received} received")
         return "\n".join(lines)
 
 
