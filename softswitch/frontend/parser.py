@@ -35,7 +35,8 @@ Errors
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import difflib
+from collections.abc import Callable, Iterable, Sequence
 from typing import NoReturn, TypeVar
 
 from softswitch.errors import Loc, P4SourceError
@@ -80,6 +81,17 @@ BASE_TYPE_KEYWORDS = frozenset(
     ["bool", "error", "match_kind", "string", "int", "bit", "varbit", "tuple", "list"]
 )
 DIRECTIONS = frozenset(["in", "out", "inout"])
+# Keywords that start a top-level declaration (for "did you mean" hints).
+DECLARATION_KEYWORDS = (
+    "action", "const", "control", "enum", "error", "extern", "header", "header_union",
+    "match_kind", "package", "parser", "struct", "type", "typedef",
+)  # fmt: skip
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest candidate to ``word``, or ""."""
+    close = difflib.get_close_matches(word, sorted(set(candidates)), n=1, cutoff=0.75)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 class Parser:
@@ -167,6 +179,13 @@ class Parser:
             if name in scope:
                 return scope[name]
         return False
+
+    def type_names(self) -> list[str]:
+        """Every type name visible in the current scope."""
+        visible: dict[str, bool] = {}
+        for scope in self.scopes:
+            visible.update(scope)
+        return [name for name, is_type in visible.items() if is_type]
 
     def _is_type_ident(self, token: Token) -> bool:
         return token.kind == "IDENT" and self.is_type_name(token.text)
@@ -279,7 +298,11 @@ class Parser:
             return self._parse_match_kind_declaration()
         if self._at_type_start() or kind == "void" or self._at_non_type_name():
             return self._parse_instantiation_or_function(annotations)
-        self._error_expected("a declaration", "at top level")
+        hint = did_you_mean(self.tok.text, DECLARATION_KEYWORDS) if kind == "IDENT" else ""
+        self._error(
+            self.tok.loc,
+            f"expected a declaration at top level, found {self.describe(self.tok)}{hint}",
+        )
 
     def _parse_instantiation_or_function(
         self, annotations: list[ast.Annotation]
@@ -288,7 +311,8 @@ class Parser:
         ``T(args) name;`` versus ``T name<tp>(params) { body }``."""
         if self._at_non_type_name() and not self._at_name(1):
             token = self.tok
-            self._error(token.loc, f"unknown type '{token.text}'; expected a declaration")
+            hint = did_you_mean(token.text, [*self.type_names(), *DECLARATION_KEYWORDS])
+            self._error(token.loc, f"unknown type '{token.text}'; expected a declaration{hint}")
         if self._at_type_start() and self._type_followed_by_paren():
             return self._parse_instantiation(annotations, self._parse_type_ref("here"))
         return_type = self._parse_type_or_void("as a return type")
@@ -296,6 +320,14 @@ class Parser:
             self._error(return_type.loc, "only a named type can be instantiated")
         name = self._parse_name("after the return type of a function")
         if not self.at("(", "<"):
+            if isinstance(return_type, ast.TypeName) and not self.is_type_name(
+                return_type.path.name
+            ):
+                unknown = return_type.path.name
+                hint = did_you_mean(unknown, [*DECLARATION_KEYWORDS, *self.type_names()])
+                self._error(
+                    return_type.loc, f"unknown type '{unknown}'; expected a declaration{hint}"
+                )
             self._error(
                 name.loc,
                 f"variable '{name.text}' cannot be declared at the top level; "
@@ -608,7 +640,8 @@ class Parser:
         if token.kind == "IDENT":
             self._error(
                 token.loc,
-                f"expected a type {context}, found '{token.text}', which is not a type name",
+                f"expected a type {context}, found '{token.text}', which is not a type name"
+                + did_you_mean(token.text, self.type_names()),
             )
         self._error_expected("a type", context)
 
@@ -1342,6 +1375,13 @@ class Parser:
             return ast.AssignmentStatement(target.loc, target, self._parse_expression(), op)
         if isinstance(target, ast.Call):
             return ast.MethodCallStatement(target.loc, target)
+        if isinstance(target, ast.NameExpression) and self._at_name():
+            # `foo x;` where foo is no type: a declaration with a misspelled type.
+            name = target.path.name
+            hint = did_you_mean(name, self.type_names())
+            self._error(
+                target.loc, f"unknown type '{name}' in the declaration of '{self.tok.text}'{hint}"
+            )
         self._error_expected("'=' or '('", "after the target of a statement")
 
     def _parse_assignment_operator(self) -> str | None:

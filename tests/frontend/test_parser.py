@@ -488,6 +488,27 @@ def test_preprocessor_failures_are_located(tmp_path: Path) -> None:
 
 ERROR_CASES = [
     (
+        "struct headers {} control C(inout heders h) { apply {} }",
+        (1, 35),
+        "expected a type for a parameter of control 'C', found 'heders', which is not a "
+        "type name (did you mean 'headers'?)",
+    ),
+    (
+        "struct headers {} control C() { apply { heders h; } }",
+        (1, 41),
+        "unknown type 'heders' in the declaration of 'h' (did you mean 'headers'?)",
+    ),
+    (
+        "headr H { bit<8> f; }",
+        (1, 1),
+        "unknown type 'headr'; expected a declaration (did you mean 'header'?)",
+    ),
+    (
+        '@name("x") 42',
+        (1, 12),
+        "expected a declaration at top level, found '42'",
+    ),
+    (
         "header H { bit<8> f }",
         (1, 21),
         "expected ';' after field 'f' of 'H', found '}'",
