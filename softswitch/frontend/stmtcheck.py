@@ -321,6 +321,8 @@ class StmtChecker(ExprChecker):
             dirs.append(p.direction or "")
         action = ir.Action(name, decl.name, params, dirs, [], anns, decl.loc, self.uid("a"))
         self.ctx.actions[id(decl)] = action
+        if self.ctx.inst is not None:
+            self.ctx.inst.actions.append(action)
         saved = self.fctx
         self.fctx = FuncCtx("action")
         try:

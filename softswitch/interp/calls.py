@@ -1,0 +1,432 @@
+"""Code generation of calls: actions, functions, blocks, built-in methods, externs.
+
+:class:`CallGen` writes the Python for one :class:`ir.Call` through its
+:class:`~softswitch.interp.codegen.Codegen`: argument passing (copy-in,
+and copy-out of scalar ``out``/``inout`` arguments), the ``packet_in`` /
+``packet_out`` methods, header and stack methods, and the v1model externs.
+An extern the target cannot run raises :class:`UnsupportedError` here, at
+load time.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from softswitch.errors import UnsupportedError
+from softswitch.frontend import ir
+from softswitch.frontend.types import (
+    Bits,
+    Bool,
+    EnumT,
+    ErrorT,
+    HeaderT,
+    P4Type,
+    StackT,
+    StructLike,
+    TupleT,
+    UnionT,
+    Varbit,
+    bit_width,
+    strip_newtype,
+)
+from softswitch.interp.classes import is_obj
+
+if TYPE_CHECKING:
+    from softswitch.interp.codegen import Codegen
+
+PRESERVE_EXTERNS = {
+    "resubmit": "resubmit",
+    "recirculate": "recirculate",
+    "resubmit_preserving_field_list": "resubmit",
+    "recirculate_preserving_field_list": "recirculate",
+}
+
+
+def _enum_name(e: ir.Expr | None) -> str:
+    if isinstance(e, ir.Const):
+        t = strip_newtype(e.type)
+        if isinstance(t, EnumT):
+            return next(n for n, v in t.members.items() if v == e.value)
+    raise UnsupportedError(e.loc if e is not None else ir.TRUE.loc, "non-constant enum argument")
+
+
+class CallGen:
+    """Writes one call."""
+
+    def __init__(self, g: Codegen) -> None:
+        self.g = g
+
+    def call(self, c: ir.Call, want_value: bool) -> str:
+        """Emit the call; returns its value expression ("" for void)."""
+        if c.kind == "action":
+            action: ir.Action = c.target
+            return self.invoke(
+                f"a{action.uid}", c.args, action.params, action.directions, False, want_value
+            )
+        if c.kind == "function":
+            func: ir.Function = c.target
+            has_ret = str(func.ret) != "void"
+            return self.invoke(
+                f"F{func.uid}", c.args, func.params, func.directions, has_ret, want_value
+            )
+        if c.kind == "block":
+            inst: ir.BlockInstance = c.target
+            return self.invoke(
+                f"B{inst.uid}",
+                c.args,
+                inst.params,
+                inst.directions,
+                False,
+                want_value,
+                prefix=["pk"],
+            )
+        if c.kind == "table":
+            table: ir.Table = c.target
+            if want_value:
+                return f"t{table.uid}()"
+            self.g.line(f"t{table.uid}()")
+            return ""
+        if c.kind == "const":
+            return repr(c.target)
+        if c.kind == "extern_func":
+            return self.extern_func(c, want_value)
+        if c.kind == "method":
+            return self.method(c, want_value)
+        raise UnsupportedError(c.loc, f"call of kind {c.kind}")
+
+    # ------------------------------------------------------------------
+
+    def invoke(
+        self,
+        fname: str,
+        args: list[ir.Arg],
+        params: list[ir.Var],
+        dirs: list[str],
+        has_ret: bool,
+        want_value: bool,
+        prefix: list[str] | None = None,
+    ) -> str:
+        """Call a generated function with copy-in/copy-out."""
+        g = self.g
+        values = list(prefix or [])
+        targets: list[ir.Expr | None] = []
+        for arg, var, d in zip(args, params, dirs, strict=True):
+            e = arg.expr
+            obj = is_obj(var.type)
+            if d in ("", "in"):
+                assert e is not None
+                s = g.expr(e)
+                if obj or isinstance(strip_newtype(var.type), TupleT):
+                    s = f"copy_value({s})"
+                values.append(s)
+            elif d == "inout":
+                assert e is not None
+                values.append(g.expr(e))
+                if not obj:
+                    targets.append(e)
+            else:
+                if obj:
+                    values.append(g.expr(e) if e is not None else g.classes.new(var.type))
+                else:
+                    values.append(g.classes.new(var.type))
+                    targets.append(e)
+        call = f"{fname}({', '.join(values)})"
+        if has_ret:
+            if not targets:
+                if want_value:
+                    return call
+                g.line(call)
+                return ""
+            tmp = g.fresh("r")
+            g.line(f"{tmp} = {call}")
+            for i, t in enumerate(targets):
+                if t is not None:
+                    g.store(t, f"{tmp}[{i + 1}]")
+            return f"{tmp}[0]"
+        g._assign_outs(call, targets)
+        return ""
+
+    # ------------------------------------------------------------------
+    # Flattening values into (value, width) lists for hashes and checksums
+
+    def flatten(self, e: ir.Expr) -> list[tuple[str, int]]:
+        """The scalar components of ``e`` in order, as (Python source, width)."""
+        if isinstance(e, ir.StructLit):
+            out: list[tuple[str, int]] = []
+            for _, v in e.fields:
+                out.extend(self.flatten(v))
+            return out
+        return self._flatten_value(self.g.expr(e), e.type)
+
+    def _flatten_value(self, src: str, t: P4Type) -> list[tuple[str, int]]:
+        st = strip_newtype(t)
+        if isinstance(st, StructLike):
+            out: list[tuple[str, int]] = []
+            for f, ft in st.fields.items():
+                out.extend(self._flatten_value(f"{src}.f_{f}", ft))
+            return out
+        if isinstance(st, StackT):
+            out = []
+            for i in range(st.size):
+                out.extend(self._flatten_value(f"{src}.elems[{i}]", st.element))
+            return out
+        if isinstance(st, TupleT):
+            out = []
+            for i, et in enumerate(st.elements):
+                out.extend(self._flatten_value(f"{src}[{i}]", et))
+            return out
+        if isinstance(st, Bool):
+            return [(f"int({src})", 1)]
+        if isinstance(st, Varbit):
+            return [(src, st.max_width)]
+        return [(src, bit_width(st))]
+
+    def _fields_src(self, e: ir.Expr) -> str:
+        parts = ", ".join(f"({v}, {w})" for v, w in self.flatten(e))
+        return f"[{parts}]"
+
+    # ------------------------------------------------------------------
+    # Extern functions
+
+    def extern_func(self, c: ir.Call, want_value: bool) -> str:
+        """v1model and core extern functions."""
+        g = self.g
+        name = c.target
+        a = [x.expr for x in c.args]
+        if name == "mark_to_drop":
+            std = g.expr(a[0]) if a else "pk.std"
+            g.line(f"_drop(pk, {std})")
+        elif name == "hash":
+            result = a[0]
+            assert result is not None and a[1] is not None and a[2] is not None and a[3] is not None
+            algo = _enum_name(a[1])
+            width = bit_width(result.type)
+            g.store(
+                result,
+                f"_hash(pk, {algo!r}, {g.expr(a[2])}, {self._fields_src(a[3])}, "
+                f"{g.expr(a[4]) if a[4] is not None else 0}, {width})",
+            )
+        elif name in ("verify_checksum", "verify_checksum_with_payload"):
+            cond, data, ck = a[0], a[1], a[2]
+            assert cond is not None and data is not None and ck is not None
+            algo = _enum_name(a[3])
+            pay = "pk.payload" if name.endswith("payload") else "b''"
+            g.line(
+                f"if {g.expr(cond)} and _csum(pk, {algo!r}, {self._fields_src(data)}, {pay}, "
+                f"{bit_width(ck.type)}) != {g.expr(ck)}:"
+            )
+            g.line("    pk.checksum_error = 1")
+        elif name in ("update_checksum", "update_checksum_with_payload"):
+            cond, data, ck = a[0], a[1], a[2]
+            assert cond is not None and data is not None and ck is not None
+            algo = _enum_name(a[3])
+            pay = "pk.payload" if name.endswith("payload") else "b''"
+            g.line(f"if {g.expr(cond)}:")
+            g.indent += 1
+            g.store(
+                ck, f"_csum(pk, {algo!r}, {self._fields_src(data)}, {pay}, {bit_width(ck.type)})"
+            )
+            g.indent -= 1
+        elif name == "random":
+            result = a[0]
+            assert result is not None and a[1] is not None and a[2] is not None
+            g.store(result, f"pk.random({g.expr(a[1])}, {g.expr(a[2])})")
+        elif name == "digest":
+            assert a[0] is not None and a[1] is not None
+            dname = str(c.type_args[0]) if c.type_args else "digest"
+            vals = ", ".join(v for v, _ in self.flatten(a[1]))
+            g.line(f"pk.digest({dname!r}, {g.expr(a[0])}, ({vals}{',' if vals else ''}))")
+        elif name in ("clone", "clone3", "clone_preserving_field_list"):
+            assert a[1] is not None
+            fl = "None"
+            if name == "clone3" and a[2] is not None:
+                fl = repr(self.field_list(a[2]))
+            elif name == "clone_preserving_field_list" and a[2] is not None:
+                fl = f"('index', {g.expr(a[2])})"
+            g.line(f"pk.clone({g.expr(a[1])}, {fl})")
+        elif name in PRESERVE_EXTERNS:
+            kind = PRESERVE_EXTERNS[name]
+            if name.endswith("field_list"):
+                assert a[0] is not None
+                fl = f"('index', {g.expr(a[0])})"
+            else:
+                fl = repr(self.field_list(a[0])) if a and a[0] is not None else "None"
+            g.line(f"pk.{kind} = {fl} or ('index', -1)")
+        elif name == "truncate":
+            assert a[0] is not None
+            g.line(f"pk.truncate = {g.expr(a[0])}")
+        elif name in ("assert", "assume"):
+            assert a[0] is not None
+            g.line(f"if not {g.expr(a[0])}:")
+            g.line(f"    pk.assert_failed({str(c.loc)!r}, {name!r})")
+        elif name == "log_msg":
+            msg = g.expr(a[0]) if a and a[0] is not None else "''"
+            vals = ", ".join(v for v, _ in self.flatten(a[1])) if len(a) > 1 and a[1] else ""
+            g.line(f"pk.log({msg}, ({vals}{',' if vals else ''}))")
+        elif name == "verify":
+            assert a[0] is not None and a[1] is not None
+            g.line(f"if not {g.expr(a[0])}:")
+            g.line(f"    raise ParserReject({g.expr(a[1])})")
+        else:
+            raise UnsupportedError(c.loc, f"extern function {name}")
+        del want_value
+        return ""
+
+    def field_list(self, e: ir.Expr) -> list[tuple[str, list[str]]]:
+        """The l-values named by a deprecated field-list argument, as (root, path)."""
+        items = [v for _, v in e.fields] if isinstance(e, ir.StructLit) else [e]
+        out: list[tuple[str, list[str]]] = []
+        for item in items:
+            path: list[str] = []
+            node = item
+            while isinstance(node, ir.FieldRef):
+                path.insert(0, f"f_{node.field}")
+                node = node.base
+            if isinstance(node, ir.Var):
+                root = self.g.root_of(node.name)
+                if root is not None:
+                    out.append((root, path))
+        return out
+
+    # ------------------------------------------------------------------
+    # Methods
+
+    def method(self, c: ir.Call, want_value: bool) -> str:
+        """Methods of extern instances, packets, headers and stacks."""
+        g = self.g
+        receiver, name = c.target
+        if isinstance(receiver, ir.InstanceRef):
+            return self.instance_method(c, receiver.instance, name, want_value)
+        rt = strip_newtype(receiver.type)
+        a = [x.expr for x in c.args]
+        if isinstance(rt, HeaderT):
+            h = g.expr(receiver)
+            if name == "isValid":
+                return f"{h}._v"
+            if name == "setValid":
+                g.line(f"{h}._v = True")
+                g._union_fix(receiver)
+            else:
+                g.line(f"{h}._v = False")
+            return ""
+        if isinstance(rt, UnionT):
+            u = g.expr(receiver)
+            return "(" + " or ".join(f"{u}.f_{f}._v" for f in rt.fields) + ")"
+        if isinstance(rt, StackT):
+            assert a[0] is not None
+            g.line(f"{g.expr(receiver)}.{name}({g.expr(a[0])})")
+            return ""
+        tname = getattr(rt, "name", "")
+        if tname == "packet_in":
+            return self.packet_in(receiver, name, c, want_value)
+        if tname == "packet_out" and name == "emit":
+            assert a[0] is not None
+            self.emit(g.expr(receiver), g.expr(a[0]), a[0].type)
+            return ""
+        raise UnsupportedError(c.loc, f"method {tname}.{name}")
+
+    def packet_in(self, receiver: ir.Expr, name: str, c: ir.Call, want_value: bool) -> str:
+        """extract, lookahead, advance, length."""
+        g = self.g
+        pkt = g.expr(receiver)
+        a = [x.expr for x in c.args]
+        if name == "extract":
+            target = a[0]
+            assert target is not None
+            ht = strip_newtype(target.type)
+            if not isinstance(ht, HeaderT):
+                raise UnsupportedError(c.loc, f"extract into {target.type}")
+            n = g.classes.name(ht)[1:].split("_", 1)[0]
+            extra = f", {g.expr(a[1])}" if len(a) > 1 and a[1] is not None else ""
+            if isinstance(target, ir.StackRef) and target.which == "next":
+                stack = g.expr(target.base)
+                g.line(f"X{n}({pkt}, {stack}.nxt(){extra})")
+                g.line(f"{stack}.next += 1")
+            else:
+                g.line(f"X{n}({pkt}, {g.expr(target)}{extra})")
+                g._union_fix(target)
+            return ""
+        if name == "lookahead":
+            t = c.type
+            st = strip_newtype(t)
+            if isinstance(st, HeaderT):
+                n = g.classes.name(st)[1:].split("_", 1)[0]
+                h = g.fresh("la")
+                o = g.fresh("o")
+                g.line(f"{h} = {g.classes.new(st)}")
+                g.line(f"{o} = {pkt}.off")
+                g.line(f"X{n}({pkt}, {h})")
+                g.line(f"{pkt}.off = {o}")
+                return h
+            w = bit_width(t)
+            v = f"{pkt}.bits({pkt}.need({w}), {w})"
+            if isinstance(st, Bool):
+                return f"({v} != 0)"
+            if not isinstance(st, Bits | EnumT | ErrorT):
+                raise UnsupportedError(c.loc, f"lookahead of {t}")
+            return v
+        if name == "advance":
+            assert a[0] is not None
+            g.line(f"{pkt}.advance({g.expr(a[0])})")
+            return ""
+        if name == "length":
+            return f"({pkt}.nbits >> 3)"
+        del want_value
+        raise UnsupportedError(c.loc, f"packet_in.{name}")
+
+    def emit(self, out: str, src: str, t: P4Type) -> None:
+        """packet_out.emit of a header, union, stack or struct of them."""
+        g = self.g
+        st = strip_newtype(t)
+        if isinstance(st, HeaderT):
+            n = g.classes.name(st)[1:].split("_", 1)[0]
+            g.line(f"E{n}({out}, {src})")
+        elif isinstance(st, UnionT | StructLike):
+            for f, ft in st.fields.items():
+                self.emit(out, f"{src}.f_{f}", ft)
+        elif isinstance(st, StackT):
+            for i in range(st.size):
+                self.emit(out, f"{src}.elems[{i}]", st.element)
+        else:
+            raise UnsupportedError(ir.TRUE.loc, f"emit of {t}")
+
+    def instance_method(self, c: ir.Call, inst: object, name: str, want_value: bool) -> str:
+        """Methods of counters, meters, registers and other extern instances."""
+        g = self.g
+        if not isinstance(inst, ir.ExternInstance):
+            raise UnsupportedError(c.loc, f"method {name}")
+        x = f"X{inst.uid}"
+        a = [arg.expr for arg in c.args]
+        kind = inst.type_name
+        if kind == "counter" and name == "count":
+            assert a[0] is not None
+            g.line(f"{x}.count({g.expr(a[0])}, pk.length)")
+        elif kind == "direct_counter" and name == "count":
+            pass
+        elif kind == "meter" and name == "execute_meter":
+            assert a[0] is not None and a[1] is not None
+            g.store(a[1], f"_meter({x}.execute({g.expr(a[0])}, pk.length, pk.now_us))")
+        elif kind == "direct_meter" and name == "read":
+            assert a[0] is not None
+            g.store(a[0], f"_dmeter({x}, pk)")
+        elif kind == "register" and name == "read":
+            assert a[0] is not None and a[1] is not None
+            tmp = g.fresh("rv")
+            g.line(f"{tmp} = {x}.read({g.expr(a[1])})")
+            g.line(f"if {tmp} is not None:")
+            g.indent += 1
+            g.store(a[0], tmp)
+            g.indent -= 1
+        elif kind == "register" and name == "write":
+            assert a[0] is not None and a[1] is not None
+            g.line(f"{x}.write({g.expr(a[0])}, {g.expr(a[1])})")
+        elif kind == "Checksum16" and name == "get":
+            assert a[0] is not None
+            return f"_csum(pk, 'csum16', {self._fields_src(a[0])}, b'', 16)"
+        else:
+            raise UnsupportedError(c.loc, f"method {kind}.{name}")
+        del want_value
+        return ""
+
+
+__all__ = ["CallGen"]

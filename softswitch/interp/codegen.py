@@ -1,0 +1,720 @@
+"""Compile an :class:`ir.Program` into Python source, once per load.
+
+The output is one Python module (compiled with :func:`compile` and run with
+:func:`exec`) that holds:
+
+* the value classes of :mod:`classes`;
+* ``F<uid>`` for every function and ``B<uid>(pk, params...)`` for every parser
+  and control instance; a control's actions (``a<uid>``) and tables
+  (``t<uid>``) are closures inside its ``B`` function, so they read and
+  write the control's parameters and locals directly (``nonlocal`` for the
+  scalars they rebind);
+* references to the runtime objects (tables ``T<uid>``, externs ``X<uid>``...)
+  that :mod:`pipeline` supplies in the module namespace.
+
+Calling convention: composite arguments (headers, structs, stacks) are passed
+by reference, a copy for ``in`` parameters the callee writes; scalar
+``out``/``inout`` parameters are returned (a tuple when there are several, the
+return value first for functions) and the caller assigns them back.
+``pk`` is the per-packet context (:class:`pipeline.PacketCtx`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from softswitch.errors import UnsupportedError
+from softswitch.frontend import ir
+from softswitch.frontend.types import (
+    Bits,
+    Bool,
+    EnumT,
+    ErrorT,
+    ExternT,
+    HeaderT,
+    InfInt,
+    P4Type,
+    StackT,
+    StructLike,
+    TupleT,
+    UnionT,
+    Varbit,
+    bit_width,
+    strip_newtype,
+)
+from softswitch.interp.classes import ClassGen, is_obj
+
+
+def _vt(t: P4Type) -> P4Type:
+    t = strip_newtype(t)
+    if isinstance(t, EnumT) and t.underlying is not None:
+        return t.underlying
+    return t
+
+
+@dataclass
+class FuncState:
+    """What the code generator tracks for the function being written."""
+
+    outs: list[ir.Var]
+    ret_value: bool = False
+    declared: set[str] = field(default_factory=set)
+    stored: set[str] = field(default_factory=set)
+    loop_updates: list[list[ir.Stmt]] = field(default_factory=list)
+
+
+class Codegen:
+    """Builds the module source for one program."""
+
+    def __init__(self, program: ir.Program) -> None:
+        self.program = program
+        self.classes = ClassGen()
+        self.lines: list[str] = []
+        self.indent = 0
+        self.fs = FuncState([])
+        self.tmp = 0
+        self.field_lists: list[list[tuple[str, list[str]]]] = []
+        self.block_params: dict[str, ir.BlockInstance] = {}
+        self.roots: dict[str, str] = {}
+
+    def root_of(self, var: str) -> str | None:
+        """ "meta" or "std" for the v1model metadata parameters, else None."""
+        return self.roots.get(var)
+
+    # ------------------------------------------------------------------
+    # Output helpers
+
+    def line(self, text: str) -> None:
+        """Emit one line at the current indentation."""
+        self.lines.append("    " * self.indent + text)
+
+    def fresh(self, base: str = "t") -> str:
+        """A new temporary name."""
+        self.tmp += 1
+        return f"_{base}{self.tmp}"
+
+    def source(self) -> str:
+        """The whole module."""
+        return "\n".join(self.classes.lines + [""] + self.lines) + "\n"
+
+    # ------------------------------------------------------------------
+    # Top level
+
+    def generate(self) -> str:
+        """Generate everything reachable from the pipeline."""
+        for func in self.program.functions:
+            self.function(func)
+        done: set[str] = set()
+        for inst in self.program.pipeline.values():
+            self.block(inst, done)
+        return self.source()
+
+    def function(self, func: ir.Function) -> None:
+        """``F<uid>``: a top-level function."""
+        self.fs = FuncState(
+            self._scalar_outs(func.params, func.directions),
+            ret_value=bit_width(func.ret) >= 0 and str(func.ret) != "void",
+        )
+        params = ", ".join(v.name for v in func.params)
+        self.line(f"def F{func.uid}({params}):")
+        self.indent += 1
+        self._param_prologue(func.params, func.directions)
+        self.stmts(func.body)
+        self.line(self._return_stmt(None if not self.fs.ret_value else "None"))
+        self.indent -= 1
+        self.line("")
+
+    def _scalar_outs(self, params: list[ir.Var], dirs: list[str]) -> list[ir.Var]:
+        return [
+            v
+            for v, d in zip(params, dirs, strict=True)
+            if d in ("out", "inout") and not is_obj(v.type)
+        ]
+
+    def _param_prologue(self, params: list[ir.Var], dirs: list[str]) -> None:
+        for v, d in zip(params, dirs, strict=True):
+            self.fs.declared.add(v.name)
+            if d == "out" and is_obj(v.type):
+                self.line(f"{v.name}.invalidate()")
+
+    def _return_stmt(self, value: str | None) -> str:
+        outs = [v.name for v in self.fs.outs]
+        if self.fs.ret_value:
+            outs.insert(0, value or "None")
+        if not outs:
+            return "return None"
+        if len(outs) == 1:
+            return f"return {outs[0]}"
+        return f"return ({', '.join(outs)})"
+
+    def block(self, inst: ir.BlockInstance, done: set[str]) -> None:
+        """``B<uid>``: a parser or control instance (nested ones first)."""
+        if inst.uid in done:
+            return
+        done.add(inst.uid)
+        for sub in inst.blocks:
+            self.block(sub, done)
+        self.fs = FuncState(self._scalar_outs(inst.params, inst.directions))
+        params = ", ".join(["pk", *[v.name for v in inst.params]])
+        self.line(f"def B{inst.uid}({params}):")
+        self.indent += 1
+        self._param_prologue(inst.params, inst.directions)
+        block_fs = self.fs
+        self.stmts(inst.locals)
+        for action in self._block_actions(inst):
+            self.action(action, block_fs)
+        for table in inst.tables:
+            self.table(table, block_fs)
+        self.fs = block_fs
+        if inst.kind == "control":
+            self.stmts(inst.body)
+        else:
+            self.parser_body(inst)
+        self.line(self._return_stmt(None))
+        self.indent -= 1
+        self.line("")
+
+    def _block_actions(self, inst: ir.BlockInstance) -> list[ir.Action]:
+        return list(inst.actions)
+
+    def action(self, action: ir.Action, block_fs: FuncState) -> None:
+        """``a<uid>``: an action as a closure of its control."""
+        self.fs = FuncState(self._scalar_outs(action.params, action.directions))
+        params = ", ".join(v.name for v in action.params)
+        self.line(f"def a{action.uid}({params}):")
+        start = len(self.lines)
+        self.indent += 1
+        self._param_prologue(action.params, action.directions)
+        self.stmts(action.body)
+        self.line(self._return_stmt(None))
+        nonlocals = sorted(self.fs.stored - self.fs.declared)
+        if nonlocals:
+            self.lines.insert(start, "    " * self.indent + f"nonlocal {', '.join(nonlocals)}")
+        self.indent -= 1
+        self.fs = block_fs
+
+    # ------------------------------------------------------------------
+    # Tables
+
+    def table(self, table: ir.Table, block_fs: FuncState) -> None:
+        """``t<uid>()``: look up, run the action, return ``(hit, action uid)``."""
+        self.fs = FuncState([])
+        self.line(f"def t{table.uid}():")
+        start = len(self.lines)
+        self.indent += 1
+        keys = [k for k in table.keys if k.match_kind != "selector"]
+        sel = [k for k in table.keys if k.match_kind == "selector"]
+        key = self._key_tuple(keys)
+        if sel:
+            self.line(f"r = T{table.uid}.lookup({key}, {self._key_tuple(sel)})")
+        else:
+            self.line(f"r = T{table.uid}.lookup({key})")
+        self.line("pk.entry = r.entry")
+        if table.direct_counter is not None:
+            self.line("if r.entry is not None:")
+            self.line(f"    X{table.direct_counter.uid}.count(r.entry, pk.length)")
+        self.line("ac = r.action_call")
+        self.line("n = ac.name")
+        first = True
+        for ref in table.actions:
+            kw = "if" if first else "elif"
+            first = False
+            self.line(f"{kw} n == {ref.action.name!r}:")
+            self.indent += 1
+            bound = [self.expr(e) for e in ref.bound_args]
+            ncp = len(ref.action.cp_params)
+            cp = [f"ac.args[{i}]" for i in range(ncp)]
+            outs = self._scalar_outs(ref.action.params, ref.action.directions)
+            call = f"a{ref.action.uid}({', '.join(bound + cp)})"
+            if outs:
+                dirs = [
+                    (v, d)
+                    for v, d in zip(ref.action.params, ref.action.directions, strict=True)
+                    if d
+                ]
+                targets = [
+                    e
+                    for (v, d), e in zip(dirs, ref.bound_args, strict=False)
+                    if d in ("out", "inout") and not is_obj(v.type)
+                ]
+                self._assign_outs(call, targets)
+            else:
+                self.line(call)
+            self.line(f"return (r.hit, {ref.action.uid!r})")
+            self.indent -= 1
+        self.line("return (r.hit, None)")
+        nonlocals = sorted(self.fs.stored - self.fs.declared)
+        if nonlocals:
+            self.lines.insert(start, "    " * self.indent + f"nonlocal {', '.join(nonlocals)}")
+        self.indent -= 1
+        self.fs = block_fs
+
+    def _key_tuple(self, keys: list[ir.TableKey]) -> str:
+        parts = []
+        for k in keys:
+            v = self.expr(k.expr)
+            if isinstance(_vt(k.expr.type), Bool):
+                v = f"int({v})"
+            parts.append(v)
+        if len(parts) == 1:
+            return f"({parts[0]},)"
+        return "(" + ", ".join(parts) + ")"
+
+    # ------------------------------------------------------------------
+    # Parsers
+
+    def parser_body(self, inst: ir.BlockInstance) -> None:
+        """The state machine of a parser."""
+        index = {s.name: i for i, s in enumerate(inst.states)}
+        start = index["start"]
+        self.line(f"st = {start}")
+        self.line("while st >= 0:")
+        self.indent += 1
+        for i, state in enumerate(inst.states):
+            self.line(f"{'if' if i == 0 else 'elif'} st == {i}:")
+            self.indent += 1
+            self.stmts(state.body)
+            self.transition(state, index)
+            self.indent -= 1
+        self.indent -= 1
+
+    def _goto(self, target: str, index: dict[str, int]) -> str:
+        if target == "accept":
+            return "st = -1"
+        if target == "reject":
+            return "raise ParserReject(0)"
+        return f"st = {index[target]}"
+
+    def transition(self, state: ir.ParserStateIR, index: dict[str, int]) -> None:
+        """The select (or plain transition) at the end of a state."""
+        if not state.select:
+            self.line(self._goto(state.cases[0].state, index))
+            return
+        keys = []
+        for k in state.select:
+            name = self.fresh("k")
+            v = self.expr(k)
+            if isinstance(_vt(k.type), Bool):
+                v = f"int({v})"
+            self.line(f"{name} = {v}")
+            keys.append((name, k))
+        first = True
+        for case in state.cases:
+            if case.keysets is None:
+                cond = "True"
+            else:
+                cond = self._keyset_cond(case.keysets, keys)
+            self.line(f"{'if' if first else 'elif'} {cond}:")
+            self.line(f"    {self._goto(case.state, index)}")
+            first = False
+            if case.keysets is None:
+                break
+        else:
+            self.line("else:")
+            self.line("    raise ParserReject(2)")
+
+    def _keyset_cond(
+        self, keysets: tuple[tuple[Any, ...], ...], keys: list[tuple[str, ir.Expr]]
+    ) -> str:
+        conds = []
+        if len(keysets) == 1 and keysets[0][0] == "value_set":
+            vs = keysets[0][1]
+            return f"VS{vs.uid}.match(({', '.join(n for n, _ in keys)},))"
+        for ks, (name, k) in zip(keysets, keys, strict=True):
+            kind = ks[0]
+            if kind == "dontcare":
+                continue
+            if kind == "exact":
+                conds.append(f"{name} == {int(ks[1])}")
+            elif kind == "ternary":
+                conds.append(f"({name} & {ks[2]}) == {ks[1] & ks[2]}")
+            elif kind == "range":
+                t = _vt(k.type)
+                if isinstance(t, Bits) and t.signed:
+                    conds.append(
+                        f"{_sx_const(ks[1], t)} <= sx({name}, {t.width}) <= {_sx_const(ks[2], t)}"
+                    )
+                else:
+                    conds.append(f"{ks[1]} <= {name} <= {ks[2]}")
+            elif kind == "value_set":
+                conds.append(f"VS{ks[1].uid}.match(({name},))")
+            else:
+                conds.append(f"{name} == {ks[1]}")
+        return " and ".join(conds) if conds else "True"
+
+    # ------------------------------------------------------------------
+    # Statements
+
+    def stmts(self, body: list[ir.Stmt]) -> None:
+        """Emit a statement list (``pass`` when empty)."""
+        before = len(self.lines)
+        for s in body:
+            self.stmt(s)
+        if len(self.lines) == before:
+            self.line("pass")
+
+    def stmt(self, s: ir.Stmt) -> None:
+        """Emit one statement."""
+        if isinstance(s, ir.Assign):
+            self.assign(s.lhs, s.rhs)
+        elif isinstance(s, ir.CallStmt):
+            self.call(s.call, want_value=False)
+        elif isinstance(s, ir.VarDecl):
+            self.fs.declared.add(s.var.name)
+            if s.init is None:
+                self.line(f"{s.var.name} = {self.classes.new(s.var.type)}")
+            elif is_obj(s.var.type):
+                self.line(f"{s.var.name} = {self.classes.new(s.var.type)}")
+                self.line(f"{s.var.name}.assign({self.expr(s.init)})")
+            else:
+                self.line(f"{s.var.name} = {self._copy_if_list(s.init)}")
+        elif isinstance(s, ir.If):
+            self.line(f"if {self.expr(s.cond)}:")
+            self.indent += 1
+            self.stmts(s.then)
+            self.indent -= 1
+            if s.else_:
+                self.line("else:")
+                self.indent += 1
+                self.stmts(s.else_)
+                self.indent -= 1
+        elif isinstance(s, ir.Switch):
+            self.switch(s)
+        elif isinstance(s, ir.Exit):
+            self.line("raise ExitSignal()")
+        elif isinstance(s, ir.Return):
+            value = None
+            if s.value is not None:
+                value = self._copy_if_list(s.value)
+                if is_obj(s.value.type):
+                    value = f"{value}.copy()"
+            self.line(self._return_stmt(value))
+        elif isinstance(s, ir.Loop):
+            self.loop(s)
+        elif isinstance(s, ir.ForIn):
+            coll = self.expr(s.collection)
+            if isinstance(strip_newtype(s.collection.type), StackT):
+                coll = f"{coll}.elems"
+            self.fs.declared.add(s.var.name)
+            self.line(f"for {s.var.name} in {coll}:")
+            self.indent += 1
+            self.fs.loop_updates.append([])
+            self.stmts(s.body)
+            self.fs.loop_updates.pop()
+            self.indent -= 1
+        elif isinstance(s, ir.Break):
+            self.line("break")
+        elif isinstance(s, ir.Continue):
+            for u in self.fs.loop_updates[-1] if self.fs.loop_updates else []:
+                self.stmt(u)
+            self.line("continue")
+        else:
+            raise UnsupportedError(s.loc, f"statement {type(s).__name__}")
+
+    def loop(self, s: ir.Loop) -> None:
+        """A ``for`` loop."""
+        for i in s.init:
+            self.stmt(i)
+        self.line("while True:")
+        self.indent += 1
+        if s.cond is not None:
+            self.line(f"if not ({self.expr(s.cond)}):")
+            self.line("    break")
+        self.fs.loop_updates.append(s.updates)
+        self.stmts(s.body)
+        self.fs.loop_updates.pop()
+        for u in s.updates:
+            self.stmt(u)
+        self.indent -= 1
+
+    def switch(self, s: ir.Switch) -> None:
+        """``switch``: an if/elif chain on the subject."""
+        subject = self.fresh("s")
+        self.line(f"{subject} = {self.expr(s.expr)}")
+        first = True
+        default: ir.SwitchCase | None = None
+        for case in s.cases:
+            if case.is_default:
+                default = case
+                if case.labels:
+                    labels = ", ".join(repr(x) for x in case.labels)
+                    self.line(f"{'if' if first else 'elif'} {subject} in ({labels},):")
+                    first = False
+                    self.indent += 1
+                    self.stmts(case.body)
+                    self.indent -= 1
+                continue
+            labels = ", ".join(repr(x) for x in case.labels)
+            self.line(f"{'if' if first else 'elif'} {subject} in ({labels},):")
+            first = False
+            self.indent += 1
+            self.stmts(case.body)
+            self.indent -= 1
+        if default is not None:
+            if first:
+                self.stmts(default.body)
+            else:
+                self.line("else:")
+                self.indent += 1
+                self.stmts(default.body)
+                self.indent -= 1
+
+    def _copy_if_list(self, e: ir.Expr) -> str:
+        v = self.expr(e)
+        if isinstance(strip_newtype(e.type), TupleT) and not isinstance(e, ir.StructLit):
+            return f"copy_value({v})"
+        return v
+
+    def assign(self, lhs: ir.Expr, rhs: ir.Expr) -> None:
+        """``lhs = rhs`` (composites are copied into the target)."""
+        if is_obj(lhs.type):
+            target = self.expr(lhs)
+            self.line(f"{target}.assign({self.expr(rhs)})")
+            self._union_fix(lhs)
+            return
+        self.store(lhs, self._copy_if_list(rhs))
+
+    def _union_fix(self, lhs: ir.Expr) -> None:
+        if isinstance(lhs, ir.FieldRef) and isinstance(strip_newtype(lhs.base.type), UnionT):
+            u = strip_newtype(lhs.base.type)
+            assert isinstance(u, UnionT)
+            base = self.expr(lhs.base)
+            others = [f for f in u.fields if f != lhs.field]
+            if others:
+                self.line(f"if {base}.f_{lhs.field}._v:")
+                for o in others:
+                    self.line(f"    {base}.f_{o}._v = False")
+
+    def store(self, lhs: ir.Expr, value: str) -> None:
+        """Store a scalar ``value`` (Python source) into the l-value ``lhs``."""
+        if isinstance(lhs, ir.Var):
+            self.fs.stored.add(lhs.name)
+            self.line(f"{lhs.name} = {value}")
+        elif isinstance(lhs, ir.FieldRef):
+            self.line(f"{self.expr(lhs.base)}.f_{lhs.field} = {value}")
+            if isinstance(strip_newtype(lhs.type), Varbit):
+                pass
+        elif isinstance(lhs, ir.IndexRef):
+            base = self.expr(lhs.base)
+            if isinstance(strip_newtype(lhs.base.type), TupleT):
+                self.line(f"{base}[{self.expr(lhs.index)}] = {value}")
+            else:
+                raise UnsupportedError(lhs.loc, "assignment to a scalar stack element")
+        elif isinstance(lhs, ir.SliceE):
+            base_t = _vt(lhs.base.type)
+            assert isinstance(base_t, Bits)
+            width = lhs.hi - lhs.lo + 1
+            mask = (1 << width) - 1
+            if lhs.dyn_lo is not None:
+                lo = self.fresh("lo")
+                self.line(f"{lo} = {self.expr(lhs.dyn_lo)}")
+                cur = self.expr(lhs.base)
+                new = (
+                    f"(({cur}) & ~({mask} << {lo}) & {base_t.mask}) | "
+                    f"((({value}) & {mask}) << {lo}) & {base_t.mask}"
+                )
+            else:
+                keep = base_t.mask & ~(mask << lhs.lo)
+                cur = self.expr(lhs.base)
+                new = f"(({cur}) & {keep}) | ((({value}) & {mask}) << {lhs.lo})"
+            self.store(lhs.base, new)
+        else:
+            raise UnsupportedError(lhs.loc, f"assignment to {type(lhs).__name__}")
+
+    # ------------------------------------------------------------------
+    # Expressions
+
+    def expr(self, e: ir.Expr) -> str:
+        """Python source for the value of ``e``."""
+        if isinstance(e, ir.Const):
+            return self.const(e)
+        if isinstance(e, ir.Var):
+            return e.name
+        if isinstance(e, ir.FieldRef):
+            return f"{self.expr(e.base)}.f_{e.field}"
+        if isinstance(e, ir.IndexRef):
+            base = self.expr(e.base)
+            if isinstance(e.index, ir.Const):
+                i = int(e.index.value)
+                if isinstance(strip_newtype(e.base.type), TupleT):
+                    return f"{base}[{i}]"
+                return f"{base}.elems[{i}]"
+            return f"{base}.at({self.expr(e.index)})"
+        if isinstance(e, ir.StackRef):
+            base = self.expr(e.base)
+            if e.which == "next":
+                return f"{base}.nxt()"
+            if e.which == "last":
+                return f"{base}.last()"
+            return f"{base}.last_index()"
+        if isinstance(e, ir.SliceE):
+            mask = (1 << (e.hi - e.lo + 1)) - 1
+            if e.dyn_lo is not None:
+                return f"(({self.expr(e.base)} >> {self.expr(e.dyn_lo)}) & {mask})"
+            if e.lo == 0:
+                return f"({self.expr(e.base)} & {mask})"
+            return f"(({self.expr(e.base)} >> {e.lo}) & {mask})"
+        if isinstance(e, ir.UnOp):
+            return self.unop(e)
+        if isinstance(e, ir.BinOp):
+            return self.binop(e)
+        if isinstance(e, ir.CastE):
+            return self.cast(e)
+        if isinstance(e, ir.Mux):
+            return f"({self.expr(e.then)} if {self.expr(e.cond)} else {self.expr(e.else_)})"
+        if isinstance(e, ir.StructLit):
+            return self.struct_lit(e)
+        if isinstance(e, ir.InvalidHdr):
+            return self.classes.new(e.type)
+        if isinstance(e, ir.Call):
+            return self.call(e, want_value=True)
+        if isinstance(e, ir.TableResult):
+            call = self.call(e.call, want_value=True)
+            if e.which == "hit":
+                return f"{call}[0]"
+            if e.which == "miss":
+                return f"(not {call}[0])"
+            return f"{call}[1]"
+        raise UnsupportedError(e.loc, f"expression {type(e).__name__}")
+
+    def const(self, e: ir.Const) -> str:
+        """A constant's Python literal."""
+        t = strip_newtype(e.type)
+        if isinstance(e.value, bool | str):
+            return repr(e.value)
+        if isinstance(t, InfInt) or isinstance(e.value, int):
+            return repr(int(e.value))
+        if isinstance(t, ErrorT | EnumT):
+            return repr(e.value)
+        return repr(e.value)
+
+    def struct_lit(self, e: ir.StructLit) -> str:
+        """A struct, header, tuple or stack value."""
+        t = strip_newtype(e.type)
+        vals = []
+        for _, v in e.fields:
+            s = self.expr(v)
+            if is_obj(v.type) or isinstance(strip_newtype(v.type), TupleT):
+                s = f"copy_value({s})"
+            vals.append(s)
+        if isinstance(t, StructLike) and t.name:
+            return f"{self.classes.name(t)}.make({', '.join(vals)})"
+        if isinstance(t, StackT):
+            return f"_mkstack([{', '.join(vals)}])"
+        return "[" + ", ".join(vals) + "]"
+
+    def unop(self, e: ir.UnOp) -> str:
+        """``! ~ -``."""
+        v = self.expr(e.operand)
+        t = _vt(e.type)
+        if e.op == "!":
+            return f"(not {v})"
+        assert isinstance(t, Bits)
+        if e.op == "~":
+            return f"({v} ^ {t.mask})"
+        return f"(-{v} & {t.mask})"
+
+    def binop(self, e: ir.BinOp) -> str:
+        """Binary operators with P4 width semantics."""
+        op = e.op
+        a, b = self.expr(e.left), self.expr(e.right)
+        if op == "&&":
+            return f"({a} and {b})"
+        if op == "||":
+            return f"({a} or {b})"
+        lt = _vt(e.left.type)
+        if op in ("==", "!="):
+            if is_obj(e.left.type) or isinstance(lt, TupleT):
+                neg = "" if op == "==" else "not "
+                return f"({neg}values_eq({a}, {b}))"
+            return f"({a} {op} {b})"
+        if op == "++":
+            rt = _vt(e.right.type)
+            assert isinstance(rt, Bits)
+            return f"(({a} << {rt.width}) | {b})"
+        if not isinstance(lt, Bits):
+            raise UnsupportedError(e.loc, f"operator {op} on {e.left.type}")
+        w, mask, signed = lt.width, lt.mask, lt.signed
+        if op in ("<", ">", "<=", ">="):
+            if signed:
+                return f"(sx({a}, {w}) {op} sx({b}, {w}))"
+            return f"({a} {op} {b})"
+        if op in ("&", "|", "^"):
+            return f"({a} {op} {b})"
+        if op in ("+", "-", "*"):
+            return f"(({a} {op} {b}) & {mask})"
+        if op == "/":
+            return f"_div({a}, {b})"
+        if op == "%":
+            return f"_mod({a}, {b})"
+        if op == "|+|":
+            return f"sat_add_s({a}, {b}, {w})" if signed else f"min({a} + {b}, {mask})"
+        if op == "|-|":
+            return f"sat_sub_s({a}, {b}, {w})" if signed else f"max({a} - {b}, 0)"
+        if op == "<<":
+            if isinstance(e.right, ir.Const):
+                n = int(e.right.value)
+                return "0" if n >= w else f"(({a} << {n}) & {mask})"
+            return f"shl({a}, {b}, {w})"
+        if op == ">>":
+            if signed:
+                return f"((sx({a}, {w}) >> {b}) & {mask})"
+            if isinstance(e.right, ir.Const):
+                return f"({a} >> {int(e.right.value)})"
+            return f"({a} >> {b})"
+        raise UnsupportedError(e.loc, f"operator {op}")
+
+    def cast(self, e: ir.CastE) -> str:
+        """``(T) x``."""
+        v = self.expr(e.expr)
+        src, dst = _vt(e.expr.type), _vt(e.type)
+        if isinstance(dst, Bool):
+            return f"({v} != 0)" if not isinstance(src, Bool) else v
+        if isinstance(src, Bool):
+            return f"(1 if {v} else 0)"
+        if isinstance(dst, Bits) and isinstance(src, Bits):
+            if src.signed and dst.width > src.width:
+                return f"(sx({v}, {src.width}) & {dst.mask})"
+            if dst.width >= src.width:
+                return v
+            return f"({v} & {dst.mask})"
+        if isinstance(dst, Bits):
+            return f"({v} & {dst.mask})"
+        return v
+
+    # ------------------------------------------------------------------
+    # Calls
+
+    def call(self, c: ir.Call, want_value: bool) -> str:
+        """Emit a call; returns the expression of its value ("" for void)."""
+        from softswitch.interp.calls import CallGen
+
+        return CallGen(self).call(c, want_value)
+
+    def _assign_outs(self, call: str, targets: list[ir.Expr | None]) -> None:
+        """Run ``call`` and store its returned scalar outs into ``targets``."""
+        live = [t for t in targets if t is not None]
+        if not live:
+            self.line(call)
+            return
+        if len(targets) == 1:
+            t = targets[0]
+            assert t is not None
+            self.store(t, call)
+            return
+        tmp = self.fresh("r")
+        self.line(f"{tmp} = {call}")
+        for i, t in enumerate(targets):
+            if t is not None:
+                self.store(t, f"{tmp}[{i}]")
+
+
+def _sx_const(v: int, t: Bits) -> int:
+    sign = 1 << (t.width - 1)
+    return (v ^ sign) - sign
+
+
+__all__ = ["Codegen"]
+
+_KEEP = (ExternT, HeaderT)

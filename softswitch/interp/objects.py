@@ -1,0 +1,233 @@
+"""Build the runtime objects of a program (tables, profiles, externs, value sets).
+
+Every :class:`ir.Table` becomes a :class:`softswitch.runtime.tables.Table`
+with its program-declared initial entries, and every extern instance its
+:mod:`softswitch.runtime.externs` object, all registered in a
+:class:`RuntimeState` under their control-plane names.  The generated code
+reaches them through the module namespace returned by :func:`build_objects`
+(``T<uid>``, ``X<uid>``, ``VS<uid>``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from softswitch.errors import RuntimeConfigError, UnsupportedError
+from softswitch.frontend import ir
+from softswitch.frontend.types import bit_width
+from softswitch.runtime.externs import (
+    Counter,
+    CounterUnit,
+    DirectCounter,
+    DirectMeter,
+    Meter,
+    MeterType,
+    Register,
+)
+from softswitch.runtime.profiles import ActionProfile, ActionSelector
+from softswitch.runtime.state import RuntimeState
+from softswitch.runtime.tables import (
+    ActionCall,
+    ActionScope,
+    ActionSpec,
+    Exact,
+    KeySpec,
+    Lpm,
+    Match,
+    Optional,
+    Range,
+    Table,
+    TableEntry,
+    TableSpec,
+    Ternary,
+    initial_entry_priorities,
+)
+
+
+class ValueSetState:
+    """A parser ``value_set``: members are tuples of ``(value, mask)`` per field."""
+
+    def __init__(self, name: str, size: int, widths: list[int]) -> None:
+        self.name = name
+        self.size = size
+        self.widths = widths
+        self.members: list[tuple[tuple[int, int], ...]] = []
+
+    def add(self, values: tuple[int, ...], masks: tuple[int, ...] | None = None) -> None:
+        """Add a member (exact values, or value/mask pairs)."""
+        if len(self.members) >= self.size:
+            raise RuntimeConfigError("RESOURCE_EXHAUSTED", f"value set '{self.name}' is full")
+        if masks is None:
+            masks = tuple((1 << w) - 1 for w in self.widths)
+        self.members.append(tuple(zip(values, masks, strict=True)))
+
+    def clear(self) -> None:
+        """Remove every member."""
+        self.members.clear()
+
+    def match(self, keys: tuple[int, ...]) -> bool:
+        """Whether ``keys`` matches a member."""
+        for m in self.members:
+            if all((k & mask) == (v & mask) for k, (v, mask) in zip(keys, m, strict=True)):
+                return True
+        return False
+
+
+def action_spec(ref: ir.TableActionRef) -> ActionSpec:
+    """The runtime view of one action of a table."""
+    params = tuple((v.name.split("_", 1)[1], bit_width(v.type)) for v in ref.action.cp_params)
+    scope = {
+        "": ActionScope.TABLE_AND_DEFAULT,
+        "tableonly": ActionScope.TABLE_ONLY,
+        "defaultonly": ActionScope.DEFAULT_ONLY,
+    }[ref.scope]
+    return ActionSpec(ref.action.name, params, scope)
+
+
+def _match(ks: tuple[Any, ...], width: int) -> Match | None:
+    kind = ks[0]
+    if kind == "dontcare":
+        return None
+    if kind == "exact":
+        return Exact(int(ks[1]))
+    if kind == "ternary":
+        return Ternary(int(ks[1]), int(ks[2]))
+    if kind == "lpm":
+        return Lpm(int(ks[1]), int(ks[2]))
+    if kind == "range":
+        return Range(int(ks[1]), int(ks[2]))
+    if kind == "optional":
+        return Optional(int(ks[1]))
+    del width
+    raise ValueError(kind)
+
+
+def build_objects(program: ir.Program, state: RuntimeState) -> dict[str, Any]:
+    """Create and register every runtime object; returns the codegen namespace."""
+    ns: dict[str, Any] = {}
+    for ext in program.externs:
+        obj = _extern(ext, program)
+        if obj is None:
+            continue
+        ns[f"X{ext.uid}"] = obj
+        if isinstance(obj, Counter):
+            state.add_counter(obj)
+        elif isinstance(obj, DirectCounter):
+            state.add_direct_counter(obj)
+        elif isinstance(obj, Meter):
+            state.add_meter(obj)
+        elif isinstance(obj, DirectMeter):
+            state.add_direct_meter(obj)
+        elif isinstance(obj, Register):
+            state.add_register(obj)
+        elif isinstance(obj, ActionProfile):
+            state.add_action_profile(obj)
+    for table in program.tables:
+        profile = ns.get(f"X{table.implementation.uid}") if table.implementation else None
+        spec = table_spec(table)
+        rt = Table(spec, profile)
+        state.add_table(rt)
+        ns[f"T{table.uid}"] = rt
+        if table.entries:
+            _load_entries(table, rt)
+    for vs in program.value_sets:
+        ns[f"VS{vs.uid}"] = ValueSetState(vs.name, vs.size, vs.widths)
+    return ns
+
+
+def table_spec(table: ir.Table) -> TableSpec:
+    """The runtime description of a table."""
+    keys = tuple(KeySpec(k.name, k.width, k.match_kind) for k in table.keys)  # type: ignore[arg-type]
+    actions = tuple(action_spec(r) for r in table.actions)
+    return TableSpec(
+        name=table.name,
+        keys=keys,
+        actions=actions,
+        default_action=ActionCall(table.default_action.name, tuple(table.default_args)),
+        size=table.size,
+        default_is_const=table.default_const,
+        is_const=table.entries_const,
+        implementation=table.implementation.name if table.implementation else None,
+        direct_counter=table.direct_counter.name if table.direct_counter else None,
+        direct_meter=table.direct_meter.name if table.direct_meter else None,
+        supports_idle_timeout=table.support_timeout,
+        largest_priority_wins=table.priority_largest_wins,
+    )
+
+
+def _load_entries(table: ir.Table, rt: Table) -> None:
+    needs_prio = any(k.match_kind in ("ternary", "range", "optional") for k in table.keys)
+    if needs_prio:
+        prios = initial_entry_priorities(
+            [e.priority for e in table.entries],
+            largest_priority_wins=table.priority_largest_wins,
+        )
+    else:
+        prios = [0] * len(table.entries)
+    entries = []
+    for e, prio in zip(table.entries, prios, strict=True):
+        matches = tuple(
+            _match(ks, k.width)
+            for ks, k in zip(e.keys, table.keys, strict=True)
+            if k.match_kind != "selector"
+        )
+        entries.append(
+            TableEntry(matches, prio, ActionCall(e.action.name, tuple(e.args)), is_const=e.is_const)
+        )
+    try:
+        rt.load_initial(entries)
+    except RuntimeConfigError as err:
+        raise UnsupportedError(table.loc, f"initial entries of {table.name}: {err}") from err
+
+
+def _unit(value: Any) -> CounterUnit:
+    return {
+        "packets": CounterUnit.PACKETS,
+        "bytes": CounterUnit.BYTES,
+        "packets_and_bytes": CounterUnit.PACKETS_AND_BYTES,
+    }[str(value)]
+
+
+def _mtype(value: Any) -> MeterType:
+    return {"packets": MeterType.PACKETS, "bytes": MeterType.BYTES}[str(value)]
+
+
+def _extern(ext: ir.ExternInstance, program: ir.Program) -> Any:
+    kind, a = ext.type_name, ext.args
+    if kind == "counter":
+        return Counter(ext.name, int(a[0]), _unit(a[1]))
+    if kind == "direct_counter":
+        return DirectCounter(ext.name, ext.table or "", _unit(a[0]))
+    if kind == "meter":
+        return Meter(ext.name, int(a[0]), _mtype(a[1]))
+    if kind == "direct_meter":
+        return DirectMeter(ext.name, ext.table or "", _mtype(a[0]))
+    if kind == "register":
+        width = bit_width(ext.type_args[0]) if ext.type_args else 32
+        return Register(ext.name, int(a[0]), width)
+    if kind == "action_profile":
+        return ActionProfile(ext.name, int(a[0]), _profile_actions(ext, program))
+    if kind == "action_selector":
+        table = next((t for t in program.tables if t.implementation is ext), None)
+        widths = [k.width for k in table.keys if k.match_kind == "selector"] if table else []
+        return ActionSelector(
+            ext.name,
+            int(a[1]),
+            algorithm=str(a[0]),
+            max_group_size=0,
+            selector_widths=widths,
+            actions=_profile_actions(ext, program),
+        )
+    if kind in ("Checksum16",):
+        return None
+    raise UnsupportedError(ext.loc, f"extern {kind}")
+
+
+def _profile_actions(ext: ir.ExternInstance, program: ir.Program) -> list[ActionSpec]:
+    for t in program.tables:
+        if t.implementation is ext:
+            return [action_spec(r) for r in t.actions]
+    return []
+
+
+__all__ = ["ValueSetState", "build_objects", "table_spec"]
