@@ -30,7 +30,9 @@ def free_port() -> int:
     ],
 )
 def test_bad_command_line_is_a_usage_error(argv: list[str], message: str) -> None:
-    proc = subprocess.run([*COMMAND, *argv], check=False, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [*COMMAND, *argv], check=False, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 2
     assert "usage: kvfabric switch" in proc.stderr
     assert message in proc.stderr
