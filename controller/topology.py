@@ -1,0 +1,259 @@
+"""The fabric as a graph: who is wired to whom, at what capacity, and which paths exist.
+
+A :class:`Topology` is built once from a validated :class:`FabricConfig`. Its
+networkx graph has a node per switch and host (attribute ``role``: leaf, spine or
+host) and an edge per cable (attributes ``capacity_bps``, ``ports`` and ``link``).
+
+Load is a property of a *direction*: the counters that measure a cable are those of
+the port that transmits onto it. So the unit of capacity, utilisation, queueing and
+in-flight bytes is the :class:`EgressPort`, named by a :class:`PortRef`
+(``leaf1:3``), and each egress port belongs to a tier:
+
+- ``intra-rack``: a leaf's port towards one of its hosts;
+- ``inter-rack``: a leaf's uplink towards a spine;
+- ``spine``: a spine's downlink towards a leaf.
+
+Between two leaves, a :class:`SpinePath` goes up one spine and down again: one per
+spine, through two egress ports (the source leaf's uplink and the spine's downlink).
+The cables themselves (:class:`LinkId`) carry a status that the topology audit
+updates; a path through a cable that is down or miswired is no longer a candidate.
+Topologies are immutable: :meth:`Topology.with_link_status` returns a new one that
+shares the static parts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import NamedTuple
+
+import networkx as nx
+
+from controller.config import FabricConfig, HostConfig, Role
+from controller.config_errors import did_you_mean
+
+
+class PortRef(NamedTuple):
+    """A switch port, ``leaf1:3``."""
+
+    switch: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.switch}:{self.port}"
+
+
+class LinkId(NamedTuple):
+    """A leaf-spine cable, named by its two ends in sorted order."""
+
+    a: PortRef
+    b: PortRef
+
+    @staticmethod
+    def of(x: PortRef, y: PortRef) -> LinkId:
+        """The cable between ``x`` and ``y``, whichever order they come in."""
+        return LinkId(x, y) if x <= y else LinkId(y, x)
+
+    def __str__(self) -> str:
+        return f"{self.a}-{self.b}"
+
+
+class Tier(StrEnum):
+    """The level of the fabric an egress port belongs to."""
+
+    INTRA_RACK = "intra-rack"
+    INTER_RACK = "inter-rack"
+    SPINE = "spine"
+
+
+class LinkStatus(StrEnum):
+    """What the audit last found about a cable."""
+
+    UP = "up"
+    DOWN = "down"
+    MISWIRED = "miswired"
+
+
+@dataclass(frozen=True, slots=True)
+class EgressPort:
+    """A transmitting switch port: the unit of load. ``link`` is None towards a host."""
+
+    ref: PortRef
+    capacity_bps: int
+    tier: Tier
+    peer: str
+    peer_port: PortRef | None
+    link: LinkId | None
+
+
+@dataclass(frozen=True, slots=True)
+class SpinePath:
+    """Leaf to leaf through one spine: up ``up`` (at the leaf), down ``down`` (at the spine)."""
+
+    src_leaf: str
+    spine: str
+    dst_leaf: str
+    up: PortRef
+    down: PortRef
+    links: tuple[LinkId, LinkId]
+
+    def __str__(self) -> str:
+        return f"{self.src_leaf}>{self.spine}>{self.dst_leaf}"
+
+
+class TopologyError(KeyError):
+    """A name that is not in the topology; the message guesses the name meant."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class Topology:
+    """The fabric's graph, egress ports, spine paths and cable statuses."""
+
+    __slots__ = ("_paths", "_status", "config", "egress", "graph", "hosts", "links")
+
+    config: FabricConfig
+    graph: nx.Graph
+    egress: Mapping[PortRef, EgressPort]
+    hosts: Mapping[str, HostConfig]
+    links: tuple[LinkId, ...]
+
+    def __init__(self, config: FabricConfig) -> None:
+        graph = nx.Graph(name=config.name)
+        egress: dict[PortRef, EgressPort] = {}
+        for s in config.switches:
+            graph.add_node(s.name, role=str(s.role))
+        for h in config.hosts:
+            graph.add_node(h.name, role="host")
+            graph.add_edge(
+                h.name, h.leaf, capacity_bps=h.capacity_bps, ports={h.leaf: h.port}, link=None
+            )
+            ref = PortRef(h.leaf, h.port)
+            egress[ref] = EgressPort(ref, h.capacity_bps, Tier.INTRA_RACK, h.name, None, None)
+        roles = {s.name: s.role for s in config.switches}
+        links: list[LinkId] = []
+        for cable in config.links:
+            a, b = PortRef(cable.a.switch, cable.a.port), PortRef(cable.b.switch, cable.b.port)
+            link = LinkId.of(a, b)
+            links.append(link)
+            graph.add_edge(
+                a.switch,
+                b.switch,
+                capacity_bps=cable.capacity_bps,
+                ports={a.switch: a.port, b.switch: b.port},
+                link=link,
+            )
+            for src, dst in ((a, b), (b, a)):
+                tier = Tier.INTER_RACK if roles[src.switch] is Role.LEAF else Tier.SPINE
+                egress[src] = EgressPort(src, cable.capacity_bps, tier, dst.switch, dst, link)
+        self.config = config
+        self.graph = graph
+        self.egress = egress
+        self.hosts = {h.name: h for h in config.hosts}
+        self.links = tuple(links)
+        self._status: dict[LinkId, LinkStatus] = {}
+        self._paths: dict[tuple[str, str], tuple[SpinePath, ...]] = {}
+
+    # -- names ----------------------------------------------------------------------
+
+    @property
+    def leaves(self) -> tuple[str, ...]:
+        """Leaf names in file order."""
+        return tuple(s.name for s in self.config.leaves)
+
+    @property
+    def spines(self) -> tuple[str, ...]:
+        """Spine names in file order."""
+        return tuple(s.name for s in self.config.spines)
+
+    def host(self, name: str) -> HostConfig:
+        """The host called ``name``; a :class:`TopologyError` guesses the name meant."""
+        try:
+            return self.hosts[name]
+        except KeyError:
+            raise TopologyError(f"no host named {name!r}{did_you_mean(name, self.hosts)}") from None
+
+    def leaf_of(self, host: str) -> str:
+        """The leaf that ``host`` hangs off."""
+        return self.host(host).leaf
+
+    def port_towards(self, switch: str, neighbour: str) -> PortRef:
+        """The port of ``switch`` that transmits to ``neighbour`` (a switch or a host)."""
+        try:
+            ports = self.graph.edges[switch, neighbour]["ports"]
+        except KeyError:
+            raise TopologyError(f"{switch!r} has no link to {neighbour!r}") from None
+        return PortRef(switch, int(ports[switch]))
+
+    # -- cables ---------------------------------------------------------------------
+
+    def link_status(self, link: LinkId) -> LinkStatus:
+        """The cable's status; cables start up."""
+        return self._status.get(link, LinkStatus.UP)
+
+    def with_link_status(self, link: LinkId, status: LinkStatus) -> Topology:
+        """A topology identical to this one except for ``link``'s status."""
+        if link not in self.links:
+            raise TopologyError(f"no link {link} in the fabric")
+        new = object.__new__(Topology)
+        for attr in ("config", "graph", "egress", "hosts", "links", "_paths"):
+            setattr(new, attr, getattr(self, attr))
+        new._status = {k: s for k, s in self._status.items() if k != link}
+        if status is not LinkStatus.UP:
+            new._status[link] = status
+        return new
+
+    def unusable_links(self) -> frozenset[LinkId]:
+        """Every cable that is down or miswired."""
+        return frozenset(self._status)
+
+    # -- paths ----------------------------------------------------------------------
+
+    def spine_paths(self, src_leaf: str, dst_leaf: str) -> tuple[SpinePath, ...]:
+        """Every path between two leaves, one per spine, whatever the cables' status.
+
+        Empty for ``src_leaf == dst_leaf``: traffic inside a rack never leaves the leaf.
+        """
+        key = (src_leaf, dst_leaf)
+        cached = self._paths.get(key)
+        if cached is not None:
+            return cached
+        for leaf in key:
+            if self.graph.nodes.get(leaf, {}).get("role") != str(Role.LEAF):
+                raise TopologyError(f"no leaf named {leaf!r}{did_you_mean(leaf, self.leaves)}")
+        paths: tuple[SpinePath, ...] = ()
+        if src_leaf != dst_leaf:
+            view = nx.subgraph_view(
+                self.graph, filter_node=lambda n: self.graph.nodes[n]["role"] != "host"
+            )
+            found = {p[1]: p for p in nx.all_simple_paths(view, src_leaf, dst_leaf, cutoff=2)}
+            paths = tuple(
+                SpinePath(
+                    src_leaf,
+                    spine,
+                    dst_leaf,
+                    up=self.port_towards(src_leaf, spine),
+                    down=self.port_towards(spine, dst_leaf),
+                    links=(
+                        self.graph.edges[src_leaf, spine]["link"],
+                        self.graph.edges[spine, dst_leaf]["link"],
+                    ),
+                )
+                for spine in self.spines
+                if spine in found
+            )
+        self._paths[key] = paths
+        return paths
+
+    def candidate_paths(self, src_leaf: str, dst_leaf: str) -> tuple[SpinePath, ...]:
+        """The spine paths whose two cables are both up."""
+        paths = self.spine_paths(src_leaf, dst_leaf)
+        if not self._status:
+            return paths
+        return tuple(p for p in paths if not any(link in self._status for link in p.links))
+
+    def tier_ports(self, tier: Tier) -> tuple[EgressPort, ...]:
+        """The egress ports of one tier."""
+        return tuple(e for e in self.egress.values() if e.tier is tier)
