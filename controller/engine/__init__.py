@@ -1,0 +1,56 @@
+"""The decision engine: kvfabric's pure core, wrapped by the controller's I/O shell.
+
+Feed :class:`Engine` events with the time they happened; apply the updates it
+returns. Nothing in this package reads a clock or does I/O.
+
+    engine = Engine(Topology(load_config("fabric.yaml")), now=clock())
+    decision, updates = engine.decide(TransferRequest("h11", "h21", 2_000_000), clock())
+
+Modules, in the order data flows through them: ``events`` (inputs), ``loads`` (the
+per-port picture), ``selection`` (path choice), ``inflight`` (transfers and tags),
+``safety`` (baselines, reroutes, fallback), ``audit`` (model vs probed wiring),
+``efficiency`` (offline recomputation), ``alerts`` (windowed conditions), ``updates``
+(outputs), ``view`` (log records and the fabric view), ``core`` (the engine).
+"""
+
+from controller.engine.audit import AuditFindings, LinkVerdict, compare_wiring
+from controller.engine.core import Engine
+from controller.engine.errors import EngineError, UnknownHostError, UnknownTransferError
+from controller.engine.events import AuditRound, ProbeSeen, SwitchReading, TransferRequest
+from controller.engine.updates import (
+    Alert,
+    Decision,
+    InstallPin,
+    LinkStatusChanged,
+    LogRecord,
+    RemovePin,
+    SetMode,
+    Tag,
+    Update,
+)
+from controller.engine.view import fabric_view, tier_utilisation
+
+__all__ = [
+    "Alert",
+    "AuditFindings",
+    "AuditRound",
+    "Decision",
+    "Engine",
+    "EngineError",
+    "InstallPin",
+    "LinkStatusChanged",
+    "LinkVerdict",
+    "LogRecord",
+    "ProbeSeen",
+    "RemovePin",
+    "SetMode",
+    "SwitchReading",
+    "Tag",
+    "TransferRequest",
+    "UnknownHostError",
+    "UnknownTransferError",
+    "Update",
+    "compare_wiring",
+    "fabric_view",
+    "tier_utilisation",
+]

@@ -1,0 +1,546 @@
+"""The decision engine: a state machine driven by events and an injected clock.
+
+Every entry point takes an event and ``now`` (seconds on the caller's clock) and
+*returns* the updates to apply; none reads a clock, touches a socket or logs. The I/O
+shell feeds it and applies what comes back, so everything here runs in unit tests
+with a fake clock:
+
+    decide(request, now)          -> (Decision, [InstallPin?, LogRecord?, ...])
+    complete(id, duration, now)   -> [RemovePin?, LogRecord, SetMode?, Alert?, ...]
+    telemetry(reading, now)       -> [Alert?, LogRecord?]       (a switch's counters)
+    audit(round, now)             -> [LinkStatusChanged, InstallPin, Alert, ...]
+    tick(now)                     -> timeouts, staleness, quiet period, windows
+    set_mode(mode, now)           -> [SetMode?]                  (the operator)
+
+A decision (``decide``):
+
+1. a transfer inside one rack never crosses a spine: ``local``, nothing to pin;
+2. outside kv-aware mode, or while the safety fallback holds, the transfer is left to
+   the data plane's ECMP (or flowlet ECMP);
+3. if the telemetry of the source or destination leaf is older than the staleness
+   limit, the transfer falls back to ECMP; spines with stale telemetry are left out
+   of the candidates, as are paths through cables the audit found down or miswired;
+4. otherwise :mod:`selection` picks the path and the engine pins it.
+
+Each answer carries a tag (the KV DSCP and a source port from the tag range), and the
+transfer's bytes are counted on the ports it will cross until it completes or times
+out. Completions feed the pair's baseline; a slow one marks the pair for reroute, and
+too many reroutes trip the fallback (:mod:`safety`).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from controller.config import ControllerSettings, HostConfig, Mode
+from controller.engine import view
+from controller.engine.alerts import AlertBook, EfficiencyWindows, LatencyWindows, TierWindows
+from controller.engine.audit import compare_wiring
+from controller.engine.efficiency import offline_verdict
+from controller.engine.errors import EngineError, UnknownHostError, UnknownTransferError
+from controller.engine.events import AuditRound, SwitchReading, TransferRequest
+from controller.engine.inflight import InFlight, Placement, TagPool, Transfer
+from controller.engine.loads import LoadTable
+from controller.engine.safety import PairMemory, RerouteGuard
+from controller.engine.selection import REASON_REROUTE, PathIndex, choose, evaluate
+from controller.engine.updates import (
+    Decision,
+    InstallPin,
+    LinkStatusChanged,
+    LogRecord,
+    RemovePin,
+    SetMode,
+    Tag,
+    Update,
+)
+from controller.topology import LinkId, LinkStatus, Topology, TopologyError
+
+Pair = tuple[str, str]
+_Ident = tuple[int, str, str, str, int, Mode]
+
+
+class Engine:
+    """The pure decision core of the controller (see the module docstring)."""
+
+    def __init__(
+        self, topology: Topology, now: float, settings: ControllerSettings | None = None
+    ) -> None:
+        self.topology = topology
+        self.settings = s = settings or topology.config.controller
+        history_s = s.safety.transfer_timeout_s + 4 * s.telemetry.staleness_limit_s
+        self.table = LoadTable(topology.egress.values(), history_s)
+        self.inflight = InFlight()
+        self.tags = TagPool(s.kv_class.tag_port_first, s.kv_class.tag_port_last)
+        self.pairs: dict[Pair, PairMemory] = {}
+        self.guard = RerouteGuard(s.safety)
+        self.mode = s.mode
+        self.started = now
+        self.book = AlertBook()
+        self.latency = LatencyWindows(s.alerts, now)
+        self.efficiency = EfficiencyWindows(s.alerts, now)
+        self.tiers = TierWindows(s.alerts, now)
+        self.counts = view.Counts()
+        self._pending: deque[tuple[Transfer, float, float]] = deque()
+        self._paths: dict[Pair, tuple[PathIndex, ...]] = {}
+        self._usable: dict[Pair, tuple[PathIndex, ...]] = {}
+        self._stale: set[str] = set()
+        self._unexpected: set[str] = set()
+        self._next_id = 1
+
+    # -- modes ------------------------------------------------------------------------
+
+    @property
+    def effective_mode(self) -> Mode:
+        """The mode in force: the operator's, unless the fallback disabled kv-aware."""
+        if self.mode is Mode.KV_AWARE and self.guard.tripped:
+            return Mode.ECMP
+        return self.mode
+
+    def set_mode(self, mode: Mode, now: float, reason: str = "operator") -> list[Update]:
+        """The operator sets the mode; setting kv-aware also lifts a safety fallback."""
+        before = self.effective_mode
+        self.mode = mode
+        updates: list[Update] = []
+        if mode is Mode.KV_AWARE and self.guard.tripped:
+            self.guard.reset()
+            updates += self.book.judge(
+                "scheduler_fallback", "fabric", False, f"kv-aware placement re-enabled by {reason}"
+            )
+        if self.effective_mode is not before:
+            updates.append(SetMode(self.effective_mode, reason))
+            updates.append(_log("mode", now, mode=str(self.effective_mode), reason=reason))
+        return updates
+
+    # -- decisions --------------------------------------------------------------------
+
+    def decide(self, request: TransferRequest, now: float) -> tuple[Decision, list[Update]]:
+        """Answer a transfer request (see the module docstring for the steps)."""
+        src, dst = self._host(request.src, "src"), self._host(request.dst, "dst")
+        if request.bytes <= 0:
+            raise EngineError(f"a transfer needs a positive size, got {request.bytes} bytes")
+        if src.name == dst.name:
+            raise EngineError(f"source and destination are both {src.name!r}")
+        updates = self._expire(now)
+        tid = self._next_id
+        self._next_id += 1
+        trace = request.trace_id or f"kv-{tid:08x}"
+        port = self.tags.take()
+        tag = Tag(self.settings.kv_class.dscp, port) if port is not None else None
+        pair = (src.leaf, dst.leaf)
+        ident = (tid, trace, src.name, dst.name, request.bytes, self.effective_mode)
+        if src.leaf == dst.leaf:
+            decision = Decision(*ident, None, None, tag, "same rack", local=True)
+            placement = Placement()
+            self.counts.local += 1
+        else:
+            decision, placement = self._place(ident, pair, tag, now)
+        if placement.path is not None:
+            assert tag is not None
+            path = placement.path.path
+            updates.append(
+                InstallPin(tid, src.leaf, src.ipv4, dst.ipv4, tag, path.spine, path.up.port)
+            )
+        deadline = now + self.settings.safety.transfer_timeout_s
+        self.table.add(placement.contributions)
+        self.inflight.add(Transfer(decision, pair, now, deadline, placement))
+        self.counts.decisions += 1
+        return decision, updates
+
+    def _place(
+        self, ident: _Ident, pair: Pair, tag: Tag | None, now: float
+    ) -> tuple[Decision, Placement]:
+        """Place a transfer between two racks: a pin, or ECMP and the reasons why."""
+        size = ident[4]
+        mode = self.effective_mode
+        usable = self._usable_paths(pair)
+        fallbacks: list[str] = []
+        candidates: tuple[PathIndex, ...] = ()
+        if mode is not Mode.KV_AWARE:
+            if self.guard.tripped:
+                fallbacks.append("kv-aware placement disabled by the reroute limit")
+                self.counts.fallback("disabled")
+        elif tag is None:
+            fallbacks.append("every tag port is in use")
+            self.counts.fallback("no-tag")
+        elif not usable:
+            fallbacks.append("no spine path with both links up")
+            self.counts.fallback("no-path")
+        else:
+            stale = self._staleness(pair[0], now) or self._staleness(pair[1], now)
+            if stale is not None:
+                fallbacks.append(stale)
+                self.counts.fallback("stale")
+            else:
+                candidates = tuple(c for c in usable if self._staleness(c.path.spine, now) is None)
+                if len(candidates) < len(usable):
+                    fresh = {c.path.spine for c in candidates}
+                    left = [c.path.spine for c in usable if c.path.spine not in fresh]
+                    fallbacks.append(f"stale telemetry: left out {', '.join(left)}")
+                    if not candidates:
+                        self.counts.fallback("stale")
+        if not candidates:
+            self.counts.ecmp += 1
+            reason = f"mode {mode}" if mode is not Mode.KV_AWARE else "fallback"
+            decision = Decision(*ident, None, None, tag, reason, fallbacks=tuple(fallbacks))
+            return decision, Placement(contributions=_spread(usable, size))
+        memory = self.pairs.setdefault(pair, PairMemory())
+        costs, loads = evaluate(candidates, self.table, size)
+        latency_high = (
+            memory.last_ratio is not None
+            and memory.last_ratio > self.settings.selection.latency_factor
+        )
+        choice = choose(
+            candidates,
+            costs,
+            loads,
+            self.settings.selection,
+            last_spine=memory.last_spine,
+            avoid_spine=memory.avoid_spine,
+            latency_high=latency_high,
+        )
+        chosen = candidates[choice.chosen]
+        if choice.reason == REASON_REROUTE:
+            memory.avoid_spine = None
+        memory.last_spine = chosen.path.spine
+        self.counts.pinned += 1
+        placement = Placement(
+            contributions=((chosen.up, size), (chosen.down, size)),
+            path=chosen,
+            candidates=candidates,
+            costs=choice.costs,
+            loads=choice.loads,
+            chosen=choice.chosen,
+            best=choice.best,
+            snapshot=self._snapshot(candidates),
+        )
+        decision = Decision(
+            *ident,
+            chosen.path,
+            candidates[choice.best].path,
+            tag,
+            choice.reason,
+            expected_s=choice.costs[choice.chosen],
+            fallbacks=tuple(fallbacks),
+        )
+        return decision, placement
+
+    # -- completions and timeouts -------------------------------------------------------
+
+    def complete(self, transfer_id: int, duration_s: float, now: float) -> list[Update]:
+        """A transfer finished after ``duration_s`` seconds (as its sender measured)."""
+        if not duration_s > 0:
+            raise EngineError(f"a duration must be positive, got {duration_s}")
+        t = self.inflight.pop(transfer_id)
+        if t is None:
+            raise UnknownTransferError(f"no transfer {transfer_id} in flight")
+        updates = self._finish(t, duration_s, now)
+        updates += self._expire(now)
+        updates += self._roll(now)
+        return updates
+
+    def _finish(self, t: Transfer, duration_s: float | None, now: float) -> list[Update]:
+        """Release a transfer that completed (``duration_s``) or timed out (None)."""
+        d = t.decision
+        self.table.remove(t.placement.contributions)
+        if d.tag is not None:
+            self.tags.give(d.tag.src_port)
+        updates: list[Update] = []
+        src, dst = self.topology.hosts[d.src], self.topology.hosts[d.dst]
+        if t.path is not None and d.tag is not None:
+            updates.append(RemovePin(d.transfer_id, src.leaf, src.ipv4, dst.ipv4, d.tag))
+        memory = self.pairs.setdefault(t.pair, PairMemory())
+        safety = self.settings.safety
+        baseline = memory.baseline_s(d.bytes, safety.baseline_min_samples)
+        slow = duration_s is None or (
+            baseline is not None and duration_s > safety.slow_factor * baseline
+        )
+        if duration_s is not None:
+            memory.last_ratio = duration_s / baseline if baseline is not None else None
+            memory.record(duration_s, d.bytes, safety.baseline_window)
+            self.counts.completed += 1
+            for window in self.latency.add(now, duration_s):
+                updates += self.latency.alerts(window, self.book)
+        else:
+            self.counts.timeouts += 1
+        rerouted = False
+        if slow and t.path is not None and not d.local and self.effective_mode is Mode.KV_AWARE:
+            spine = t.path.path.spine
+            if memory.avoid_spine != spine:
+                memory.avoid_spine = spine
+                rerouted = True
+                self.counts.reroutes += 1
+                if self.guard.reroute(now):
+                    updates += self._trip(now)
+        updates.append(
+            view.transfer_record(
+                t, now, duration_s=duration_s, baseline_s=baseline, slow=slow, rerouted=rerouted
+            )
+        )
+        if t.path is not None and not t.moved:
+            self._pending.append((t, t.started, now))
+            updates += self._judge_pending(now)
+        return updates
+
+    def _expire(self, now: float) -> list[Update]:
+        updates: list[Update] = []
+        for t in self.inflight.expired(now):
+            updates += self._finish(t, None, now)
+        return updates
+
+    def _trip(self, now: float) -> list[Update]:
+        s = self.settings.safety
+        count = self.guard.count(now)
+        message = (
+            f"{count} reroutes within {s.reroute_window_s:g}s (limit {s.reroute_limit}): "
+            f"kv-aware placement disabled, ECMP until re-enabled or "
+            f"{s.quiet_period_s:g}s pass"
+        )
+        self.counts.trips += 1
+        return [
+            SetMode(Mode.ECMP, "reroute limit exceeded"),
+            *self.book.judge("scheduler_fallback", "fabric", True, message, "critical"),
+            _log("mode", now, mode=str(Mode.ECMP), reason=message),
+        ]
+
+    # -- telemetry -----------------------------------------------------------------------
+
+    def telemetry(self, reading: SwitchReading, now: float) -> list[Update]:
+        """Fold in one poll of a switch's counters."""
+        tau = self.settings.telemetry.smoothing_s
+        updated = self.table.ingest(reading.switch, reading.ports, now, tau)
+        ports = self.table.ports
+        for i in updated:
+            state = self.table.state[i]
+            assert state is not None
+            self.tiers.add(ports[i].tier, state.raw_util)
+        updates: list[Update] = []
+        if updated and reading.switch in self._stale:
+            self._stale.discard(reading.switch)
+            updates += self.book.judge(
+                "telemetry_stale", reading.switch, False, f"{reading.switch}: telemetry is back"
+            )
+        if self._pending:
+            updates += self._judge_pending(now)
+        return updates
+
+    def _staleness(self, switch: str, now: float) -> str | None:
+        """None when ``switch``'s telemetry is fresh, else why it is not."""
+        last = self.table.sampled_at.get(switch)
+        if last is None:
+            return f"stale telemetry: no sample from {switch} yet"
+        age = now - last
+        if age > self.settings.telemetry.staleness_limit_s:
+            return f"stale telemetry: {switch} last sampled {age * 1e3:.0f} ms ago"
+        return None
+
+    # -- audit -----------------------------------------------------------------------------
+
+    def audit(self, round_: AuditRound, now: float) -> list[Update]:
+        """Apply one round of link probes: cables found down or miswired leave selection."""
+        findings = compare_wiring(self.topology, round_)
+        updates: list[Update] = []
+        broken: set[LinkId] = set()
+        for link, verdict in findings.links.items():
+            if self.topology.link_status(link) is verdict.status:
+                continue
+            self.topology = self.topology.with_link_status(link, verdict.status)
+            updates.append(LinkStatusChanged(link, verdict.status, verdict.detail))
+            updates.append(
+                _log("link", now, link=str(link), status=str(verdict.status), detail=verdict.detail)
+            )
+            for status in (LinkStatus.DOWN, LinkStatus.MISWIRED):
+                updates += self.book.judge(
+                    f"link_{status}",
+                    str(link),
+                    verdict.status is status,
+                    f"link {link}: {verdict.detail}",
+                    "critical",
+                )
+            if verdict.status is not LinkStatus.UP:
+                broken.add(link)
+        if updates:
+            self._usable.clear()
+        seen = set(findings.unexpected)
+        for text in sorted(seen | self._unexpected):
+            updates += self.book.judge("unexpected_wiring", text, text in seen, text)
+        self._unexpected = seen
+        if broken:
+            updates += self._evacuate(broken, now)
+        return updates
+
+    def _evacuate(self, broken: set[LinkId], now: float) -> list[Update]:
+        """Move the pinned transfers that cross a broken cable to the best remaining path."""
+        updates: list[Update] = []
+        for t in list(self.inflight.transfers.values()):
+            if t.path is None or not broken.intersection(t.path.path.links):
+                continue
+            d = t.decision
+            assert d.tag is not None
+            src, dst = self.topology.hosts[d.src], self.topology.hosts[d.dst]
+            pl = t.placement
+            self.table.remove(pl.contributions)
+            usable = self._usable_paths(t.pair)
+            fresh = tuple(c for c in usable if self._staleness(c.path.spine, now) is None)
+            old = t.path.path
+            if fresh:
+                costs, _ = evaluate(fresh, self.table, d.bytes)
+                new = fresh[min(range(len(costs)), key=costs.__getitem__)]
+                pl.path = new
+                pl.contributions = ((new.up, d.bytes), (new.down, d.bytes))
+                updates.append(
+                    InstallPin(
+                        d.transfer_id, src.leaf, src.ipv4, dst.ipv4, d.tag, new.path.spine,
+                        new.path.up.port,
+                    )
+                )  # fmt: skip
+                t.moved.append(f"{old} -> {new.path} at {now:.3f}")
+            else:
+                pl.path = None
+                pl.contributions = _spread(usable, d.bytes)
+                updates.append(RemovePin(d.transfer_id, src.leaf, src.ipv4, dst.ipv4, d.tag))
+                t.moved.append(f"{old} -> ecmp at {now:.3f}")
+            self.table.add(pl.contributions)
+            self.counts.moved += 1
+        return updates
+
+    # -- time ---------------------------------------------------------------------------------
+
+    def tick(self, now: float) -> list[Update]:
+        """Periodic work: timeouts, staleness alerts, the quiet period, alert windows."""
+        updates = self._expire(now)
+        limit = self.settings.telemetry.staleness_limit_s
+        if now - self.started > limit:
+            for sw in self.topology.config.switches:
+                if sw.name not in self._stale and self._staleness(sw.name, now) is not None:
+                    self._stale.add(sw.name)
+                    reason = self._staleness(sw.name, now)
+                    updates += self.book.judge("telemetry_stale", sw.name, True, f"{reason}")
+        if self.guard.quiet_over(now):
+            self.guard.reset()
+            updates += self.book.judge(
+                "scheduler_fallback",
+                "fabric",
+                False,
+                "kv-aware placement resumed after quiet period",
+            )
+            if self.mode is Mode.KV_AWARE:
+                updates.append(SetMode(Mode.KV_AWARE, "quiet period over"))
+                updates.append(_log("mode", now, mode=str(Mode.KV_AWARE), reason="quiet period"))
+        if self._pending:
+            updates += self._judge_pending(now)
+        updates += self._roll(now)
+        return updates
+
+    def _roll(self, now: float) -> list[Update]:
+        updates: list[Update] = []
+        for window in self.latency.roll(now):
+            updates += self.latency.alerts(window, self.book)
+        for eff in self.efficiency.roll(now):
+            updates += self.efficiency.alerts(eff, self.book)
+        stats = self.tiers.roll(now)
+        if stats is not None:
+            updates += self.tiers.alerts(stats, self.book)
+        return updates
+
+    def _judge_pending(self, now: float) -> list[Update]:
+        """Recompute offline the finished transfers whose covering polls have arrived."""
+        updates: list[Update] = []
+        grace = 4 * self.settings.telemetry.staleness_limit_s
+        tolerance = self.settings.alerts.efficiency_tolerance
+        while self._pending:
+            t, start, end = self._pending[0]
+            pl = t.placement
+            verdict = offline_verdict(
+                self.table,
+                pl.candidates,
+                pl.chosen,
+                size=t.decision.bytes,
+                start=start,
+                end=end,
+                tolerance=tolerance,
+            )
+            if verdict is None:
+                if now - end <= grace:
+                    break
+                self._pending.popleft()
+                self.counts.unjudged += 1
+                continue
+            self._pending.popleft()
+            for window in self.efficiency.add(now, verdict.efficient):
+                updates += self.efficiency.alerts(window, self.book)
+            updates.append(
+                _log(
+                    "efficiency",
+                    now,
+                    trace_id=t.decision.trace_id,
+                    transfer_id=t.id,
+                    chosen=str(pl.candidates[verdict.chosen].path),
+                    offline_best=str(pl.candidates[verdict.best].path),
+                    efficient=verdict.efficient,
+                    chosen_cost_s=verdict.costs[verdict.chosen],
+                    best_cost_s=verdict.costs[verdict.best],
+                )
+            )
+        return updates
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _host(self, name: str, role: str) -> HostConfig:
+        try:
+            return self.topology.host(name)
+        except TopologyError as exc:
+            raise UnknownHostError(f"{role}: {exc}") from None
+
+    def _all_paths(self, pair: Pair) -> tuple[PathIndex, ...]:
+        paths = self._paths.get(pair)
+        if paths is None:
+            index = self.table.index
+            paths = tuple(
+                PathIndex(p, index[p.up], index[p.down]) for p in self.topology.spine_paths(*pair)
+            )
+            self._paths[pair] = paths
+        return paths
+
+    def _usable_paths(self, pair: Pair) -> tuple[PathIndex, ...]:
+        usable = self._usable.get(pair)
+        if usable is None:
+            bad = self.topology.unusable_links()
+            usable = tuple(c for c in self._all_paths(pair) if not bad.intersection(c.path.links))
+            self._usable[pair] = usable
+        return usable
+
+    def _snapshot(
+        self, candidates: tuple[PathIndex, ...]
+    ) -> tuple[tuple[float, float, int, int], ...]:
+        state, inflight = self.table.state, self.table.inflight
+        out = []
+        for c in candidates:
+            su, sd = state[c.up], state[c.down]
+            out.append(
+                (
+                    su.util if su is not None else 0.0,
+                    sd.util if sd is not None else 0.0,
+                    inflight[c.up],
+                    inflight[c.down],
+                )
+            )
+        return tuple(out)
+
+
+def _spread(paths: tuple[PathIndex, ...], size: int) -> tuple[tuple[int, int], ...]:
+    """Contributions of a transfer ECMP may hash onto any of ``paths``: equal shares."""
+    n = len(paths)
+    if n == 0:
+        return ()
+    share, extra = divmod(size, n)
+    out: list[tuple[int, int]] = []
+    for k, c in enumerate(paths):
+        b = share + (1 if k < extra else 0)
+        if b:
+            out.append((c.up, b))
+            out.append((c.down, b))
+    return tuple(out)
+
+
+def _log(event: str, now: float, **fields: object) -> LogRecord:
+    return LogRecord(event, {"time": now, **fields})

@@ -1,0 +1,73 @@
+"""Scheduling efficiency: was a transfer placed on the path hindsight finds best?
+
+The decision was made with a smoothed, up-to-100-ms-old picture and estimates of its
+own placements. Once the transfer has ended and the polls covering it have arrived,
+the engine knows what actually crossed every candidate port while the transfer ran:
+the byte counters over the sampled window ``W`` that covers [start, end]. The
+offline recomputation charges each candidate path with that *other* traffic (the
+port's bytes in ``W``, less the transfer's own bytes on the ports it used) and
+finds the path where the transfer would have had the most bandwidth left:
+
+    other_bps(port) = (bytes(port, W) - own bytes) * 8 / |W|
+    rate(path)      = min over its ports of (capacity - other_bps), floored at 1%
+    cost(path)      = size * 8 / rate(path)
+
+A transfer is *efficient* when its path's cost is within ``tolerance`` of the best
+cost. The tolerance (5% by default) absorbs what the recomputation cannot see: the
+transfer's header bytes, which stay in the "other" traffic of its own path, and the
+coarse sampling windows of short transfers.
+
+Only pinned transfers are judged (ECMP's choice is the hash's, not the engine's),
+and not those moved by a link failure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from controller.engine.loads import MIN_AVAILABLE, LoadTable
+from controller.engine.selection import PathIndex
+
+
+@dataclass(frozen=True, slots=True)
+class OfflineVerdict:
+    """The recomputed cost of every candidate, the best one, and the verdict."""
+
+    costs: tuple[float, ...]
+    best: int
+    chosen: int
+    efficient: bool
+
+
+def offline_verdict(
+    table: LoadTable,
+    candidates: tuple[PathIndex, ...],
+    chosen: int,
+    *,
+    size: int,
+    start: float,
+    end: float,
+    tolerance: float,
+) -> OfflineVerdict | None:
+    """Judge a finished transfer; None while the polls covering it are missing."""
+    own = candidates[chosen]
+    own_ports = (own.up, own.down)
+    windows: dict[int, tuple[int, float]] = {}
+    costs: list[float] = []
+    for c in candidates:
+        rate = float("inf")
+        for port in (c.up, c.down):
+            w = windows.get(port)
+            if w is None:
+                w = table.sent_between(port, start, end)
+                if w is None:
+                    return None
+                windows[port] = w
+            sent, span = w
+            other = max(0, sent - (size if port in own_ports else 0)) * 8 / span
+            cap = table.capacity[port]
+            rate = min(rate, cap * max(MIN_AVAILABLE, 1.0 - other / cap))
+        costs.append(size * 8 / rate)
+    best = min(range(len(costs)), key=costs.__getitem__)
+    efficient = costs[chosen] <= costs[best] * (1.0 + tolerance)
+    return OfflineVerdict(tuple(costs), best, chosen, efficient)

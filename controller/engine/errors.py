@@ -1,0 +1,25 @@
+"""Errors of the decision engine: requests it cannot serve.
+
+    ControllerError
+     +-- EngineError                a request that does not make sense
+          +-- UnknownHostError      a host not in the fabric ("did you mean ...")
+          +-- UnknownTransferError  a completion for a transfer the engine does not track
+
+The HTTP API turns them into 4xx answers; they never mean the engine is broken.
+"""
+
+from __future__ import annotations
+
+from controller.config_errors import ControllerError
+
+
+class EngineError(ControllerError):
+    """A request the engine refuses."""
+
+
+class UnknownHostError(EngineError):
+    """A transfer names a host that is not in the fabric."""
+
+
+class UnknownTransferError(EngineError):
+    """A completion names a transfer that is not in flight (done, timed out or never)."""

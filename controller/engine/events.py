@@ -1,0 +1,47 @@
+"""What the world tells the engine: transfer requests, counter reads, audit rounds.
+
+These are plain data built by the I/O shell (the HTTP API, the telemetry poller, the
+prober) and handed to :class:`controller.engine.Engine` with the time they happened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from controller.telemetry_math import PortCounters
+from controller.topology import PortRef
+
+
+@dataclass(frozen=True, slots=True)
+class TransferRequest:
+    """A coordinator asks where to send ``bytes`` of KV cache from ``src`` to ``dst``."""
+
+    src: str
+    dst: str
+    bytes: int
+    trace_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchReading:
+    """One poll of a switch: the counters of its egress ports, by port number."""
+
+    switch: str
+    ports: Mapping[int, PortCounters] = field(default_factory=dict)
+
+
+class ProbeSeen(NamedTuple):
+    """A link probe sent out of ``origin`` came back as a PacketIn from port ``at``."""
+
+    origin: PortRef
+    at: PortRef
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRound:
+    """One round of link probes: the ports probes left from, and where they arrived."""
+
+    sent: tuple[PortRef, ...]
+    seen: tuple[ProbeSeen, ...] = ()

@@ -1,0 +1,114 @@
+"""Transfers in flight: their records, their deadlines and the tag ports they hold.
+
+Every transfer the engine answered is in flight until its completion arrives or its
+deadline passes. Its record keeps what the log and the offline recomputation need
+(the candidates and their figures at decision time) and its *contributions*: the
+(port index, bytes) it added to the load table, which are removed, exactly, when it
+ends. A pinned transfer contributes its bytes to its two ports; a transfer left to
+ECMP spreads them evenly over the uplinks and downlinks ECMP could hash it onto.
+
+Deadlines sit in a heap, so expiring is O(log n) per transfer; tag ports come from a
+free list, so handing one out or taking it back is O(1).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from dataclasses import dataclass, field
+
+from controller.engine.selection import PathIndex
+from controller.engine.updates import Decision
+
+
+@dataclass(slots=True)
+class Placement:
+    """How a transfer was placed: its pin (if any) and the figures behind the choice.
+
+    ``candidates``, ``costs``, ``loads``, ``chosen`` and ``best`` are those of the
+    decision (indexes into ``candidates``); ``snapshot`` holds, per candidate, the
+    smoothed utilisation of its two ports and their in-flight bytes at that time.
+    """
+
+    contributions: tuple[tuple[int, int], ...] = ()
+    path: PathIndex | None = None
+    candidates: tuple[PathIndex, ...] = ()
+    costs: tuple[float, ...] = ()
+    loads: tuple[float, ...] = ()
+    chosen: int = -1
+    best: int = -1
+    snapshot: tuple[tuple[float, float, int, int], ...] = ()
+
+
+@dataclass(slots=True)
+class Transfer:
+    """A transfer in flight; ``moved`` lists the pins a link failure forced on it."""
+
+    decision: Decision
+    pair: tuple[str, str]
+    started: float
+    deadline: float
+    placement: Placement
+    moved: list[str] = field(default_factory=list)
+
+    @property
+    def id(self) -> int:
+        """The transfer id."""
+        return self.decision.transfer_id
+
+    @property
+    def path(self) -> PathIndex | None:
+        """The path the transfer is pinned on now, if any."""
+        return self.placement.path
+
+
+class TagPool:
+    """The L4 source ports the engine hands out as tags, one per transfer in flight."""
+
+    def __init__(self, first: int, last: int) -> None:
+        self._free: deque[int] = deque(range(first, last + 1))
+        self.size = last - first + 1
+
+    def take(self) -> int | None:
+        """A free port, or None when all are in use."""
+        return self._free.popleft() if self._free else None
+
+    def give(self, port: int) -> None:
+        """Return a port; it is handed out again last, to keep reuse far apart."""
+        self._free.append(port)
+
+    @property
+    def free(self) -> int:
+        """How many ports are free."""
+        return len(self._free)
+
+
+class InFlight:
+    """Transfers by id, with a heap of deadlines."""
+
+    def __init__(self) -> None:
+        self.transfers: dict[int, Transfer] = {}
+        self._deadlines: list[tuple[float, int]] = []
+
+    def __len__(self) -> int:
+        return len(self.transfers)
+
+    def add(self, transfer: Transfer) -> None:
+        """Track a new transfer."""
+        self.transfers[transfer.id] = transfer
+        heapq.heappush(self._deadlines, (transfer.deadline, transfer.id))
+
+    def pop(self, transfer_id: int) -> Transfer | None:
+        """Stop tracking a transfer; None if it is not in flight."""
+        return self.transfers.pop(transfer_id, None)
+
+    def expired(self, now: float) -> list[Transfer]:
+        """Remove and return every transfer whose deadline is at or before ``now``."""
+        out: list[Transfer] = []
+        heap = self._deadlines
+        while heap and heap[0][0] <= now:
+            _, tid = heapq.heappop(heap)
+            t = self.transfers.pop(tid, None)
+            if t is not None:
+                out.append(t)
+        return out

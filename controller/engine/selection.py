@@ -1,0 +1,119 @@
+"""Path selection: expected completion time per spine path, hysteresis, rate limit.
+
+For a transfer of ``S`` bytes and an egress port with available bandwidth ``A``
+(capacity less the smoothed background load) that already carries ``F`` bytes of
+transfers the engine placed and has not seen finish, the new transfer can expect the
+share ``A * S / (F + S)``: every byte in flight drains before or alongside it. A
+path's rate is the lower share of its two ports (the leaf's uplink and the spine's
+downlink), and its expected completion time is
+
+    cost = S * 8 / rate + queue delay of both ports.
+
+Its *load* is the capacity share the transfer would not get on its worse port,
+``1 - share / capacity``: measured utilisation and the engine's own placements in
+one number, which is what the rate limit compares. Counting its own placements is
+what stops a burst of simultaneous requests from herding onto the spine that looked
+idle at the last poll: the second request already sees the first one's bytes.
+
+Then, with ``best`` the cheapest candidate and ``last`` the pair's previous path:
+
+1. a pair marked for reroute (its last transfer was too slow) takes the cheapest
+   path other than the slow one;
+2. if ``last`` costs at most ``(1 + hysteresis)`` times ``best``, keep ``last``;
+3. otherwise move to ``best`` only when its load is lower by more than
+   ``util_delta``, or the pair's last transfer ran slower than ``latency_factor``
+   times its baseline; else keep ``last`` (rate limit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from controller.config import SelectionSettings
+from controller.engine.loads import LoadTable
+from controller.topology import SpinePath
+
+REASON_BEST = "best"
+REASON_HYSTERESIS = "hysteresis"
+REASON_RATE_LIMIT = "rate-limited"
+REASON_UTIL_DELTA = "utilisation delta"
+REASON_LATENCY = "latency above baseline"
+REASON_REROUTE = "reroute"
+
+
+@dataclass(frozen=True, slots=True)
+class PathIndex:
+    """A spine path with the load-table indexes of its two egress ports."""
+
+    path: SpinePath
+    up: int
+    down: int
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """The chosen candidate and the cheapest one (indexes into the candidates)."""
+
+    chosen: int
+    best: int
+    reason: str
+    costs: tuple[float, ...]
+    loads: tuple[float, ...]
+
+
+def evaluate(
+    candidates: tuple[PathIndex, ...], table: LoadTable, size: int
+) -> tuple[list[float], list[float]]:
+    """Expected completion time (s) and load of each candidate for ``size`` bytes."""
+    avail, inflight, qdelay, cap = table.avail_bps, table.inflight, table.qdelay_s, table.capacity
+    bits = size * 8.0
+    costs: list[float] = []
+    loads: list[float] = []
+    for c in candidates:
+        up, down = c.up, c.down
+        share_up = avail[up] * size / (inflight[up] + size)
+        share_down = avail[down] * size / (inflight[down] + size)
+        rate = share_up if share_up < share_down else share_down
+        costs.append(bits / rate + qdelay[up] + qdelay[down])
+        load_up = 1.0 - share_up / cap[up]
+        load_down = 1.0 - share_down / cap[down]
+        loads.append(load_up if load_up > load_down else load_down)
+    return costs, loads
+
+
+def choose(
+    candidates: tuple[PathIndex, ...],
+    costs: list[float],
+    loads: list[float],
+    settings: SelectionSettings,
+    *,
+    last_spine: str | None,
+    avoid_spine: str | None = None,
+    latency_high: bool = False,
+) -> Choice:
+    """Apply reroute, hysteresis and rate limit to the evaluated candidates."""
+    best = min(range(len(costs)), key=costs.__getitem__)
+    frozen_costs, frozen_loads = tuple(costs), tuple(loads)
+
+    def result(i: int, reason: str) -> Choice:
+        return Choice(i, best, reason, frozen_costs, frozen_loads)
+
+    if avoid_spine is not None:
+        others = [i for i, c in enumerate(candidates) if c.path.spine != avoid_spine]
+        if others:
+            return result(min(others, key=costs.__getitem__), REASON_REROUTE)
+    last = -1
+    if last_spine is not None:
+        for i, c in enumerate(candidates):
+            if c.path.spine == last_spine:
+                last = i
+                break
+    if last < 0 or last == best:
+        return result(best, REASON_BEST)
+    if costs[last] <= costs[best] * (1.0 + settings.hysteresis):
+        return result(last, REASON_HYSTERESIS)
+    if latency_high:
+        return result(best, REASON_LATENCY)
+    if loads[last] - loads[best] > settings.util_delta:
+        return result(best, REASON_UTIL_DELTA)
+    return result(last, REASON_RATE_LIMIT)

@@ -1,0 +1,130 @@
+"""What the engine asks the world to do: plain data that the I/O shell applies.
+
+    Update = InstallPin | RemovePin | SetMode | LinkStatusChanged | Alert | LogRecord
+
+- :class:`InstallPin`: write (or overwrite) the pin entry of a transfer on its source
+  leaf: packets from ``src_ipv4`` to ``dst_ipv4`` carrying ``tag`` leave by
+  ``egress_port`` (the uplink to ``spine``). Overwriting happens when a link dies
+  under a transfer and the engine moves it.
+- :class:`RemovePin`: delete that entry; the flow falls back to ECMP.
+- :class:`SetMode`: switch the data plane's placement mode (pins honoured, ECMP only,
+  flowlet ECMP).
+- :class:`LinkStatusChanged`: the audit found a cable down, miswired or back; the
+  shell takes it out of (or back into) the ECMP groups and reports it.
+- :class:`Alert`: an alert started (``firing``) or stopped; the shell logs it and sets
+  its metric.
+- :class:`LogRecord`: one JSON-ready line of the transfer log.
+
+The :class:`Decision` answers the coordinator; ``tag`` says exactly which header
+values its sender must set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from ipaddress import IPv4Address
+
+from controller.config import Mode
+from controller.topology import LinkId, LinkStatus, SpinePath
+
+
+@dataclass(frozen=True, slots=True)
+class Tag:
+    """The header values that mark a KV transfer: IP DSCP and L4 source port."""
+
+    dscp: int
+    src_port: int
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """Where a transfer goes.
+
+    ``path`` is the pinned spine path, or None when the transfer is left to ECMP (or
+    stays inside one rack: ``local``). ``best`` is the path with the lowest expected
+    completion time at decision time (it differs from ``path`` under hysteresis and
+    rate limiting). ``fallbacks`` says why a transfer was not pinned, or which paths
+    were left out. ``tag`` is None only when every tag port is in use.
+    """
+
+    transfer_id: int
+    trace_id: str
+    src: str
+    dst: str
+    bytes: int
+    mode: Mode
+    path: SpinePath | None
+    best: SpinePath | None
+    tag: Tag | None
+    reason: str
+    expected_s: float | None = None
+    local: bool = False
+    fallbacks: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class InstallPin:
+    """Pin a transfer's flow on its source leaf to the uplink towards ``spine``."""
+
+    transfer_id: int
+    leaf: str
+    src_ipv4: IPv4Address
+    dst_ipv4: IPv4Address
+    tag: Tag
+    spine: str
+    egress_port: int
+
+
+@dataclass(frozen=True, slots=True)
+class RemovePin:
+    """Delete a transfer's pin entry from its source leaf."""
+
+    transfer_id: int
+    leaf: str
+    src_ipv4: IPv4Address
+    dst_ipv4: IPv4Address
+    tag: Tag
+
+
+@dataclass(frozen=True, slots=True)
+class SetMode:
+    """Put the data plane in ``mode``; ``reason`` says who or what asked."""
+
+    mode: Mode
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class LinkStatusChanged:
+    """The audit's verdict on a cable changed."""
+
+    link: LinkId
+    status: LinkStatus
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class Alert:
+    """An alert ``name`` for ``subject`` started (``firing``) or stopped."""
+
+    name: str
+    subject: str
+    firing: bool
+    message: str
+    severity: str = "warning"
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecord:
+    """One line of the JSON-lines log: ``event`` and JSON-ready ``fields``."""
+
+    event: str
+    fields: Mapping[str, object] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, object]:
+        """The record as one JSON object."""
+        return {"event": self.event, **self.fields}
+
+
+Update = InstallPin | RemovePin | SetMode | LinkStatusChanged | Alert | LogRecord
