@@ -329,6 +329,15 @@ class ExprChecker:
                 return e
         if isinstance(vs, EnumT) and vs.underlying is not None and vs.underlying == vt:
             return self._retype(e, t)
+        if (
+            isinstance(vs, Bits)
+            and isinstance(vt, Bits)
+            and not vs.signed
+            and not vt.signed
+            and vt.width > vs.width
+        ):
+            # p4c accepts a lossless widening of an unsigned value (arith-bmv2.p4)
+            return ir.CastE(t, e.loc, e)
         if isinstance(e, ir.StructLit) and isinstance(e.type, TupleT | StructT):
             return self._convert_list(e, t, loc)
         if isinstance(e, ir.InvalidHdr) and isinstance(vt, HeaderT | UnionT):
