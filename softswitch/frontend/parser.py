@@ -1348,10 +1348,15 @@ class Parser:
         if kind == "for":
             return self._parse_for_statement([])
         statement = self._parse_assignment_or_method_call()
-        self.expect(";", "after a statement")
+        if isinstance(statement, ast.AssignmentStatement):
+            self.expect(";", f"after the assignment to '{_spell(statement.target)}'")
+        else:
+            self.expect(";", f"after the call of '{_spell(statement.call.method)}'")
         return statement
 
-    def _parse_assignment_or_method_call(self) -> ast.Statement:
+    def _parse_assignment_or_method_call(
+        self,
+    ) -> ast.AssignmentStatement | ast.MethodCallStatement:
         """assignmentOrMethodCallStatementWithoutSemicolon : lvalue '(' argumentList ')'
         | lvalue '<' typeArgumentList '>' '(' argumentList ')' | lvalue '=' expression
         | lvalue OP= expression ;  directApplication : typeName '.' APPLY '(' argumentList ')' ;"""
@@ -1726,6 +1731,25 @@ class Parser:
                 break
         self.expect("}", "to close a list expression")
         return ast.ListExpression(opening.loc, elements)
+
+
+def _spell(expr: ast.Expression) -> str:
+    """A short source-like spelling of an lvalue or callee, for messages."""
+    if isinstance(expr, ast.NameExpression):
+        return str(expr.path)
+    if isinstance(expr, ast.Member):
+        return f"{_spell(expr.expr)}.{expr.member}"
+    if isinstance(expr, ast.Index):
+        return f"{_spell(expr.expr)}[...]"
+    if isinstance(expr, ast.Slice | ast.PlusSlice):
+        return f"{_spell(expr.expr)}[...:...]"
+    if isinstance(expr, ast.Call):
+        return f"{_spell(expr.method)}(...)"
+    if isinstance(expr, ast.TypeNameExpression):
+        return "error" if isinstance(expr.type_ref, ast.ErrorType) else "type"
+    if isinstance(expr, ast.ThisExpression):
+        return "this"
+    return "expression"
 
 
 def _join_tokens(tokens: Sequence[Token]) -> str:
