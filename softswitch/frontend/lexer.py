@@ -236,6 +236,7 @@ class _Lexer:
         self.first_on_line = True
 
     def loc_at(self, offset: int) -> Loc:
+        """The location of ``offset``, which lies on the current line."""
         return Loc(self.file, self.line, offset - self.line_start + 1)
 
     def newline(self, offset: int) -> None:
@@ -245,12 +246,14 @@ class _Lexer:
         self.first_on_line = True
 
     def skip_newlines(self, start: int, end: int) -> None:
+        """Account for the newlines inside ``text[start:end]``."""
         offset = self.text.find("\n", start, end)
         while offset != -1:
             self.newline(offset)
             offset = self.text.find("\n", offset + 1, end)
 
     def emit(self, kind: str, text: str, start: int, value: IntValue | None = None) -> None:
+        """Append a token that starts at offset ``start``."""
         self.tokens.append(
             Token(kind, text, self.loc_at(start), self.space_before, self.first_on_line, value)
         )
@@ -258,6 +261,7 @@ class _Lexer:
         self.first_on_line = False
 
     def at_line_start(self, offset: int) -> bool:
+        """Whether only blanks precede ``offset`` on its line."""
         return self.text[self.line_start : offset].strip(" \t\r\f\v") == ""
 
     def directive(self, start: int) -> None:
@@ -283,6 +287,7 @@ class _Lexer:
         )
 
     def run(self) -> list[Token]:
+        """Scan the whole text."""
         text = self.text
         while self.pos < len(text):
             start = self.pos

@@ -108,33 +108,40 @@ class Parser:
 
     @property
     def tok(self) -> Token:
+        """The current token."""
         return self.tokens[self.pos]
 
     def peek(self, ahead: int = 1) -> Token:
+        """The token ``ahead`` positions after the current one (EOF past the end)."""
         index = min(self.pos + ahead, len(self.tokens) - 1)
         return self.tokens[index]
 
     def advance(self) -> Token:
+        """Consume and return the current token (EOF is never consumed)."""
         token = self.tokens[self.pos]
         if token.kind != "EOF":
             self.pos += 1
         return token
 
     def at(self, *kinds: str) -> bool:
+        """Whether the current token is of one of ``kinds``."""
         return self.tok.kind in kinds
 
     def accept(self, kind: str) -> Token | None:
+        """Consume the current token if it is of ``kind``."""
         if self.tok.kind == kind:
             return self.advance()
         return None
 
     def expect(self, kind: str, context: str) -> Token:
+        """Consume a token of ``kind`` or fail with "expected 'kind' <context>"."""
         if self.tok.kind == kind:
             return self.advance()
         self._error_expected(f"'{kind}'", context)
 
     @staticmethod
     def describe(token: Token) -> str:
+        """How an error message quotes ``token``."""
         if token.kind == "EOF":
             return "end of file"
         if token.kind == "UNEXPECTED":
@@ -161,18 +168,23 @@ class Parser:
     # Scopes
 
     def push_scope(self) -> None:
+        """Open a nested scope."""
         self.scopes.append({})
 
     def pop_scope(self) -> None:
+        """Close the innermost scope."""
         self.scopes.pop()
 
     def declare_type(self, name: str) -> None:
+        """Declare ``name`` as a type in the innermost scope."""
         self.scopes[-1][name] = True
 
     def declare_object(self, name: str) -> None:
+        """Declare ``name`` as a value in the innermost scope (hiding outer types)."""
         self.scopes[-1][name] = False
 
     def is_type_name(self, name: str, absolute: bool = False) -> bool:
+        """Whether ``name`` denotes a type here (``absolute``: at top level, for ``.name``)."""
         if absolute:
             return self.scopes[0].get(name, False)
         for scope in reversed(self.scopes):
