@@ -86,9 +86,7 @@ def test_defines_and_include_dirs_reach_the_preprocessor(tmp_path: Path) -> None
     (tmp_path / "inc" / "size.p4").write_text("#define TABLE_SIZE 77\n")
     source = (PROGRAMS / "nested.p4").read_text()
     source = source.replace("#include <v1model.p4>", '#include <v1model.p4>\n#include "size.p4"')
-    source = source.replace(
-        "size = 64;", "size = TABLE_SIZE;\n#ifdef BIG\n        size = 9;\n#endif"
-    )
+    source = source.replace("size = 64;", "size = TABLE_SIZE + EXTRA;")
     program = tmp_path / "p.p4"
     program.write_text(source)
     out = tmp_path / "p.txtpb"
