@@ -8,16 +8,17 @@ other loader with the same signature.
 
 from __future__ import annotations
 
-import importlib
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from finsy.proto import p4i
 
 from softswitch.errors import RuntimeConfigError, SoftswitchError
+from softswitch.frontend import elaborate_program, ir, parse_text
+from softswitch.frontend.preprocess import preprocess
+from softswitch.interp.pipeline import Digest, Pipeline
 from softswitch.p4info import device_config as dc
+from softswitch.p4info import p4info_of
 from softswitch.runtime.state import RuntimeState
 
 
@@ -35,30 +36,20 @@ DataplaneLoader = Callable[[p4i.P4Info, bytes], Dataplane]
 
 def take_digests(dataplane: Dataplane) -> list[tuple[str, tuple[int, ...]]]:
     """The digests emitted since the last call, as ``(digest name, field values)``."""
-    pending: Any = getattr(dataplane, "digests", None)
+    pending: list[Digest] | None = getattr(dataplane, "digests", None)
     if not pending:
         return []
-    taken = [(str(name), tuple(values)) for name, values in pending]
+    taken = [(digest.name, digest.values) for digest in pending]
     pending.clear()
     return taken
 
 
-def _module(name: str) -> Any:
-    """A module of a layer that may not be installed yet (interp, p4info.extract)."""
-    return importlib.import_module(name)
-
-
 def _pipeline_from_source(
     program_text: str, file: str, drop_port: int, cpu_port: int | None
-) -> Any:
-    """Compile preprocessed P4 source and load it into a Pipeline."""
-    frontend = _module("softswitch.frontend")
-    with tempfile.TemporaryDirectory(prefix="kvfabric-switch-") as tmp:
-        path = Path(tmp) / (Path(file).name or "program.p4")
-        path.write_text(program_text, encoding="utf-8")
-        program = frontend.load_program(str(path))
-    pipeline = _module("softswitch.interp.pipeline").Pipeline
-    return program, pipeline.load(program, drop_port=drop_port, cpu_port=cpu_port)
+) -> tuple[ir.Program, Pipeline]:
+    """Compile preprocessed P4 source (with its ``# line`` markers) into a Pipeline."""
+    program = elaborate_program(parse_text(program_text, file), file)
+    return program, Pipeline.load(program, drop_port=drop_port, cpu_port=cpu_port)
 
 
 def make_loader(drop_port: int, cpu_port: int | None) -> DataplaneLoader:
@@ -81,10 +72,8 @@ def make_loader(drop_port: int, cpu_port: int | None) -> DataplaneLoader:
     return load
 
 
-def p4info_of_program(program: Any) -> p4i.P4Info:
+def p4info_of_program(program: ir.Program) -> p4i.P4Info:
     """The P4Info of an ``ir.Program``."""
-    from softswitch.p4info import p4info_of
-
     return p4info_of(program)
 
 
@@ -93,12 +82,9 @@ def load_program_file(
 ) -> tuple[p4i.P4Info, bytes, Dataplane]:
     """Load the PROGRAM of the command line: a ``.p4`` file or a device config file."""
     if path.endswith(".p4"):
-        program = _module("softswitch.frontend").load_program(path)
-        pipeline = _module("softswitch.interp.pipeline").Pipeline.load(
-            program, drop_port=drop_port, cpu_port=cpu_port
-        )
+        text = preprocess(path)
+        program, pipeline = _pipeline_from_source(text, path, drop_port, cpu_port)
         p4info = p4info_of_program(program)
-        text = _module("softswitch.frontend").preprocess(path)
         device_config = dc.encode(dc.make_device_config(text, path, p4info))
         return p4info, device_config, pipeline
     config = dc.read(path)

@@ -12,6 +12,7 @@ from pathlib import Path
 from finsy.proto import p4i
 from google.protobuf import text_format
 
+from softswitch.interp.pipeline import Digest
 from softswitch.runtime import tables as rt
 from softswitch.runtime.externs import (
     Counter,
@@ -128,7 +129,7 @@ class P4InfoDataplane:
 
     def __init__(self, info: p4i.P4Info) -> None:
         self.state = state_from_p4info(info)
-        self.digests: list[tuple[str, tuple[int, ...]]] = []
+        self.digests: list[Digest] = []
         self.processed: list[tuple[int, bytes]] = []
 
     def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
@@ -161,7 +162,7 @@ class PatchDataplane(P4InfoDataplane):
             return [(egress, data[2:])]
         if data[12:14] == b"\x90\x00":
             return [(self.cpu_port, (port << 7).to_bytes(2, "big") + data)]
-        self.digests.append(("learn_t", (int.from_bytes(data[6:12], "big"), port)))
+        self.digests.append(Digest("learn_t", 0, (int.from_bytes(data[6:12], "big"), port)))
         return [({1: 2, 2: 1}.get(port, 511), data)]
 
 
