@@ -202,8 +202,7 @@ class Elaborator(StmtChecker):
             self._check_fresh(d, d.name)
             root.names[d.name] = DeclSym(d.name, d, root, "package")
         elif isinstance(d, ast.Instantiation):
-            sym = self.instantiate(d, root)
-            root.names[d.name] = sym
+            root.names[d.name] = self.instantiate(d, root)
         else:
             self.unsupported(d.loc, f"top-level {type(d).__name__}")
 
@@ -255,7 +254,7 @@ class Elaborator(StmtChecker):
                 self.fail(e.loc, f"'{base.path.name}' is not a parser or control")
             anns = self.annotations(sym.decl.annotations, self.root)
             prefix = self.cp_name(sym.decl.name, anns, "")
-            return self.instantiate_block(sym, e.args, scope, prefix, e.loc)
+            return self.instantiate_block(sym, e.args, scope, prefix, loc=e.loc)
         if isinstance(e, ast.NameExpression):
             found = self.lookup(e.path, scope, e.loc)
             if isinstance(found, InstanceSym) and isinstance(found.instance, ir.BlockInstance):
@@ -271,6 +270,7 @@ class Elaborator(StmtChecker):
         ctor_args: list[ast.Argument],
         arg_scope: Scope,
         prefix: str,
+        *,
         loc: Loc,
     ) -> ir.BlockInstance:
         """Instantiate a parser or control declaration."""
@@ -278,7 +278,9 @@ class Elaborator(StmtChecker):
         if decl.type_params:
             self.unsupported(decl.loc, "generic parser or control declarations")
         scope = sym.scope.child()
-        self.bind_ctor_params(decl.ctor_params, ctor_args, arg_scope, scope, loc, decl.name)
+        self.bind_ctor_params(
+            decl.ctor_params, ctor_args, arg_scope, scope, loc=loc, what=decl.name
+        )
         anns = self.annotations(decl.annotations, sym.scope)
         kind = "parser" if isinstance(decl, ast.ParserDeclaration) else "control"
         inst = ir.BlockInstance(
@@ -328,12 +330,15 @@ class Elaborator(StmtChecker):
         args: list[ast.Argument],
         arg_scope: Scope,
         scope: Scope,
+        *,
         loc: Loc,
         what: str,
     ) -> None:
         """Bind constructor parameters to compile-time values or instances."""
         ps = [self.param_of(p, scope) for p in params]
-        bound, _ = self.bind_args(ps, args, arg_scope, loc, what, None, [p.default for p in params])
+        bound, _ = self.bind_args(
+            ps, args, arg_scope, loc, what, defaults=[p.default for p in params]
+        )
         for p, a in zip(params, bound, strict=True):
             v = a.expr
             if isinstance(v, ir.InstanceRef):
@@ -363,7 +368,7 @@ class Elaborator(StmtChecker):
         assert self.ctx is not None
         anns = self.annotations(sym.decl.annotations, sym.scope)
         prefix = self.cp_name(sym.decl.name, anns, self.ctx.prefix)
-        inst = self.instantiate_block(sym, [], self.root, prefix, loc)
+        inst = self.instantiate_block(sym, [], self.root, prefix, loc=loc)
         if self.ctx.inst is not None:
             self.ctx.inst.blocks.append(inst)
         return inst
@@ -417,7 +422,7 @@ class Elaborator(StmtChecker):
         anns = self.annotations(d.annotations, scope)
         cp = self.cp_name(d.name, anns, self.ctx.prefix)
         if isinstance(sym, DeclSym) and sym.kind in ("parser", "control"):
-            inst = self.instantiate_block(sym, d.args, scope, cp, d.loc)
+            inst = self.instantiate_block(sym, d.args, scope, cp, loc=d.loc)
             if self.ctx.inst is not None:
                 self.ctx.inst.blocks.append(inst)
             return InstanceSym(d.name, inst, self.specialise_decl(sym, [], d.loc))
@@ -460,7 +465,6 @@ class Elaborator(StmtChecker):
             inner.names[tp.name] = TypeSym(
                 tp.name, et.type_args[i] if i < len(et.type_args) else TypeVar(tp.name)
             )
-        binding = {tp.name: TypeVar(tp.name) for tp in ctor.type_params}
         for tp in ctor.type_params:
             inner.names[tp.name] = TypeSym(tp.name, TypeVar(tp.name))
         params = [self.param_of(p, inner) for p in ctor.params]
@@ -470,10 +474,8 @@ class Elaborator(StmtChecker):
             scope,
             loc,
             f"{decl.name} constructor",
-            {},
-            [p.default for p in ctor.params],
+            defaults=[p.default for p in ctor.params],
         )
-        del binding
         return [self.py_value(a.expr, loc) for a in bound]
 
     def py_value(self, v: ir.Expr | None, loc: Loc) -> Any:
@@ -611,12 +613,12 @@ class Elaborator(StmtChecker):
             d.name,
             [],
             [],
-            None,
+            None,  # type: ignore[arg-type]  # set by table_default below
             [],
             False,
             [],
             False,
-            1024,  # type: ignore[arg-type]
+            1024,
             None,
             None,
             None,

@@ -204,12 +204,11 @@ class StmtChecker(ExprChecker):
         params = [self.param_of(p, inner) for p in chosen.params]
         defaults = [p.default for p in chosen.params]
         args, binding = self.bind_args(
-            params, e.args, scope, e.loc, f"{decl.name}.{name}", binding, defaults
+            params, e.args, scope, e.loc, f"{decl.name}.{name}", binding=binding, defaults=defaults
         )
         ret = self.substitute(self.resolve_type(chosen.return_type, inner), binding)
-        if name == "lookahead":
-            if isinstance(ret, TypeVar):
-                self.fail(e.loc, "lookahead needs a type argument: lookahead<T>()")
+        if name == "lookahead" and isinstance(ret, TypeVar):
+            self.fail(e.loc, "lookahead needs a type argument: lookahead<T>()")
         type_args = tuple(binding.get(tp.name, TypeVar(tp.name)) for tp in chosen.type_params)
         return ir.Call(ret, e.loc, "method", (receiver, name), args, type_args)
 
@@ -248,7 +247,9 @@ class StmtChecker(ExprChecker):
         binding = self._explicit_type_args(decl, e, inner, scope)
         params = [self.param_of(p, inner) for p in decl.params]
         defaults = [p.default for p in decl.params]
-        args, binding = self.bind_args(params, e.args, scope, e.loc, decl.name, binding, defaults)
+        args, binding = self.bind_args(
+            params, e.args, scope, e.loc, decl.name, binding=binding, defaults=defaults
+        )
         ret = self.substitute(self.resolve_type(decl.return_type, inner), binding)
         type_args = tuple(binding.get(tp.name, TypeVar(tp.name)) for tp in decl.type_params)
         if decl.name == "static_assert":
@@ -256,7 +257,8 @@ class StmtChecker(ExprChecker):
             if not isinstance(cond, ir.Const):
                 self.fail(e.loc, "static_assert needs a compile-time condition")
             if not cond.value:
-                msg = args[1].expr.value if len(args) > 1 and args[1].expr is not None else ""
+                second = args[1].expr if len(args) > 1 else None
+                msg = second.value if isinstance(second, ir.Const) else ""
                 self.fail(e.loc, f"static_assert failed: {msg}".rstrip(": "))
             return ir.Call(BOOL, e.loc, "const", True, [])
         if decl.name == "digest" and type_args:
@@ -288,7 +290,9 @@ class StmtChecker(ExprChecker):
         binding = self._explicit_type_args(decl, e, inner, scope)
         params = [self.param_of(p, inner) for p in decl.params]
         defaults = [p.default for p in decl.params]
-        args, binding = self.bind_args(params, e.args, scope, e.loc, decl.name, binding, defaults)
+        args, binding = self.bind_args(
+            params, e.args, scope, e.loc, decl.name, binding=binding, defaults=defaults
+        )
         type_args = tuple(binding.get(tp.name, TypeVar(tp.name)) for tp in decl.type_params)
         func = self.lower_function(sym, type_args)
         args = [

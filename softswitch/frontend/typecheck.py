@@ -282,7 +282,7 @@ class ExprChecker:
         for a in anns:
             args: list[Any] = []
             for e in a.expressions or []:
-                if isinstance(e, ast.StringLiteral) or isinstance(e, ast.IntLiteral):
+                if isinstance(e, ast.StringLiteral | ast.IntLiteral):
                     args.append(e.value)
                 else:
                     args.append(None)
@@ -299,7 +299,7 @@ class ExprChecker:
             self.fail(e.loc, "expected a compile-time integer constant")
         t = strip_newtype(v.type)
         if isinstance(t, Bits) and t.signed:
-            return constfold.cast(v.value, t, INFINT)  # type: ignore[return-value]
+            return int(constfold.cast(v.value, t, INFINT))
         return int(v.value)
 
     def const_value(self, e: ast.Expression, scope: Scope, t: P4Type | None = None) -> ir.Expr:
@@ -893,6 +893,7 @@ class ExprChecker:
         scope: Scope,
         loc: Loc,
         what: str,
+        *,
         binding: dict[str, P4Type] | None = None,
         defaults: Sequence[ast.Expression | None] = (),
     ) -> tuple[list[ir.Arg], dict[str, P4Type]]:
@@ -902,62 +903,58 @@ class ExprChecker:
         ordered: list[ast.Argument | None] = [None] * len(params)
         names = [p.name for p in params]
         if any(a.name is not None for a in args):
-            for a in args:
-                if a.name is None:
-                    self.fail(a.loc, "cannot mix named and positional arguments")
-                if a.name not in names:
+            for named in args:
+                if named.name is None:
+                    self.fail(named.loc, "cannot mix named and positional arguments")
+                if named.name not in names:
+                    close = did_you_mean(named.name, names)
                     self.fail(
-                        a.loc,
-                        f"{what} has no parameter '{a.name}'.{did_you_mean(a.name, names)}".rstrip(
-                            "."
-                        ),
+                        named.loc, f"{what} has no parameter '{named.name}'.{close}".rstrip(".")
                     )
-                ordered[names.index(a.name)] = a
+                ordered[names.index(named.name)] = named
         else:
             if len(args) > len(params):
                 self.fail(loc, f"{what} takes {len(params)} arguments, got {len(args)}")
             for i, a in enumerate(args):
                 ordered[i] = a
         lowered: list[ir.Expr | None] = []
-        for p, a in zip(params, ordered, strict=True):
-            if a is None:
+        for p, given in zip(params, ordered, strict=True):
+            if given is None:
                 lowered.append(None)
                 continue
-            if isinstance(a.value, ast.DontCareExpression):
+            if isinstance(given.value, ast.DontCareExpression):
                 if p.direction != "out":
-                    self.fail(a.loc, f"'_' can only be passed to an out parameter ('{p.name}')")
+                    self.fail(given.loc, f"'_' can only be passed to an out parameter ('{p.name}')")
                 lowered.append(None)
                 continue
             pt = self.substitute(p.type, binding)
             hint = pt if not _has_typevar(pt) else None
-            v = self.expr(a.value, scope, hint)
-            if not isinstance(v.type, InfInt):
-                self.unify(p.type, v.type, binding)
-            lowered.append(v)
-        for p, v in zip(params, lowered, strict=True):
-            if v is not None and isinstance(v.type, InfInt):
+            value = self.expr(given.value, scope, hint)
+            if not isinstance(value.type, InfInt):
+                self.unify(p.type, value.type, binding)
+            lowered.append(value)
+        for p, low in zip(params, lowered, strict=True):
+            if low is not None and isinstance(low.type, InfInt):
                 self.unify(p.type, INFINT, binding)
         result: list[ir.Arg] = []
-        for i, (p, a, v) in enumerate(zip(params, ordered, lowered, strict=True)):
+        for i, (p, arg, v) in enumerate(zip(params, ordered, lowered, strict=True)):
             pt = self.substitute(p.type, binding)
             bound = Param(p.name, p.direction, pt, p.has_default)
-            if a is None:
+            if arg is None:
                 default = defaults[i] if i < len(defaults) else None
                 if default is not None:
                     result.append(
                         ir.Arg(bound, self.coerce(self.expr(default, scope, pt), pt, loc))
                     )
                     continue
-                if p.direction == "out" and p.has_default is False and i >= len(args) and False:
-                    pass
                 self.fail(loc, f"{what}: missing argument for parameter '{p.name}'")
             if v is None:
                 result.append(ir.Arg(bound, None))
                 continue
-            v = self.coerce(v, pt, a.loc)
+            converted = self.coerce(v, pt, arg.loc)
             if p.direction in ("out", "inout"):
-                self.check_lvalue(v, a.loc)
-            result.append(ir.Arg(bound, v))
+                self.check_lvalue(converted, arg.loc)
+            result.append(ir.Arg(bound, converted))
         return result, binding
 
     def check_lvalue(self, v: ir.Expr, loc: Loc) -> None:

@@ -61,13 +61,23 @@ class CallGen:
         if c.kind == "action":
             action: ir.Action = c.target
             return self.invoke(
-                f"a{action.uid}", c.args, action.params, action.directions, False, want_value
+                f"a{action.uid}",
+                c.args,
+                action.params,
+                action.directions,
+                has_ret=False,
+                want_value=want_value,
             )
         if c.kind == "function":
             func: ir.Function = c.target
             has_ret = str(func.ret) != "void"
             return self.invoke(
-                f"F{func.uid}", c.args, func.params, func.directions, has_ret, want_value
+                f"F{func.uid}",
+                c.args,
+                func.params,
+                func.directions,
+                has_ret=has_ret,
+                want_value=want_value,
             )
         if c.kind == "block":
             inst: ir.BlockInstance = c.target
@@ -76,8 +86,8 @@ class CallGen:
                 c.args,
                 inst.params,
                 inst.directions,
-                False,
-                want_value,
+                has_ret=False,
+                want_value=want_value,
                 prefix=["pk"],
             )
         if c.kind == "table":
@@ -102,6 +112,7 @@ class CallGen:
         args: list[ir.Arg],
         params: list[ir.Var],
         dirs: list[str],
+        *,
         has_ret: bool,
         want_value: bool,
         prefix: list[str] | None = None,
@@ -124,12 +135,11 @@ class CallGen:
                 values.append(g.expr(e))
                 if not obj:
                     targets.append(e)
+            elif obj:
+                values.append(g.expr(e) if e is not None else g.classes.new(var.type))
             else:
-                if obj:
-                    values.append(g.expr(e) if e is not None else g.classes.new(var.type))
-                else:
-                    values.append(g.classes.new(var.type))
-                    targets.append(e)
+                values.append(g.classes.new(var.type))
+                targets.append(e)
         call = f"{fname}({', '.join(values)})"
         if has_ret:
             if not targets:
@@ -194,7 +204,7 @@ class CallGen:
         name = c.target
         a = [x.expr for x in c.args]
         if name == "mark_to_drop":
-            std = g.expr(a[0]) if a else "pk.std"
+            std = g.expr(a[0]) if a and a[0] is not None else "pk.std"
             g.line(f"_drop(pk, {std})")
         elif name == "hash":
             result = a[0]
@@ -203,7 +213,7 @@ class CallGen:
             width = bit_width(result.type)
             g.store(
                 result,
-                f"_hash(pk, {algo!r}, {g.expr(a[2])}, {self._fields_src(a[3])}, "
+                f"_hash({algo!r}, {g.expr(a[2])}, {self._fields_src(a[3])}, "
                 f"{g.expr(a[4]) if a[4] is not None else 0}, {width})",
             )
         elif name in ("verify_checksum", "verify_checksum_with_payload"):

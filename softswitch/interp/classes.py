@@ -229,7 +229,7 @@ class ClassGen:
         for f, ft, w in layout:
             shift -= w
             val = f"h.f_{f}"
-            if isinstance(strip_newtype(ft), Bool) or isinstance(strip_newtype(ft), EnumT):
+            if isinstance(strip_newtype(ft), Bool | EnumT):
                 val = f"int({val})"
             parts.append(f"({val} << {shift})" if shift else val)
         expr = " | ".join(parts) if parts else "0"

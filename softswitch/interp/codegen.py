@@ -21,6 +21,7 @@ return value first for functions) and the caller assigns them back.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,7 +97,7 @@ class Codegen:
 
     def source(self) -> str:
         """The whole module."""
-        return "\n".join(self.classes.lines + [""] + self.lines) + "\n"
+        return "\n".join([*self.classes.lines, "", *self.lines]) + "\n"
 
     # ------------------------------------------------------------------
     # Top level
@@ -301,10 +302,7 @@ class Codegen:
             keys.append((name, k))
         first = True
         for case in state.cases:
-            if case.keysets is None:
-                cond = "True"
-            else:
-                cond = self._keyset_cond(case.keysets, keys)
+            cond = "True" if case.keysets is None else self._keyset_cond(case.keysets, keys)
             self.line(f"{'if' if first else 'elif'} {cond}:")
             self.line(f"    {self._goto(case.state, index)}")
             first = False
@@ -692,7 +690,7 @@ class Codegen:
 
         return CallGen(self).call(c, want_value)
 
-    def _assign_outs(self, call: str, targets: list[ir.Expr | None]) -> None:
+    def _assign_outs(self, call: str, targets: Sequence[ir.Expr | None]) -> None:
         """Run ``call`` and store its returned scalar outs into ``targets``."""
         live = [t for t in targets if t is not None]
         if not live:

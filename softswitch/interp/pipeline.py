@@ -23,6 +23,7 @@ tell the caller).  ``log_msg`` goes to the ``softswitch.p4`` logger.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 import time
@@ -140,10 +141,7 @@ def _helpers() -> dict[str, Any]:
         std.f_egress_spec = pk.drop_port
         std.f_mcast_grp = 0
 
-    def _hash(
-        pk: PacketCtx, algo: str, base: int, fields: list[tuple[int, int]], max_: int, width: int
-    ) -> int:
-        del pk
+    def _hash(algo: str, base: int, fields: list[tuple[int, int]], max_: int, width: int) -> int:
         return hashing.v1model_hash(algo, base, fields, max_, width)
 
     def _csum(
@@ -197,6 +195,7 @@ class Pipeline:
     def __init__(
         self,
         program: ir.Program,
+        *,
         drop_port: int,
         cpu_port: int | None,
         clock: Callable[[], int] | None = None,
@@ -233,7 +232,7 @@ class Pipeline:
         self.source = gen.generate()
         ns.update(_helpers())
         code = compile(self.source, f"<softswitch:{program.source}>", "exec")
-        exec(code, ns)  # noqa: S102 - our own generated code
+        exec(code, ns)
         self._new_hdr, self._new_meta, self._new_std = (ns[n] for n in names)
         self._parser = ns[f"B{pipe['p'].uid}"]
         self._verify = ns[f"B{pipe['vr'].uid}"]
@@ -254,7 +253,7 @@ class Pipeline:
         seed: int = 0,
     ) -> Pipeline:
         """Compile ``program`` and build its runtime state."""
-        return cls(program, drop_port, cpu_port, clock, seed)
+        return cls(program, drop_port=drop_port, cpu_port=cpu_port, clock=clock, seed=seed)
 
     # ------------------------------------------------------------------
 
@@ -304,12 +303,10 @@ class Pipeline:
         pk.payload = payload
         self._verify(pk, hdr, meta)
         std.f_checksum_error = pk.checksum_error
-        try:
+        with contextlib.suppress(values.ExitSignal):
             self._ingress(pk, hdr, meta, std)
-        except values.ExitSignal:
-            pass
         if pk.clone_spec is not None:
-            self._ingress_clone(job, pk, meta, std, egress, now_us)
+            self._ingress_clone(job, pk, meta, std, egress, now_us=now_us)
         if pk.resubmit is not None:
             kept = self._preserve(pk.resubmit, meta, std)
             ingress.appendleft(_Job(job.port, job.data, RESUBMIT, kept))
@@ -329,7 +326,14 @@ class Pipeline:
         egress.append(_EgressJob(hdr, meta, std, payload, eport, len(job.data)))
 
     def _ingress_clone(
-        self, job: _Job, pk: PacketCtx, meta: Any, std: Any, egress: deque[_EgressJob], now_us: int
+        self,
+        job: _Job,
+        pk: PacketCtx,
+        meta: Any,
+        std: Any,
+        egress: deque[_EgressJob],
+        *,
+        now_us: int,
     ) -> None:
         assert pk.clone_spec is not None
         session, fl = pk.clone_spec
@@ -386,10 +390,8 @@ class Pipeline:
         std.f_packet_length = job.length
         pk = PacketCtx(self, std, job.length, now_us)
         pk.payload = job.payload
-        try:
+        with contextlib.suppress(values.ExitSignal):
             self._egress(pk, hdr, meta, std)
-        except values.ExitSignal:
-            pass
         if pk.clone_spec is not None:
             session, fl = pk.clone_spec
             if self.state.pre.clone_session(session) is not None:

@@ -25,7 +25,7 @@ ERR_STACK_OUT_OF_BOUNDS = 3
 ERR_HEADER_TOO_SHORT = 4
 
 
-class ParserReject(Exception):  # noqa: N818 - a control-flow signal, not an error
+class ParserReject(Exception):
     """The parser transitions to ``reject`` with ``code`` as the parser error."""
 
     def __init__(self, code: int) -> None:
@@ -33,7 +33,7 @@ class ParserReject(Exception):  # noqa: N818 - a control-flow signal, not an err
         self.code = code
 
 
-class ExitSignal(Exception):  # noqa: N818 - a control-flow signal, not an error
+class ExitSignal(Exception):
     """``exit``: leave the current top-level control."""
 
 
