@@ -224,6 +224,16 @@ class ExternT(P4Type):
     type_args: tuple[P4Type, ...] = ()
     decl: Any = None
 
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ExternT)
+            and other.name == self.name
+            and other.type_args == self.type_args
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.type_args))
+
     def __str__(self) -> str:
         if self.type_args:
             return f"{self.name}<{', '.join(map(str, self.type_args))}>"
