@@ -356,9 +356,12 @@ def _add_action_profiles(info: p4i.P4Info, model: m.Model, symbols: SymbolTable)
         profile.size = ap.size
         if ap.with_selector and ap.max_group_size is not None:
             profile.max_group_size = ap.max_group_size
-        if ap.with_selector and ap.selector_size_semantics == "sum_of_weights":
+        semantics = ap.selector_size_semantics
+        if semantics is None and ap.max_group_size is not None:
+            semantics = "sum_of_weights"
+        if ap.with_selector and semantics == "sum_of_weights":
             profile.sum_of_weights.SetInParent()
-        elif ap.with_selector and ap.selector_size_semantics == "sum_of_members":
+        elif ap.with_selector and semantics == "sum_of_members":
             profile.sum_of_members.SetInParent()
             if ap.max_member_weight is not None:
                 profile.sum_of_members.max_member_weight = ap.max_member_weight

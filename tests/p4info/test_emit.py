@@ -293,7 +293,31 @@ def test_action_profile_lists_tables_by_name_and_max_group_size() -> None:
     assert list(profile.table_ids) == [pid(Prefix.TABLE, "c.alpha"), pid(Prefix.TABLE, "c.zeta")]
     assert profile.with_selector
     assert profile.max_group_size == 8
+    # p4c gives a selector with @max_group_size the default sum-of-weights semantics.
+    assert profile.WhichOneof("selector_size_semantics") == "sum_of_weights"
     assert list(profile.preamble.annotations) == ["@my_anno"]
+
+
+def test_selector_size_semantics_sum_of_members() -> None:
+    anns = ann('@selector_size_semantics("sum_of_members")', "@max_member_weight(40)")
+    model = m.Model(
+        action_profiles=(
+            m.ActionProfile(
+                "s",
+                8,
+                with_selector=True,
+                max_group_size=4,
+                selector_size_semantics="sum_of_members",
+                max_member_weight=40,
+                annotations=anns,
+            ),
+            m.ActionProfile("p", 8),
+        )
+    )
+    selector, plain = build_p4info(model).action_profiles
+    assert selector.sum_of_members.max_member_weight == 40
+    assert list(selector.preamble.annotations) == []
+    assert plain.WhichOneof("selector_size_semantics") is None
 
 
 def test_value_set_controller_header_meter_and_new_type() -> None:
