@@ -26,7 +26,7 @@ from softswitch.stf.control import ControlPlane, key_match
 from softswitch.stf.syntax import parse_stf
 
 
-def kv(text: str):  # type: ignore[no-untyped-def]
+def kv(text: str):
     """The parsed key value of ``k:TEXT``."""
     command = parse_stf(f"add t k:{text} a()").commands[0]
     return command.keys[0][1]  # type: ignore[union-attr]
