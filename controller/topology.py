@@ -110,15 +110,33 @@ class TopologyError(KeyError):
 
 
 class Topology:
-    """The fabric's graph, egress ports, spine paths and cable statuses."""
+    """The fabric's graph, egress ports, spine paths and cable statuses.
 
-    __slots__ = ("_paths", "_status", "config", "egress", "graph", "hosts", "links")
+    ``leaves`` and ``spines`` are the switch names in file order; ``hosts`` maps host
+    names to their configuration; ``links`` lists the leaf-spine cables.
+    """
+
+    __slots__ = (
+        "_down",
+        "_paths",
+        "_status",
+        "_up",
+        "config",
+        "egress",
+        "graph",
+        "hosts",
+        "leaves",
+        "links",
+        "spines",
+    )
 
     config: FabricConfig
     graph: nx.Graph
     egress: Mapping[PortRef, EgressPort]
     hosts: Mapping[str, HostConfig]
     links: tuple[LinkId, ...]
+    leaves: tuple[str, ...]
+    spines: tuple[str, ...]
 
     def __init__(self, config: FabricConfig) -> None:
         graph = nx.Graph(name=config.name)
@@ -153,20 +171,19 @@ class Topology:
         self.egress = egress
         self.hosts = {h.name: h for h in config.hosts}
         self.links = tuple(links)
+        self.leaves = tuple(s.name for s in config.leaves)
+        self.spines = tuple(s.name for s in config.spines)
+        # leaf -> spine -> (uplink port, cable) and spine -> leaf -> (downlink port, cable)
+        self._up: dict[str, dict[str, tuple[PortRef, LinkId]]] = {}
+        self._down: dict[str, dict[str, tuple[PortRef, LinkId]]] = {}
+        for e in egress.values():
+            if e.link is not None:
+                side = self._up if e.tier is Tier.INTER_RACK else self._down
+                side.setdefault(e.ref.switch, {})[e.peer] = (e.ref, e.link)
         self._status: dict[LinkId, LinkStatus] = {}
         self._paths: dict[tuple[str, str], tuple[SpinePath, ...]] = {}
 
     # -- names ----------------------------------------------------------------------
-
-    @property
-    def leaves(self) -> tuple[str, ...]:
-        """Leaf names in file order."""
-        return tuple(s.name for s in self.config.leaves)
-
-    @property
-    def spines(self) -> tuple[str, ...]:
-        """Spine names in file order."""
-        return tuple(s.name for s in self.config.spines)
 
     def host(self, name: str) -> HostConfig:
         """The host called ``name``; a :class:`TopologyError` guesses the name meant."""
@@ -198,8 +215,9 @@ class Topology:
         if link not in self.links:
             raise TopologyError(f"no link {link} in the fabric")
         new = object.__new__(Topology)
-        for attr in ("config", "graph", "egress", "hosts", "links", "_paths"):
-            setattr(new, attr, getattr(self, attr))
+        for attr in Topology.__slots__:
+            if attr != "_status":
+                setattr(new, attr, getattr(self, attr))
         new._status = {k: s for k, s in self._status.items() if k != link}
         if status is not LinkStatus.UP:
             new._status[link] = status
@@ -225,25 +243,16 @@ class Topology:
                 raise TopologyError(f"no leaf named {leaf!r}{did_you_mean(leaf, self.leaves)}")
         paths: tuple[SpinePath, ...] = ()
         if src_leaf != dst_leaf:
-            view = nx.subgraph_view(
-                self.graph, filter_node=lambda n: self.graph.nodes[n]["role"] != "host"
-            )
-            found = {p[1]: p for p in nx.all_simple_paths(view, src_leaf, dst_leaf, cutoff=2)}
-            paths = tuple(
-                SpinePath(
-                    src_leaf,
-                    spine,
-                    dst_leaf,
-                    up=self.port_towards(src_leaf, spine),
-                    down=self.port_towards(spine, dst_leaf),
-                    links=(
-                        self.graph.edges[src_leaf, spine]["link"],
-                        self.graph.edges[spine, dst_leaf]["link"],
-                    ),
-                )
-                for spine in self.spines
-                if spine in found
-            )
+            ups = self._up.get(src_leaf, {})
+            found: list[SpinePath] = []
+            for spine in self.spines:
+                up = ups.get(spine)
+                down = self._down.get(spine, {}).get(dst_leaf)
+                if up is not None and down is not None:
+                    found.append(
+                        SpinePath(src_leaf, spine, dst_leaf, up[0], down[0], (up[1], down[1]))
+                    )
+            paths = tuple(found)
         self._paths[key] = paths
         return paths
 

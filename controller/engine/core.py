@@ -57,18 +57,30 @@ from controller.topology import LinkId, LinkStatus, Topology, TopologyError
 
 Pair = tuple[str, str]
 _Ident = tuple[int, str, str, str, int, Mode]
+_FreshEntry = tuple[int, float, tuple[PathIndex, ...], tuple[str, ...]]
 
 
 class Engine:
     """The pure decision core of the controller (see the module docstring)."""
 
     def __init__(
-        self, topology: Topology, now: float, settings: ControllerSettings | None = None
+        self,
+        topology: Topology,
+        now: float,
+        settings: ControllerSettings | None = None,
+        *,
+        judge_rate: float = 200.0,
     ) -> None:
+        """An engine for ``topology`` starting at ``now``.
+
+        ``settings`` default to the topology's configuration. ``judge_rate`` caps how
+        many finished transfers per second get the offline recomputation (it costs
+        about as much as a decision); beyond it, transfers are sampled evenly.
+        """
         self.topology = topology
         self.settings = s = settings or topology.config.controller
         history_s = s.safety.transfer_timeout_s + 4 * s.telemetry.staleness_limit_s
-        self.table = LoadTable(topology.egress.values(), history_s)
+        self.table = LoadTable(topology.egress.values(), history_s, s.telemetry.staleness_limit_s)
         self.inflight = InFlight()
         self.tags = TagPool(s.kv_class.tag_port_first, s.kv_class.tag_port_last)
         self.pairs: dict[Pair, PairMemory] = {}
@@ -81,8 +93,12 @@ class Engine:
         self.tiers = TierWindows(s.alerts, now)
         self.counts = view.Counts()
         self._pending: deque[tuple[Transfer, float, float]] = deque()
+        self._judge_rate = judge_rate
+        self._judge_tokens = judge_rate
+        self._judge_last = now
         self._paths: dict[Pair, tuple[PathIndex, ...]] = {}
         self._usable: dict[Pair, tuple[PathIndex, ...]] = {}
+        self._fresh: dict[Pair, _FreshEntry] = {}
         self._stale: set[str] = set()
         self._unexpected: set[str] = set()
         self._next_id = 1
@@ -171,10 +187,8 @@ class Engine:
                 fallbacks.append(stale)
                 self.counts.fallback("stale")
             else:
-                candidates = tuple(c for c in usable if self._staleness(c.path.spine, now) is None)
-                if len(candidates) < len(usable):
-                    fresh = {c.path.spine for c in candidates}
-                    left = [c.path.spine for c in usable if c.path.spine not in fresh]
+                candidates, left = self._fresh_candidates(pair, usable, now)
+                if left:
                     fallbacks.append(f"stale telemetry: left out {', '.join(left)}")
                     if not candidates:
                         self.counts.fallback("stale")
@@ -184,7 +198,8 @@ class Engine:
             decision = Decision(*ident, None, None, tag, reason, fallbacks=tuple(fallbacks))
             return decision, Placement(contributions=_spread(usable, size))
         memory = self.pairs.setdefault(pair, PairMemory())
-        costs, loads = evaluate(candidates, self.table, size)
+        snapshot: list[float] = []
+        costs, loads = evaluate(candidates, self.table, size, snapshot)
         latency_high = (
             memory.last_ratio is not None
             and memory.last_ratio > self.settings.selection.latency_factor
@@ -211,7 +226,7 @@ class Engine:
             loads=choice.loads,
             chosen=choice.chosen,
             best=choice.best,
-            snapshot=self._snapshot(candidates),
+            snapshot=tuple(snapshot),
         )
         decision = Decision(
             *ident,
@@ -276,10 +291,20 @@ class Engine:
                 t, now, duration_s=duration_s, baseline_s=baseline, slow=slow, rerouted=rerouted
             )
         )
-        if t.path is not None and not t.moved:
+        if t.path is not None and not t.moved and self._judge_token(now):
             self._pending.append((t, t.started, now))
-            updates += self._judge_pending(now)
         return updates
+
+    def _judge_token(self, now: float) -> bool:
+        """A token bucket (one second of burst) that samples transfers to judge."""
+        elapsed = max(0.0, now - self._judge_last)
+        self._judge_last = max(self._judge_last, now)
+        self._judge_tokens = min(self._judge_rate, self._judge_tokens + elapsed * self._judge_rate)
+        if self._judge_tokens >= 1.0:
+            self._judge_tokens -= 1.0
+            return True
+        self.counts.unjudged += 1
+        return False
 
     def _expire(self, now: float) -> list[Update]:
         updates: list[Update] = []
@@ -319,8 +344,6 @@ class Engine:
             updates += self.book.judge(
                 "telemetry_stale", reading.switch, False, f"{reading.switch}: telemetry is back"
             )
-        if self._pending:
-            updates += self._judge_pending(now)
         return updates
 
     def _staleness(self, switch: str, now: float) -> str | None:
@@ -360,6 +383,7 @@ class Engine:
                 broken.add(link)
         if updates:
             self._usable.clear()
+            self._fresh.clear()
         seen = set(findings.unexpected)
         for text in sorted(seen | self._unexpected):
             updates += self.book.judge("unexpected_wiring", text, text in seen, text)
@@ -380,7 +404,7 @@ class Engine:
             pl = t.placement
             self.table.remove(pl.contributions)
             usable = self._usable_paths(t.pair)
-            fresh = tuple(c for c in usable if self._staleness(c.path.spine, now) is None)
+            fresh = tuple(c for c in usable if self.table.is_fresh(c.path.spine, now))
             old = t.path.path
             if fresh:
                 costs, _ = evaluate(fresh, self.table, d.bytes)
@@ -509,22 +533,33 @@ class Engine:
             self._usable[pair] = usable
         return usable
 
-    def _snapshot(
-        self, candidates: tuple[PathIndex, ...]
-    ) -> tuple[tuple[float, float, int, int], ...]:
-        state, inflight = self.table.state, self.table.inflight
-        out = []
-        for c in candidates:
-            su, sd = state[c.up], state[c.down]
-            out.append(
-                (
-                    su.util if su is not None else 0.0,
-                    sd.util if sd is not None else 0.0,
-                    inflight[c.up],
-                    inflight[c.down],
-                )
-            )
-        return tuple(out)
+    def _fresh_candidates(
+        self, pair: Pair, usable: tuple[PathIndex, ...], now: float
+    ) -> tuple[tuple[PathIndex, ...], tuple[str, ...]]:
+        """The usable paths whose spine has fresh telemetry, and the spines left out.
+
+        Cached per pair until the earliest included spine could turn stale, or until
+        some switch turns fresh again (``fresh_epoch``) or a cable changes status.
+        """
+        table = self.table
+        entry = self._fresh.get(pair)
+        if entry is not None and entry[0] == table.fresh_epoch and now <= entry[1]:
+            return entry[2], entry[3]
+        limit = table.staleness_s
+        sampled = table.sampled_at
+        fresh: list[PathIndex] = []
+        left: list[str] = []
+        valid_until = float("inf")
+        for c in usable:
+            t = sampled.get(c.path.spine)
+            if t is not None and now - t <= limit:
+                fresh.append(c)
+                valid_until = min(valid_until, t + limit)
+            else:
+                left.append(c.path.spine)
+        result = (tuple(fresh), tuple(left))
+        self._fresh[pair] = (table.fresh_epoch, valid_until, *result)
+        return result
 
 
 def _spread(paths: tuple[PathIndex, ...], size: int) -> tuple[tuple[int, int], ...]:

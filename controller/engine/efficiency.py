@@ -23,6 +23,7 @@ and not those moved by a link failure.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
 from controller.engine.loads import MIN_AVAILABLE, LoadTable
@@ -52,22 +53,28 @@ def offline_verdict(
     """Judge a finished transfer; None while the polls covering it are missing."""
     own = candidates[chosen]
     own_ports = (own.up, own.down)
-    windows: dict[int, tuple[int, float]] = {}
+    hist_t, hist_sent, capacity = table.hist_t, table.hist_sent, table.capacity
+    bits = size * 8
     costs: list[float] = []
     for c in candidates:
         rate = float("inf")
         for port in (c.up, c.down):
-            w = windows.get(port)
-            if w is None:
-                w = table.sent_between(port, start, end)
-                if w is None:
-                    return None
-                windows[port] = w
-            sent, span = w
-            other = max(0, sent - (size if port in own_ports else 0)) * 8 / span
-            cap = table.capacity[port]
-            rate = min(rate, cap * max(MIN_AVAILABLE, 1.0 - other / cap))
-        costs.append(size * 8 / rate)
+            times = hist_t[port]
+            lo = bisect_right(times, start) - 1
+            hi = bisect_left(times, end)
+            if lo < 0 or hi >= len(times):
+                return None
+            span = times[hi] - times[lo]
+            if span <= 0:
+                return None
+            sents = hist_sent[port]
+            sent = sents[hi] - sents[lo]
+            if port in own_ports:
+                sent = sent - size if sent > size else 0
+            cap = capacity[port]
+            avail = cap - sent * 8 / span
+            rate = min(rate, max(avail, cap * MIN_AVAILABLE))
+        costs.append(bits / rate)
     best = min(range(len(costs)), key=costs.__getitem__)
     efficient = costs[chosen] <= costs[best] * (1.0 + tolerance)
     return OfflineVerdict(tuple(costs), best, chosen, efficient)

@@ -26,8 +26,9 @@ class Placement:
     """How a transfer was placed: its pin (if any) and the figures behind the choice.
 
     ``candidates``, ``costs``, ``loads``, ``chosen`` and ``best`` are those of the
-    decision (indexes into ``candidates``); ``snapshot`` holds, per candidate, the
-    smoothed utilisation of its two ports and their in-flight bytes at that time.
+    decision (indexes into ``candidates``); ``snapshot`` holds, four numbers per
+    candidate, the smoothed utilisation of its two ports and their in-flight bytes
+    at that time.
     """
 
     contributions: tuple[tuple[int, int], ...] = ()
@@ -37,7 +38,7 @@ class Placement:
     loads: tuple[float, ...] = ()
     chosen: int = -1
     best: int = -1
-    snapshot: tuple[tuple[float, float, int, int], ...] = ()
+    snapshot: tuple[float, ...] = ()
 
 
 @dataclass(slots=True)

@@ -10,14 +10,15 @@ decision reads a few list slots per candidate path and nothing else:
   yet seen complete. Adding or removing a transfer touches only its own ports, so a
   decision costs O(paths), however many transfers are in flight.
 
-Each port also keeps a short history of (time, bytes sent so far), which the offline
-recomputation of scheduling efficiency reads after a transfer ends.
+Each port also keeps a short history of (time, bytes sent so far), as two lists that
+bisect searches directly, which the offline recomputation of scheduling efficiency
+reads after a transfer ends. ``fresh_epoch`` changes whenever a switch's telemetry
+turns fresh, so that the engine can cache each pair's fresh candidates.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 
 from controller.telemetry_math import PortCounters, PortState, advance
@@ -30,21 +31,26 @@ MIN_AVAILABLE = 0.01
 class LoadTable:
     """Per egress port: capacity, measured load, queueing, in-flight bytes, history."""
 
-    def __init__(self, ports: Iterable[EgressPort], history_s: float) -> None:
+    def __init__(self, ports: Iterable[EgressPort], history_s: float, staleness_s: float) -> None:
         self.ports: list[EgressPort] = list(ports)
         self.index: dict[PortRef, int] = {p.ref: i for i, p in enumerate(self.ports)}
         n = len(self.ports)
         self.capacity: list[float] = [float(p.capacity_bps) for p in self.ports]
         self.avail_bps: list[float] = list(self.capacity)
+        self.util: list[float] = [0.0] * n
         self.qdelay_s: list[float] = [0.0] * n
         self.inflight: list[int] = [0] * n
         self.state: list[PortState | None] = [None] * n
-        self.history: list[deque[tuple[float, int]]] = [deque() for _ in range(n)]
+        self.hist_t: list[list[float]] = [[] for _ in range(n)]
+        self.hist_sent: list[list[int]] = [[] for _ in range(n)]
         self.history_s = history_s
+        self.staleness_s = staleness_s
         self.by_switch: dict[str, list[int]] = {}
         for i, p in enumerate(self.ports):
             self.by_switch.setdefault(p.ref.switch, []).append(i)
         self.sampled_at: dict[str, float] = {}
+        self.fresh_epoch = 0
+        """Grows whenever a switch becomes fresh again (or for the first time)."""
 
     # -- telemetry ------------------------------------------------------------------
 
@@ -66,30 +72,35 @@ class LoadTable:
             if after is before:
                 continue
             self.state[i] = after
+            self._remember(i, now, after.sent_bytes)
             if not after.sampled:
-                self.history[i].append((now, 0))
                 continue
             cap = self.capacity[i]
             self.avail_bps[i] = cap * max(MIN_AVAILABLE, 1.0 - after.bg_util)
+            self.util[i] = after.util
             self.qdelay_s[i] = after.queue_delay_s
-            hist = self.history[i]
-            hist.append((now, after.sent_bytes))
-            while len(hist) > 2 and hist[1][0] < now - self.history_s:
-                hist.popleft()
             updated.append(i)
         if updated:
+            last = self.sampled_at.get(switch)
+            if last is None or now - last > self.staleness_s:
+                self.fresh_epoch += 1
             self.sampled_at[switch] = now
         return updated
 
-    def util(self, i: int) -> float:
-        """Smoothed total utilisation of port ``i`` (0 before its first sample)."""
-        st = self.state[i]
-        return st.util if st is not None else 0.0
+    def _remember(self, i: int, now: float, sent: int) -> None:
+        times, sents = self.hist_t[i], self.hist_sent[i]
+        times.append(now)
+        sents.append(sent)
+        if len(times) > _TRIM_EVERY:
+            keep_from = bisect_right(times, now - self.history_s) - 1
+            if keep_from > _TRIM_EVERY // 2:
+                del times[:keep_from]
+                del sents[:keep_from]
 
-    def bg_util(self, i: int) -> float:
-        """Smoothed background (non-KV) utilisation of port ``i``."""
-        st = self.state[i]
-        return st.bg_util if st is not None else 0.0
+    def is_fresh(self, switch: str, now: float) -> bool:
+        """True when ``switch`` was sampled within the staleness limit."""
+        last = self.sampled_at.get(switch)
+        return last is not None and now - last <= self.staleness_s
 
     # -- the engine's own placements -------------------------------------------------
 
@@ -113,16 +124,13 @@ class LoadTable:
         Returns (bytes, window seconds), or None when no sample at or after ``t1``
         exists yet, or none at or before ``t0`` is still kept.
         """
-        hist = self.history[i]
-        if not hist or hist[-1][0] < t1 or hist[0][0] > t0:
+        times = self.hist_t[i]
+        lo = bisect_right(times, t0) - 1
+        hi = bisect_left(times, t1)
+        if lo < 0 or hi >= len(times) or times[hi] <= times[lo]:
             return None
-        lo = bisect_right(hist, t0, key=_time) - 1
-        hi = bisect_left(hist, t1, key=_time)
-        (ta, sa), (tb, sb) = hist[lo], hist[hi]
-        if tb <= ta:
-            return None
-        return sb - sa, tb - ta
+        sents = self.hist_sent[i]
+        return sents[hi] - sents[lo], times[hi] - times[lo]
 
 
-def _time(entry: tuple[float, int]) -> float:
-    return entry[0]
+_TRIM_EVERY = 256

@@ -62,22 +62,32 @@ class Choice:
 
 
 def evaluate(
-    candidates: tuple[PathIndex, ...], table: LoadTable, size: int
+    candidates: tuple[PathIndex, ...],
+    table: LoadTable,
+    size: int,
+    snapshot: list[float] | None = None,
 ) -> tuple[list[float], list[float]]:
-    """Expected completion time (s) and load of each candidate for ``size`` bytes."""
+    """Expected completion time (s) and load of each candidate for ``size`` bytes.
+
+    With ``snapshot``, also appends per candidate the smoothed utilisation of its two
+    ports and their in-flight bytes (four numbers), for the transfer log.
+    """
     avail, inflight, qdelay, cap = table.avail_bps, table.inflight, table.qdelay_s, table.capacity
     bits = size * 8.0
     costs: list[float] = []
     loads: list[float] = []
     for c in candidates:
         up, down = c.up, c.down
-        share_up = avail[up] * size / (inflight[up] + size)
-        share_down = avail[down] * size / (inflight[down] + size)
+        f_up, f_down = inflight[up], inflight[down]
+        share_up = avail[up] * size / (f_up + size)
+        share_down = avail[down] * size / (f_down + size)
         rate = share_up if share_up < share_down else share_down
         costs.append(bits / rate + qdelay[up] + qdelay[down])
         load_up = 1.0 - share_up / cap[up]
         load_down = 1.0 - share_down / cap[down]
         loads.append(load_up if load_up > load_down else load_down)
+        if snapshot is not None:
+            snapshot += (table.util[up], table.util[down], f_up, f_down)
     return costs, loads
 
 

@@ -50,22 +50,24 @@ def transfer_record(
     slow: bool,
     rerouted: bool,
 ) -> LogRecord:
-    """The log line of a finished (``duration_s``) or timed-out (None) transfer."""
+    """The log line of a finished (``duration_s``) or timed-out (None) transfer.
+
+    ``utilisation`` is the decision-time snapshot, one list per figure with one entry
+    per candidate spine (columns keep a 64-spine record compact).
+    """
     d = t.decision
     pl = t.placement
     path = "local" if d.local else (str(d.path) if d.path is not None else "ecmp")
-    utilisation = [
-        {
-            "spine": c.path.spine,
-            "up_util": round(snap[0], 4),
-            "down_util": round(snap[1], 4),
-            "up_inflight_bytes": snap[2],
-            "down_inflight_bytes": snap[3],
-            "expected_s": pl.costs[k],
-            "load": round(pl.loads[k], 4),
-        }
-        for k, (c, snap) in enumerate(zip(pl.candidates, pl.snapshot, strict=True))
-    ]
+    snap = pl.snapshot
+    utilisation = {
+        "spine": [c.path.spine for c in pl.candidates],
+        "up_util": list(snap[0::4]),
+        "down_util": list(snap[1::4]),
+        "up_inflight_bytes": [int(b) for b in snap[2::4]],
+        "down_inflight_bytes": [int(b) for b in snap[3::4]],
+        "expected_s": list(pl.costs),
+        "load": list(pl.loads),
+    }
     fields: dict[str, object] = {
         "time": now,
         "trace_id": d.trace_id,
