@@ -1,0 +1,154 @@
+"""KV-transfer arrivals, generated from a seed so that every mode sees the same traffic.
+
+A :class:`Schedule` is a pure function of the scenario's phases, the host roles, the
+transfer size and the seed: the same inputs give the same transfers (source,
+destination, size, start offsets and the source port each transfer uses when it is
+left to ECMP), whatever the mode. Modes therefore differ only in where the fabric
+puts the transfers.
+
+Phases run one after the other. Offsets are relative to the start of their phase:
+
+- *sequential*: one transfer at a time; ``at_s`` is the gap after the previous
+  transfer completed (the only kind whose timing follows the fabric);
+- *burst*: ``bursts`` groups of ``size`` transfers, group ``k`` starting at
+  ``k x every``, each transfer uniformly within the group's ``window``. A group uses
+  distinct senders and distinct receivers while there are enough, so that transfers
+  collide in the fabric and not on a host's own link;
+- *poisson*: exponential gaps of mean ``mean_gap`` (a Poisson process).
+
+Every transfer crosses the fabric: its receiver sits on another leaf than its sender.
+ECMP source ports are drawn without replacement below Linux's ephemeral range, so no
+port is reused within a run and none clashes with the kernel's own choices.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from lab.roles import Roles
+from lab.scenario import Phase, PhaseKind
+
+ECMP_PORTS = range(20000, 32768)
+"""Source ports of transfers left to ECMP (below the default ephemeral range)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Arrival:
+    """One KV transfer: ``at_s`` into its phase (sequential: after the previous one)."""
+
+    index: int
+    phase: int
+    at_s: float
+    src: str
+    dst: str
+    nbytes: int
+    ecmp_port: int
+
+
+@dataclass(frozen=True, slots=True)
+class PhasePlan:
+    """A phase and the transfers it starts."""
+
+    phase: Phase
+    arrivals: tuple[Arrival, ...]
+
+    @property
+    def sequential(self) -> bool:
+        """True when each transfer waits for the previous one to complete."""
+        return self.phase.kind is PhaseKind.SEQUENTIAL
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """Every transfer of one run, phase by phase."""
+
+    seed: int
+    phases: tuple[PhasePlan, ...]
+
+    @property
+    def arrivals(self) -> tuple[Arrival, ...]:
+        """All transfers in index order."""
+        return tuple(a for p in self.phases for a in p.arrivals)
+
+
+def generate(phases: Sequence[Phase], roles: Roles, nbytes: int, seed: int) -> Schedule:
+    """The transfers of ``phases`` from ``roles.senders`` to receivers on other leaves."""
+    senders, receivers, leaf_of = roles.senders, roles.receivers, roles.leaf_of
+    if not senders or not receivers:
+        raise ValueError("a schedule needs at least one sender and one receiver")
+    if not any(leaf_of[s] != leaf_of[r] for s in senders for r in receivers):
+        raise ValueError("no sender and receiver sit on different leaves")
+    rng = random.Random(f"kvfabric-arrivals:{seed}")
+    total = sum(p.transfers for p in phases)
+    if total > len(ECMP_PORTS):
+        raise ValueError(f"at most {len(ECMP_PORTS)} transfers per run, got {total}")
+    ports = iter(rng.sample(ECMP_PORTS, total))
+    index = 0
+    plans: list[PhasePlan] = []
+    for number, phase in enumerate(phases):
+        offsets = _offsets(phase, rng)
+        pairs = _pairs(phase, len(offsets), roles, rng)
+        arrivals = []
+        for at, (src, dst) in zip(offsets, pairs, strict=True):
+            arrivals.append(Arrival(index, number, at, src, dst, nbytes, next(ports)))
+            index += 1
+        plans.append(PhasePlan(phase, tuple(arrivals)))
+    return Schedule(seed, tuple(plans))
+
+
+def _offsets(phase: Phase, rng: random.Random) -> list[float]:
+    if phase.kind is PhaseKind.SEQUENTIAL:
+        return [0.0] + [phase.gap_s] * (phase.count - 1)
+    if phase.kind is PhaseKind.POISSON:
+        t, out = 0.0, []
+        for _ in range(phase.count):
+            out.append(t)
+            t += rng.expovariate(1.0 / phase.mean_gap_s)
+        return out
+    out = []
+    for k in range(phase.bursts):
+        start = k * phase.every_s
+        out.extend(sorted(start + rng.uniform(0.0, phase.window_s) for _ in range(phase.size)))
+    return out
+
+
+def _pairs(phase: Phase, count: int, roles: Roles, rng: random.Random) -> list[tuple[str, str]]:
+    group = phase.size if phase.kind is PhaseKind.BURST else 1
+    out: list[tuple[str, str]] = []
+    while len(out) < count:
+        n = min(group, count - len(out))
+        out.extend(_group(n, roles.senders, roles.receivers, roles.leaf_of, rng))
+    return out
+
+
+def _group(
+    n: int,
+    senders: Sequence[str],
+    receivers: Sequence[str],
+    leaf_of: Mapping[str, str],
+    rng: random.Random,
+) -> list[tuple[str, str]]:
+    """``n`` cross-leaf pairs, with distinct senders and receivers while there are enough."""
+    remote = [s for s in senders if any(leaf_of[r] != leaf_of[s] for r in receivers)]
+    free = list(receivers)
+    rng.shuffle(free)
+    pairs = []
+    for src in _draw(n, remote, rng):
+        fresh = [r for r in free if leaf_of[r] != leaf_of[src]]
+        if fresh:
+            dst = fresh[0]
+            free.remove(dst)
+        else:  # every distinct receiver is taken: allow a repeat
+            dst = rng.choice([r for r in receivers if leaf_of[r] != leaf_of[src]])
+        pairs.append((src, dst))
+    return pairs
+
+
+def _draw(n: int, pool: Sequence[str], rng: random.Random) -> list[str]:
+    """``n`` names of ``pool``: distinct while ``n`` allows, then with repeats."""
+    out: list[str] = []
+    while len(out) < n:
+        out.extend(rng.sample(list(pool), min(len(pool), n - len(out))))
+    return out

@@ -1,0 +1,85 @@
+"""Figures of an experiment: the CDF of KV flow completion times, and the sweep.
+
+matplotlib runs on its Agg backend (no display); each function writes one PNG.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+
+def plot_cdf(results: Mapping[str, object], path: Path) -> Path:
+    """One CDF line per mode of ``results['modes'][mode]['fct_samples_ms']``."""
+    modes = results["modes"]
+    assert isinstance(modes, Mapping)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for mode, doc in modes.items():
+        samples = sorted(doc.get("fct_samples_ms") or [])
+        if not samples:
+            continue
+        ys = [(i + 1) / len(samples) for i in range(len(samples))]
+        label = mode if doc.get("valid") else f"{mode} (invalid)"
+        ax.step(samples, ys, where="post", label=label, linestyle="-" if doc.get("valid") else ":")
+    ax.set_xlabel("KV flow completion time (ms, lab)")
+    ax.set_ylabel("fraction of transfers")
+    ax.set_ylim(0, 1.01)
+    ax.grid(True, alpha=0.3)
+    verdict = "" if results.get("valid") else " (INVALID run)"
+    ax.set_title(f"{results['scenario']}: KV transfer completion times{verdict}")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_sweep(
+    points: Sequence[Mapping[str, object]],
+    path: Path,
+    *,
+    x_key: str,
+    line_key: str,
+    stat: str = "p99",
+    mode: str = "kv-aware",
+    band: tuple[float, float] = (0.40, 0.60),
+) -> Path:
+    """Reduction vs ECMP of ``mode`` at ``stat`` against ``x_key``, one line per ``line_key``.
+
+    Each point is ``{x_key: .., line_key: .., "reduction": {stat: ..} | None, "valid": ..}``.
+    The design's claimed band (40-60% by default) is shaded; invalid points are hollow.
+    """
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ax.axhspan(band[0] * 100, band[1] * 100, color="tab:green", alpha=0.12, label="claimed 40-60%")
+    lines: dict[object, list[tuple[float, float, bool]]] = {}
+    for p in points:
+        red = p.get("reduction")
+        if not isinstance(red, Mapping) or stat not in red:
+            continue
+        x = p[x_key]
+        assert isinstance(x, int | float)
+        lines.setdefault(p[line_key], []).append((float(x), red[stat] * 100, bool(p.get("valid"))))
+    for key, pts in sorted(lines.items(), key=lambda kv: str(kv[0])):
+        pts.sort()
+        handle = ax.plot(
+            [x for x, _, _ in pts], [y for _, y, _ in pts], marker="o", label=f"{line_key}={key}"
+        )
+        colour = handle[0].get_color()
+        for x, y, valid in pts:
+            if not valid:
+                ax.plot([x], [y], marker="o", markerfacecolor="white", markeredgecolor=colour)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xlabel(x_key.replace("_", " "))
+    ax.set_ylabel(f"{mode} {stat} reduction vs ECMP (%)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="best")
+    ax.set_title(f"Where the claim holds: {mode} vs ECMP at {stat}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

@@ -1,0 +1,240 @@
+"""What an experiment found: results.json and the comparison table.
+
+Each mode's runs (one per repeat) are pooled. ``results.json``::
+
+    {
+      "scenario": "design-example",
+      "modes": {"ecmp": {"n": 40, "failed": 0, "valid": true,
+                         "fct_ms": {"p50": .., "p95": .., "p99": .., "mean": ..},
+                         "fct_real_ms": {...}, "scheduling_efficiency": null,
+                         "tier_utilisation": {"inter-rack": {"mean": .., "p95": ..}, ...},
+                         "paths": {"spine1": 12, ...}}, ...},
+      "reduction_vs_ecmp": {"kv-aware": {"p50": 0.21, "p95": .., "p99": .., "mean": ..}},
+      "scheduling_efficiency": {"kv-aware": 0.93, ...},
+      "tier_utilisation": {"ecmp": {...}, ...},
+      "scaling": {...}, "seed": 1, "repeat": 3, "partial": false,
+      "valid": true, "invalid_reasons": []
+    }
+
+A reduction is ``1 - mode / ecmp`` (0.4 is 40% lower than ECMP; negative is worse);
+it is null when either side is invalid or empty. Percentiles interpolate linearly
+between ranks. A mode whose run was invalid keeps its numbers in the JSON for
+diagnosis, but the table says why it is invalid instead of showing them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from controller.telemetry_math import percentile
+
+STATS = ("p50", "p95", "p99", "mean")
+
+
+@dataclass(frozen=True, slots=True)
+class TransferResult:
+    """One KV transfer as the sender saw it; ``fct_s`` is None when it failed."""
+
+    index: int
+    src: str
+    dst: str
+    nbytes: int
+    fct_s: float | None
+    spine: str | None = None
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class ModeRun:
+    """One mode's run: its transfers, the fabric's utilisation and the validity verdict."""
+
+    mode: str
+    repeat: int
+    transfers: list[TransferResult] = field(default_factory=list)
+    tier_samples: dict[str, list[float]] = field(default_factory=dict)
+    efficiency: tuple[int, int] | None = None  # (efficient, evaluated), from the controller
+    invalid_reasons: list[str] = field(default_factory=list)
+    complete: bool = True
+
+    @property
+    def valid(self) -> bool:
+        """True when nothing invalidated the run."""
+        return not self.invalid_reasons
+
+
+def summarise(values: Sequence[float]) -> dict[str, float] | None:
+    """p50, p95, p99 and mean of ``values``; None for no values."""
+    if not values:
+        return None
+    out = {f"p{q}": percentile(values, q) for q in (50, 95, 99)}
+    out["mean"] = sum(values) / len(values)
+    return out
+
+
+def reduction(
+    mode: Mapping[str, float] | None, ecmp: Mapping[str, float] | None
+) -> dict[str, float] | None:
+    """``1 - mode/ecmp`` per statistic; None when either is missing."""
+    if mode is None or ecmp is None:
+        return None
+    return {k: 1.0 - mode[k] / ecmp[k] for k in STATS if ecmp.get(k)}
+
+
+def build_results(
+    scenario: str,
+    runs: Iterable[ModeRun],
+    *,
+    modes: Sequence[str],
+    extra: Mapping[str, object] | None = None,
+) -> dict[str, Any]:
+    """The results document of ``runs`` (any number of repeats per mode)."""
+    by_mode: dict[str, list[ModeRun]] = {m: [] for m in modes}
+    for run in runs:
+        by_mode.setdefault(run.mode, []).append(run)
+    time_scale = _time_scale(extra)
+    mode_docs: dict[str, dict[str, object]] = {}
+    invalid: list[str] = []
+    for mode, mode_runs in by_mode.items():
+        doc, reasons = _mode_doc(mode_runs, time_scale)
+        mode_docs[mode] = doc
+        invalid.extend(f"{mode}: {r}" for r in reasons)
+    reductions: dict[str, dict[str, float] | None] = {}
+    ecmp = mode_docs.get("ecmp")
+    for mode, doc in mode_docs.items():
+        if mode == "ecmp":
+            continue
+        ok = ecmp is not None and ecmp["valid"] and doc["valid"]
+        reductions[mode] = reduction(_fct(doc), _fct(ecmp)) if ok and ecmp is not None else None
+    partial = any(not r.complete for rs in by_mode.values() for r in rs) or any(
+        not rs for rs in by_mode.values()
+    )
+    result: dict[str, Any] = {
+        "scenario": scenario,
+        "modes": mode_docs,
+        "reduction_vs_ecmp": reductions,
+        "scheduling_efficiency": {m: d["scheduling_efficiency"] for m, d in mode_docs.items()},
+        "tier_utilisation": {m: d["tier_utilisation"] for m, d in mode_docs.items()},
+        "partial": partial,
+        "valid": not invalid and not partial,
+        "invalid_reasons": invalid
+        + (["the run was interrupted: results are partial"] if partial else []),
+    }
+    if extra:
+        result.update(extra)
+    return result
+
+
+def _fct(doc: Mapping[str, object]) -> Mapping[str, float] | None:
+    fct = doc.get("fct_ms")
+    return fct if isinstance(fct, Mapping) else None
+
+
+def _time_scale(extra: Mapping[str, object] | None) -> float | None:
+    scaling = (extra or {}).get("scaling")
+    if isinstance(scaling, Mapping):
+        scale = scaling.get("time_scale")
+        if isinstance(scale, int | float) and scale > 0:
+            return float(scale)
+    return None
+
+
+def _mode_doc(
+    runs: Sequence[ModeRun], time_scale: float | None
+) -> tuple[dict[str, object], list[str]]:
+    transfers = [t for r in runs for t in r.transfers]
+    ok = [t.fct_s * 1000.0 for t in transfers if t.fct_s is not None]
+    failed = [t for t in transfers if t.fct_s is None]
+    reasons = [f"repeat {r.repeat}: {reason}" for r in runs for reason in r.invalid_reasons]
+    reasons += [f"transfer {t.index} ({t.src}->{t.dst}) failed: {t.error}" for t in failed]
+    if not runs:
+        reasons.append("not run")
+    fct = summarise(ok)
+    samples: dict[str, list[float]] = {}
+    for r in runs:
+        for tier, values in r.tier_samples.items():
+            samples.setdefault(tier, []).extend(values)
+    efficient = sum(r.efficiency[0] for r in runs if r.efficiency is not None)
+    evaluated = sum(r.efficiency[1] for r in runs if r.efficiency is not None)
+    doc: dict[str, object] = {
+        "n": len(ok),
+        "failed": len(failed),
+        "repeats": len(runs),
+        "valid": not reasons,
+        "fct_ms": fct,
+        "fct_real_ms": (
+            {k: x / time_scale for k, x in fct.items()} if fct and time_scale else None
+        ),
+        "scheduling_efficiency": efficient / evaluated if evaluated else None,
+        "tier_utilisation": {
+            tier: {"mean": sum(v) / len(v), "p95": percentile(v, 95)}
+            for tier, v in sorted(samples.items())
+            if v
+        },
+        "paths": dict(sorted(Counter(t.spine or "unknown" for t in transfers).items())),
+        "fct_samples_ms": ok,
+    }
+    return doc, reasons
+
+
+# -- output ----------------------------------------------------------------------------
+
+
+def markdown_table(results: Mapping[str, object]) -> str:
+    """The comparison table with its validity verdict, as GitHub markdown."""
+    modes = results["modes"]
+    reductions = results["reduction_vs_ecmp"]
+    assert isinstance(modes, Mapping) and isinstance(reductions, Mapping)
+    lines = [
+        f"### {results['scenario']}",
+        "",
+        "| mode | n | p50 ms | p95 ms | p99 ms | mean ms "
+        "| p50 vs ECMP | p99 vs ECMP | mean vs ECMP |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for mode, doc in modes.items():
+        fct = doc["fct_ms"]
+        if not doc["valid"]:
+            lines.append(f"| {mode} | {doc['n']} | invalid (see below) | | | | | | |")
+            continue
+        if fct is None:
+            lines.append(f"| {mode} | 0 | no transfers | | | | | | |")
+            continue
+        red = reductions.get(mode)
+        cells = [f"{fct[k]:.0f}" for k in STATS]
+        deltas = [_pct(red, k) if mode != "ecmp" else "-" for k in ("p50", "p99", "mean")]
+        lines.append(f"| {mode} | {doc['n']} | " + " | ".join(cells + deltas) + " |")
+    lines.append("")
+    verdict = "valid" if results["valid"] else "INVALID"
+    lines.append(f"Verdict: **{verdict}**.")
+    reasons = results["invalid_reasons"]
+    assert isinstance(reasons, Sequence)
+    lines.extend(f"- {r}" for r in reasons)
+    scaling = results.get("scaling")
+    if isinstance(scaling, Mapping) and isinstance(scaling.get("stands_for"), Sequence):
+        lines.append("")
+        lines.append("What this run stands for:")
+        lines.extend(f"- {s}" for s in scaling["stands_for"])
+    return "\n".join(lines) + "\n"
+
+
+def _pct(red: Mapping[str, float] | None, key: str) -> str:
+    if red is None or key not in red:
+        return "n/a"
+    return f"{-red[key] * 100:+.0f}%"
+
+
+def write_results(out: Path, results: Mapping[str, object]) -> tuple[Path, Path]:
+    """Write ``results.json`` and ``results.md`` into ``out``; return their paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    json_path = out / "results.json"
+    md_path = out / "results.md"
+    tmp = json_path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(results, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    tmp.replace(json_path)
+    md_path.write_text(markdown_table(results), encoding="utf-8")
+    return json_path, md_path

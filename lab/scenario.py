@@ -1,0 +1,485 @@
+"""The scenario file: what traffic an experiment runs, on which fabric shape.
+
+A scenario is one YAML document, validated once into frozen dataclasses. Every
+problem is a :class:`~lab.errors.ScenarioError` naming the file, the line and the key
+path (``arrivals[1].window: expected a duration ...``), with a guess for misspelt
+keys, exactly as the fabric file's errors (it uses the same located YAML reader)::
+
+    name: design-example
+    fabric: {spines: 2, leaves: 2, hosts_per_leaf: 4, link_rate: 20Mbps}
+    shaping: {queue: 100, links: [{leaf: leaf1, spine: spine2, rate: 5Mbps}]}
+    hosts: {senders: [h11, h12], receivers: [h21, h22], background: [h13, h23]}
+    transfer: {model: llama-3-70b, dtype: bf16, tokens: 4096, real_link_rate: 400Gbps,
+               lab_bytes: 2MB}
+    arrivals:
+      - {kind: sequential, count: 10, gap: 1s}
+      - {kind: burst, size: 2, bursts: 10, window: 100ms, every: 8s}
+      - {kind: poisson, count: 20, mean_gap: 2s}
+    background:
+      - {spine: spine1, load: 75%, protocol: udp}
+    events:
+      - {at: 20s, link: {leaf: leaf1, spine: spine1}, state: down}
+    run: {warmup: 3s, transfer_timeout: 120s, settle: 2s}
+    modes: [ecmp, flowlet, kv-aware, isolated]
+
+``fabric`` builds the fabric from parameters when the experiment is given no
+topology file; ``shaping`` (queue size, slower links) applies to either. Host roles
+default to the fabric's pools (prefill sends, decode receives, other carries the
+background). Arrival phases run one after the other; what they generate is
+:mod:`lab.arrivals`' business.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+from controller import config_values as v
+from controller.config_errors import ConfigError
+from controller.config_yaml import Node, compose
+from lab.errors import ScenarioError
+from lab.kvsize import PRESETS, Dtype, ModelShape, preset
+
+
+class Protocol(StrEnum):
+    """Transport of a background flow."""
+
+    UDP = "udp"
+    TCP = "tcp"
+
+
+class PhaseKind(StrEnum):
+    """How a phase's transfers arrive."""
+
+    SEQUENTIAL = "sequential"  # one at a time: each starts `gap` after the last one ends
+    BURST = "burst"  # `bursts` bursts of `size` transfers starting within `window`
+    POISSON = "poisson"  # `count` transfers with exponential gaps of mean `mean_gap`
+
+
+class ModeName(StrEnum):
+    """The modes an experiment compares."""
+
+    ECMP = "ecmp"
+    FLOWLET = "flowlet"
+    KV_AWARE = "kv-aware"
+    ISOLATED = "isolated"
+
+
+@dataclass(frozen=True, slots=True)
+class FabricParams:
+    """A regular leaf-spine fabric (``controller.config_generate.leaf_spine``'s plan)."""
+
+    spines: int = 2
+    leaves: int = 2
+    hosts_per_leaf: int = 2
+    link_bps: int = 20_000_000
+    host_bps: int | None = None
+    prefill_leaves: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRate:
+    """A leaf-spine cable shaped to ``bps`` instead of its configured capacity."""
+
+    leaf: str
+    spine: str
+    bps: int
+
+
+@dataclass(frozen=True, slots=True)
+class Shaping:
+    """Queue size of every shaped interface (packets) and per-cable rate overrides."""
+
+    queue_packets: int = 100
+    links: tuple[LinkRate, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class HostRoles:
+    """Which hosts send KV transfers, receive them, and carry background; None: default."""
+
+    senders: tuple[str, ...] | None = None
+    receivers: tuple[str, ...] | None = None
+    background: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TransferSize:
+    """A real KV transfer and how it maps to the lab (see :mod:`lab.kvsize`).
+
+    ``model`` None means ``real_bytes`` was given directly.
+    """
+
+    real_bytes: int
+    model: ModelShape | None = None
+    dtype: Dtype = Dtype.BF16
+    tokens: int | None = None
+    real_link_bps: int = 400_000_000_000
+    real_poll_interval_s: float = 0.1
+    real_rtt_s: float = 10e-6
+    lab_bytes: int | None = None
+    time_scale: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """One arrival phase; only the fields of its kind are meaningful."""
+
+    kind: PhaseKind
+    count: int = 0
+    gap_s: float = 1.0
+    size: int = 1
+    bursts: int = 0
+    window_s: float = 0.0
+    every_s: float = 0.0
+    mean_gap_s: float = 1.0
+
+    @property
+    def transfers(self) -> int:
+        """How many transfers the phase generates."""
+        return self.size * self.bursts if self.kind is PhaseKind.BURST else self.count
+
+
+@dataclass(frozen=True, slots=True)
+class BackgroundLoad:
+    """Load ``spine`` (None: every spine) to ``load`` of its capacity with iperf3 flows."""
+
+    spine: str | None
+    load: float
+    protocol: Protocol = Protocol.UDP
+
+
+@dataclass(frozen=True, slots=True)
+class LinkEvent:
+    """At ``at_s`` into a mode's run, the leaf-spine cable goes down (or back up)."""
+
+    at_s: float
+    leaf: str
+    spine: str
+    up: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """Timing of one mode's run."""
+
+    warmup_s: float = 3.0
+    transfer_timeout_s: float = 120.0
+    settle_s: float = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """A validated scenario; ``source`` is the file it came from."""
+
+    name: str
+    transfer: TransferSize
+    phases: tuple[Phase, ...]
+    description: str = ""
+    fabric: FabricParams = FabricParams()
+    shaping: Shaping = Shaping()
+    hosts: HostRoles = HostRoles()
+    background: tuple[BackgroundLoad, ...] = ()
+    events: tuple[LinkEvent, ...] = ()
+    run: RunSettings = RunSettings()
+    modes: tuple[ModeName, ...] = tuple(ModeName)
+    source: str = field(default="<memory>", compare=False)
+
+    @property
+    def transfers(self) -> int:
+        """How many KV transfers one run of a mode makes."""
+        return sum(p.transfers for p in self.phases)
+
+    @property
+    def max_concurrency(self) -> int:
+        """The most transfers any phase starts together (a burst's size; 1 otherwise)."""
+        return max((p.size if p.kind is PhaseKind.BURST else 1 for p in self.phases), default=1)
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Load and validate a scenario file."""
+    file = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ScenarioError(file, "", f"cannot read the file: {reason}") from None
+    return parse_scenario(text, file)
+
+
+def parse_scenario(text: str, file: str = "<string>") -> Scenario:
+    """Validate the YAML ``text`` of a scenario; ``file`` names it in errors."""
+    try:
+        return _parse_document(compose(file, text), file)
+    except ConfigError as exc:  # the located YAML reader's errors, in the lab's terms
+        raise ScenarioError(exc.file, exc.path, exc.message, exc.line, exc.col) from None
+
+
+# -- the grammar: one _parse_<section> per section ------------------------------------
+
+_SECTIONS = [
+    "name",
+    "description",
+    "fabric",
+    "shaping",
+    "hosts",
+    "transfer",
+    "arrivals",
+    "background",
+    "events",
+    "run",
+    "modes",
+]
+
+
+def _parse_document(root: Node, file: str) -> Scenario:
+    if root.raw is None:
+        raise root.error("the file is empty; expected the keys 'transfer' and 'arrivals'")
+    required = ["transfer", "arrivals"]
+    f = root.fields(required, [k for k in _SECTIONS if k not in required])
+    phases = tuple(_parse_phase(n) for n in f["arrivals"].items())
+    if not phases:
+        raise f["arrivals"].error("expected at least one arrival phase")
+    return Scenario(
+        name=v.name(f["name"]) if "name" in f else Path(file).stem,
+        description=v.string(f["description"]).strip() if "description" in f else "",
+        fabric=_parse_fabric(f["fabric"]) if "fabric" in f else FabricParams(),
+        shaping=_parse_shaping(f["shaping"]) if "shaping" in f else Shaping(),
+        hosts=_parse_hosts(f["hosts"]) if "hosts" in f else HostRoles(),
+        transfer=_parse_transfer(f["transfer"]),
+        phases=phases,
+        background=tuple(_parse_background(n) for n in _list(f, "background")),
+        events=tuple(_parse_event(n) for n in _list(f, "events")),
+        run=_parse_run(f["run"]) if "run" in f else RunSettings(),
+        modes=_parse_modes(f["modes"]) if "modes" in f else tuple(ModeName),
+        source=file,
+    )
+
+
+def _list(f: dict[str, Node], key: str) -> list[Node]:
+    return f[key].items() if key in f and not f[key].is_null else []
+
+
+# fabric: {spines, leaves, hosts_per_leaf, link_rate, host_rate, prefill_leaves}
+def _parse_fabric(node: Node) -> FabricParams:
+    keys = ["spines", "leaves", "hosts_per_leaf", "link_rate", "host_rate", "prefill_leaves"]
+    f = node.fields([], keys)
+    d = FabricParams()
+    leaves = v.integer(f["leaves"], 1, 254) if "leaves" in f else d.leaves
+    return FabricParams(
+        spines=v.integer(f["spines"], 1, 64) if "spines" in f else d.spines,
+        leaves=leaves,
+        hosts_per_leaf=(
+            v.integer(f["hosts_per_leaf"], 1, 64) if "hosts_per_leaf" in f else d.hosts_per_leaf
+        ),
+        link_bps=v.capacity(f["link_rate"]) if "link_rate" in f else d.link_bps,
+        host_bps=v.capacity(f["host_rate"]) if "host_rate" in f else None,
+        prefill_leaves=(
+            v.integer(f["prefill_leaves"], 1, leaves - 1) if "prefill_leaves" in f else None
+        ),
+    )
+
+
+# shaping: {queue, links: [{leaf, spine, rate}]}
+def _parse_shaping(node: Node) -> Shaping:
+    f = node.fields([], ["queue", "links"])
+    links = []
+    for n in _list(f, "links"):
+        g = n.fields(["leaf", "spine", "rate"])
+        links.append(LinkRate(v.name(g["leaf"]), v.name(g["spine"]), v.capacity(g["rate"])))
+    return Shaping(
+        queue_packets=v.integer(f["queue"], 2, 100_000) if "queue" in f else 100,
+        links=tuple(links),
+    )
+
+
+# hosts: {senders, receivers, background}: lists of host names
+def _parse_hosts(node: Node) -> HostRoles:
+    f = node.fields([], ["senders", "receivers", "background"])
+
+    def names(key: str) -> tuple[str, ...] | None:
+        if key not in f:
+            return None
+        out = tuple(v.name(n) for n in f[key].items())
+        if len(set(out)) != len(out):
+            raise f[key].error("a host is listed twice")
+        return out
+
+    return HostRoles(names("senders"), names("receivers"), names("background"))
+
+
+# transfer: {model, dtype, tokens | bytes, real_link_rate, real_poll_interval, real_rtt,
+#            lab_bytes | time_scale}
+def _parse_transfer(node: Node) -> TransferSize:
+    keys = ["model", "dtype", "tokens", "bytes", "real_link_rate", "real_poll_interval"]
+    keys += ["real_rtt", "lab_bytes", "time_scale"]
+    f = node.fields([], keys)
+    v.one_of_keys(node, f, ["model", "bytes"])
+    v.one_of_keys(node, f, ["lab_bytes", "time_scale"])
+    model = None
+    dtype = Dtype.BF16
+    tokens = None
+    if "model" in f:
+        if "tokens" not in f:
+            raise node.error("a 'model' needs 'tokens' (the request's length)")
+        name = f["model"].text("a model preset name")
+        try:
+            model = preset(name)
+        except KeyError as exc:
+            raise f["model"].error(str(exc.args[0])) from None
+        dtype = v.choice(f["dtype"], Dtype) if "dtype" in f else Dtype.BF16
+        tokens = v.integer(f["tokens"], 1, 10_000_000)
+        real_bytes = model.kv_bytes(tokens, dtype)
+    elif "bytes" in f:
+        for key in ("dtype", "tokens"):
+            if key in f:
+                raise f[key].error(f"{key!r} goes with 'model', not with 'bytes'")
+        real_bytes = byte_size(f["bytes"])
+    else:
+        raise node.error(f"expected 'model' (one of {', '.join(PRESETS)}) and 'tokens', or 'bytes'")
+    d = TransferSize(real_bytes=0)
+    return TransferSize(
+        real_bytes=real_bytes,
+        model=model,
+        dtype=dtype,
+        tokens=tokens,
+        real_link_bps=v.capacity(f["real_link_rate"]) if "real_link_rate" in f else d.real_link_bps,
+        real_poll_interval_s=(
+            v.duration(f["real_poll_interval"], 1e-6, 3600.0)
+            if "real_poll_interval" in f
+            else d.real_poll_interval_s
+        ),
+        real_rtt_s=v.duration(f["real_rtt"], 1e-9, 10.0) if "real_rtt" in f else d.real_rtt_s,
+        lab_bytes=byte_size(f["lab_bytes"]) if "lab_bytes" in f else None,
+        time_scale=v.number(f["time_scale"], 1e-9) if "time_scale" in f else None,
+    )
+
+
+# arrivals: [{kind: sequential, count, gap} | {kind: burst, size, bursts, window, every}
+#            | {kind: poisson, count, mean_gap}]
+_PHASE_KEYS = {
+    PhaseKind.SEQUENTIAL: (["count"], ["gap"]),
+    PhaseKind.BURST: (["size", "bursts", "every"], ["window"]),
+    PhaseKind.POISSON: (["count", "mean_gap"], []),
+}
+
+
+def _parse_phase(node: Node) -> Phase:
+    kind_node = node.fields(["kind"], [k for r, o in _PHASE_KEYS.values() for k in [*r, *o]])
+    kind = v.choice(kind_node["kind"], PhaseKind)
+    required, optional = _PHASE_KEYS[kind]
+    f = node.fields(["kind", *required], optional)
+    if kind is PhaseKind.SEQUENTIAL:
+        gap = v.duration(f["gap"], 0.0, 3600.0) if "gap" in f else 1.0
+        return Phase(kind, count=v.integer(f["count"], 1, 100_000), gap_s=gap)
+    if kind is PhaseKind.POISSON:
+        return Phase(
+            kind,
+            count=v.integer(f["count"], 1, 100_000),
+            mean_gap_s=v.duration(f["mean_gap"], 1e-3, 3600.0),
+        )
+    window = v.duration(f["window"], 0.0, 3600.0) if "window" in f else 0.0
+    every = v.duration(f["every"], 1e-3, 3600.0)
+    if window > every:
+        raise f["window"].error(f"a burst's window must fit in its period ('every': {every:g}s)")
+    return Phase(
+        kind,
+        size=v.integer(f["size"], 1, 1024),
+        bursts=v.integer(f["bursts"], 1, 100_000),
+        window_s=window,
+        every_s=every,
+    )
+
+
+# background: [{spine: NAME | all, load, protocol}]
+def _parse_background(node: Node) -> BackgroundLoad:
+    f = node.fields(["spine", "load"], ["protocol"])
+    spine_text = f["spine"].text("a spine name or 'all'")
+    return BackgroundLoad(
+        spine=None if spine_text == "all" else v.name(f["spine"]),
+        load=v.fraction(f["load"], 0.0, 1.0),
+        protocol=v.choice(f["protocol"], Protocol) if "protocol" in f else Protocol.UDP,
+    )
+
+
+# events: [{at, link: {leaf, spine}, state: down | up}]
+def _parse_event(node: Node) -> LinkEvent:
+    f = node.fields(["at", "link", "state"])
+    link = f["link"].fields(["leaf", "spine"])
+    state = f["state"].text("'down' or 'up'")
+    if state not in ("down", "up"):
+        raise f["state"].error(f"expected 'down' or 'up', got {state!r}")
+    return LinkEvent(
+        at_s=v.duration(f["at"], 0.0, 86400.0),
+        leaf=v.name(link["leaf"]),
+        spine=v.name(link["spine"]),
+        up=state == "up",
+    )
+
+
+# run: {warmup, transfer_timeout, settle}
+def _parse_run(node: Node) -> RunSettings:
+    f = node.fields([], ["warmup", "transfer_timeout", "settle"])
+    d = RunSettings()
+    return RunSettings(
+        warmup_s=v.duration(f["warmup"], 0.0, 600.0) if "warmup" in f else d.warmup_s,
+        transfer_timeout_s=(
+            v.duration(f["transfer_timeout"], 0.1, 86400.0)
+            if "transfer_timeout" in f
+            else d.transfer_timeout_s
+        ),
+        settle_s=v.duration(f["settle"], 0.0, 600.0) if "settle" in f else d.settle_s,
+    )
+
+
+def _parse_modes(node: Node) -> tuple[ModeName, ...]:
+    modes = tuple(v.choice(n, ModeName) for n in node.items())
+    if not modes:
+        raise node.error("expected at least one mode")
+    if len(set(modes)) != len(modes):
+        raise node.error("a mode is listed twice")
+    return modes
+
+
+# -- units ---------------------------------------------------------------------------
+
+_BYTES = re.compile(r"^\s*(?P<num>\d+(?:\.\d+)?)\s*(?P<prefix>[kKMGT]i?)?B?\s*$")
+_BYTE_PREFIX = {
+    "": 1,
+    "k": 10**3,
+    "K": 10**3,
+    "M": 10**6,
+    "G": 10**9,
+    "T": 10**12,
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+}
+
+
+def parse_bytes(text: str) -> int:
+    """Bytes of ``'2MB'``, ``'1.34GB'``, ``'512KiB'`` or ``'2000000'``; ValueError otherwise."""
+    m = _BYTES.match(text)
+    if m is None or (m.group("prefix") and not text.rstrip().endswith("B")):
+        raise ValueError("expected a size such as '2MB', '512KiB' or a number of bytes")
+    value = float(m.group("num")) * _BYTE_PREFIX[m.group("prefix") or ""]
+    return round(value)
+
+
+def byte_size(node: Node) -> int:
+    """A positive size in bytes: an integer, or text such as ``2MB``."""
+    raw = node.value() if node.is_scalar else None
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        size = raw
+    else:
+        text = node.text("a size such as '2MB'")
+        try:
+            size = parse_bytes(text)
+        except ValueError as exc:
+            raise node.error(f"{exc}, got {text!r}") from None
+    if size <= 0:
+        raise node.error(f"expected a positive size, got {node.got()}")
+    return size

@@ -1,0 +1,87 @@
+"""Arrivals are a pure function of the seed: every mode sees the same traffic."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import pytest
+
+from lab.arrivals import ECMP_PORTS, generate
+from lab.roles import Roles
+from lab.scenario import Phase, PhaseKind
+
+LEAF = {"h11": "leaf1", "h12": "leaf1", "h21": "leaf2", "h22": "leaf2", "h31": "leaf3"}
+ROLES = Roles(("h11", "h12"), ("h21", "h22"), (), LEAF)
+PHASES = (
+    Phase(PhaseKind.SEQUENTIAL, count=4, gap_s=0.5),
+    Phase(PhaseKind.BURST, size=2, bursts=5, window_s=0.1, every_s=4.0),
+    Phase(PhaseKind.POISSON, count=30, mean_gap_s=2.0),
+)
+
+
+def test_same_seed_same_schedule():
+    a = generate(PHASES, ROLES, 2_000_000, seed=7)
+    b = generate(PHASES, ROLES, 2_000_000, seed=7)
+    assert a == b
+    c = generate(PHASES, ROLES, 2_000_000, seed=8)
+    assert a.arrivals != c.arrivals
+
+
+def test_counts_indices_and_sizes():
+    s = generate(PHASES, ROLES, 1234, seed=1)
+    arrivals = s.arrivals
+    assert len(arrivals) == 4 + 10 + 30
+    assert [a.index for a in arrivals] == list(range(len(arrivals)))
+    assert {a.nbytes for a in arrivals} == {1234}
+    assert [p.sequential for p in s.phases] == [True, False, False]
+
+
+def test_every_transfer_crosses_the_fabric_and_ports_are_unique():
+    s = generate(PHASES, ROLES, 1, seed=3)
+    assert all(LEAF[a.src] != LEAF[a.dst] for a in s.arrivals)
+    ports = [a.ecmp_port for a in s.arrivals]
+    assert len(set(ports)) == len(ports)
+    assert all(p in ECMP_PORTS for p in ports)
+
+
+def test_sequential_offsets_are_gaps():
+    s = generate(PHASES[:1], ROLES, 1, seed=3)
+    assert [a.at_s for a in s.arrivals] == [0.0, 0.5, 0.5, 0.5]
+
+
+def test_bursts_fall_in_their_window_with_distinct_hosts():
+    s = generate(PHASES[1:2], ROLES, 1, seed=5)
+    arrivals = s.arrivals
+    for k in range(5):
+        group = arrivals[2 * k : 2 * k + 2]
+        assert all(4.0 * k <= a.at_s <= 4.0 * k + 0.1 for a in group)
+        assert len({a.src for a in group}) == 2
+        assert len({a.dst for a in group}) == 2
+
+
+def test_poisson_mean_gap_is_roughly_right():
+    phase = Phase(PhaseKind.POISSON, count=2000, mean_gap_s=2.0)
+    s = generate((phase,), ROLES, 1, seed=11)
+    times = [a.at_s for a in s.arrivals]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert sum(gaps) / len(gaps) == pytest.approx(2.0, rel=0.1)
+
+
+def test_larger_bursts_than_hosts_repeat_hosts():
+    phase = Phase(PhaseKind.BURST, size=8, bursts=1, window_s=0.0, every_s=1.0)
+    s = generate((phase,), ROLES, 1, seed=2)
+    srcs = Counter(a.src for a in s.arrivals)
+    assert sum(srcs.values()) == 8 and set(srcs) == {"h11", "h12"}
+    assert all(a.at_s == 0.0 for a in s.arrivals)
+
+
+def test_receivers_on_the_senders_leaf_are_never_chosen():
+    roles = Roles(("h11",), ("h12", "h21"), (), LEAF)
+    s = generate(PHASES, roles, 1, seed=4)
+    assert {a.dst for a in s.arrivals} == {"h21"}
+
+
+def test_no_remote_pair_is_an_error():
+    with pytest.raises(ValueError):
+        generate(PHASES, Roles(("h11",), ("h12",), (), LEAF), 1, seed=1)

@@ -1,0 +1,118 @@
+"""Percentiles, reductions against ECMP, validity and the table."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from lab.plots import plot_cdf, plot_sweep
+from lab.results import (
+    ModeRun,
+    TransferResult,
+    build_results,
+    markdown_table,
+    reduction,
+    summarise,
+    write_results,
+)
+
+
+def run(mode: str, fcts: list[float], repeat: int = 0, **kw: Any) -> ModeRun:
+    r = ModeRun(mode, repeat, **kw)
+    r.transfers = [
+        TransferResult(i, "h11", "h21", 1000, f, spine="spine1" if i % 2 else "spine2")
+        for i, f in enumerate(fcts)
+    ]
+    return r
+
+
+def test_summarise_interpolates():
+    s = summarise([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert s == {"p50": 3.0, "p95": pytest.approx(4.8), "p99": pytest.approx(4.96), "mean": 3.0}
+    assert summarise([]) is None
+
+
+def test_reduction_is_one_minus_ratio():
+    red = reduction(
+        {"p50": 1.0, "p95": 2.0, "p99": 3.0, "mean": 2.0},
+        {"p50": 2.0, "p95": 2.0, "p99": 6.0, "mean": 1.0},
+    )
+    assert red == {"p50": 0.5, "p95": 0.0, "p99": 0.5, "mean": -1.0}
+    assert reduction(None, {"p50": 1.0}) is None
+
+
+def test_build_results_pools_repeats_and_computes_reductions():
+    runs = [
+        run("ecmp", [2.0, 4.0], repeat=0),
+        run("ecmp", [2.0, 4.0], repeat=1),
+        run("kv-aware", [1.0, 2.0], repeat=0, efficiency=(3, 4)),
+        run("kv-aware", [1.0, 2.0], repeat=1, efficiency=(1, 4)),
+    ]
+    runs[0].tier_samples = {"spine": [0.5, 0.7]}
+    doc = build_results(
+        "s", runs, modes=["ecmp", "kv-aware"], extra={"scaling": {"time_scale": 10.0}}
+    )
+    ecmp = doc["modes"]["ecmp"]
+    assert ecmp["n"] == 4 and ecmp["repeats"] == 2
+    assert ecmp["fct_ms"]["mean"] == pytest.approx(3000.0)
+    assert ecmp["fct_real_ms"]["mean"] == pytest.approx(300.0)
+    assert ecmp["tier_utilisation"]["spine"]["mean"] == pytest.approx(0.6)
+    assert ecmp["paths"] == {"spine1": 2, "spine2": 2}
+    assert doc["reduction_vs_ecmp"]["kv-aware"]["mean"] == pytest.approx(0.5)
+    assert doc["scheduling_efficiency"] == {"ecmp": None, "kv-aware": 0.5}
+    assert doc["valid"] is True and doc["invalid_reasons"] == []
+    json.dumps(doc)
+
+
+def test_failed_transfer_or_saturation_invalidates():
+    bad = run("kv-aware", [1.0], invalid_reasons=["switch leaf1 used 98% of a core"])
+    bad.transfers.append(TransferResult(9, "h12", "h22", 1000, None, error="timed out"))
+    doc = build_results("s", [run("ecmp", [2.0]), bad], modes=["ecmp", "kv-aware"])
+    assert doc["valid"] is False
+    assert doc["reduction_vs_ecmp"]["kv-aware"] is None
+    reasons = "\n".join(doc["invalid_reasons"])
+    assert "kv-aware: repeat 0: switch leaf1 used 98% of a core" in reasons
+    assert "transfer 9 (h12->h22) failed: timed out" in reasons
+    table = markdown_table(doc)
+    assert "| kv-aware | 1 | invalid (see below)" in table
+    assert "Verdict: **INVALID**" in table
+
+
+def test_interrupted_run_is_partial():
+    r = run("ecmp", [1.0])
+    r.complete = False
+    doc = build_results("s", [r], modes=["ecmp", "kv-aware"])
+    assert doc["partial"] is True and doc["valid"] is False
+    assert doc["modes"]["kv-aware"]["n"] == 0
+    assert any("interrupted" in x for x in doc["invalid_reasons"])
+
+
+def test_table_rows_and_files(tmp_path):
+    doc = build_results(
+        "demo",
+        [run("ecmp", [2.0, 4.0]), run("kv-aware", [1.0, 2.0])],
+        modes=["ecmp", "kv-aware"],
+        extra={"scaling": {"time_scale": 1.0, "stands_for": ["one lab second stands for 1 s"]}},
+    )
+    table = markdown_table(doc)
+    assert "| ecmp | 2 | 3000 | 3900 | 3980 | 3000 | - | - | - |" in table
+    assert "| kv-aware | 2 | 1500 | 1950 | 1990 | 1500 | -50% | -50% | -50% |" in table
+    assert "Verdict: **valid**" in table
+    assert "one lab second stands for 1 s" in table
+    json_path, md_path = write_results(tmp_path, doc)
+    assert json.loads(json_path.read_text())["scenario"] == "demo"
+    assert md_path.read_text() == table
+    png = plot_cdf(doc, tmp_path / "cdf.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_sweep_plot(tmp_path):
+    points = [
+        {"load": x, "burst": b, "reduction": {"p99": 0.1 * x * b}, "valid": b != 2}
+        for x in (0.0, 0.5)
+        for b in (1, 2)
+    ]
+    png = plot_sweep(points, tmp_path / "sweep.png", x_key="load", line_key="burst")
+    assert png.stat().st_size > 1000

@@ -1,0 +1,145 @@
+"""Scenario files: the shipped ones load, and every mistake is located."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lab.errors import ScenarioError
+from lab.scenario import (
+    ModeName,
+    PhaseKind,
+    Protocol,
+    load_scenario,
+    parse_bytes,
+    parse_scenario,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = sorted((ROOT / "topologies" / "scenarios").glob("*.yaml"))
+
+MINIMAL = """\
+name: tiny
+transfer: {bytes: 2MB}
+arrivals:
+  - {kind: sequential, count: 3}
+"""
+
+
+def test_minimal_scenario_and_defaults():
+    s = parse_scenario(MINIMAL, "tiny.yaml")
+    assert s.name == "tiny"
+    assert s.transfer.real_bytes == 2_000_000
+    assert s.phases[0].kind is PhaseKind.SEQUENTIAL
+    assert s.transfers == 3
+    assert s.modes == tuple(ModeName)
+    assert s.shaping.queue_packets == 100
+    assert s.max_concurrency == 1
+
+
+def test_full_scenario():
+    text = """\
+name: full
+description: every section
+fabric: {spines: 4, leaves: 4, hosts_per_leaf: 2, link_rate: 20Mbps, host_rate: 40Mbps,
+         prefill_leaves: 2}
+shaping: {queue: 50, links: [{leaf: leaf1, spine: spine2, rate: 5Mbps}]}
+hosts: {senders: [h11], receivers: [h31], background: [h12, h32]}
+transfer: {model: llama-3-70b, dtype: fp8, tokens: 4096, real_link_rate: 100Gbps,
+           lab_bytes: 1MiB}
+arrivals:
+  - {kind: burst, size: 4, bursts: 3, window: 100ms, every: 5s}
+  - {kind: poisson, count: 5, mean_gap: 2s}
+background:
+  - {spine: spine1, load: 75%}
+  - {spine: all, load: 10%, protocol: tcp}
+events:
+  - {at: 20s, link: {leaf: leaf1, spine: spine1}, state: down}
+run: {warmup: 1s, transfer_timeout: 30s, settle: 500ms}
+modes: [ecmp, kv-aware]
+"""
+    s = parse_scenario(text, "full.yaml")
+    assert s.fabric.spines == 4 and s.fabric.host_bps == 40_000_000
+    assert s.shaping.links[0].bps == 5_000_000 and s.shaping.queue_packets == 50
+    assert s.transfer.real_bytes == 1_342_177_280 // 2
+    assert s.transfer.lab_bytes == 1 << 20
+    assert s.phases[0].transfers == 12 and s.transfers == 17
+    assert s.max_concurrency == 4
+    assert s.background[1].spine is None and s.background[1].protocol is Protocol.TCP
+    assert s.background[0].load == 0.75
+    assert s.events[0].at_s == 20.0 and not s.events[0].up
+    assert s.run.settle_s == 0.5
+    assert s.modes == (ModeName.ECMP, ModeName.KV_AWARE)
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        ("transfer: {bytes: 2MB}\n", "x.yaml:1:1", "missing required key 'arrivals'"),
+        (MINIMAL + "modez: [ecmp]\n", "x.yaml:5:8: modez", "did you mean 'modes'"),
+        (
+            MINIMAL.replace("count: 3", "count: three"),
+            "x.yaml:4:31: arrivals[0].count",
+            "expected an integer",
+        ),
+        (
+            MINIMAL.replace(
+                "sequential, count: 3", "burst, size: 2, bursts: 2, every: 1s, window: 2s"
+            ),
+            "arrivals[0].window",
+            "must fit in its period",
+        ),
+        (
+            MINIMAL.replace("sequential", "poison"),
+            "arrivals[0].kind",
+            "did you mean 'poisson'",
+        ),
+        (
+            MINIMAL.replace("{bytes: 2MB}", "{model: llama3-70b, tokens: 10}"),
+            "transfer.model",
+            "did you mean 'llama-3-70b'",
+        ),
+        (MINIMAL.replace("{bytes: 2MB}", "{model: llama-3-70b}"), "transfer", "needs 'tokens'"),
+        (MINIMAL.replace("2MB", "2Mbps"), "transfer.bytes", "expected a size"),
+        (
+            MINIMAL + "background: [{spine: spine1, load: 175%}]\n",
+            "background[0].load",
+            "expected a percentage",
+        ),
+        (
+            MINIMAL + "events: [{at: 1s, link: {leaf: l1, spine: s1}, state: sideways}]\n",
+            "events[0].state",
+            "expected 'down' or 'up'",
+        ),
+        (MINIMAL + "modes: [ecmp, ecmp]\n", "modes", "listed twice"),
+        (MINIMAL + "run: {warmup: 3}\n", "run.warmup", "expected a duration"),
+        ("", "x.yaml", "the file is empty"),
+        ("transfer: [\n", "x.yaml", "invalid YAML"),
+    ],
+)
+def test_errors_name_file_line_and_key(text, where, message):
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(text, "x.yaml")
+    assert where in str(info.value)
+    assert message in str(info.value)
+
+
+def test_missing_file_is_a_scenario_error(tmp_path):
+    with pytest.raises(ScenarioError, match="cannot read the file"):
+        load_scenario(tmp_path / "nope.yaml")
+
+
+def test_parse_bytes():
+    assert parse_bytes("2MB") == 2_000_000
+    assert parse_bytes("512KiB") == 524_288
+    assert parse_bytes("1.34GB") == 1_340_000_000
+    assert parse_bytes("1000") == 1000
+    with pytest.raises(ValueError):
+        parse_bytes("2Mi")
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.name for p in SHIPPED])
+def test_shipped_scenarios_load(path):
+    s = load_scenario(path)
+    assert s.transfers > 0
