@@ -23,12 +23,10 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 from softswitch.errors import Loc, P4SourceError
 from softswitch.frontend import ir
-from softswitch.frontend.preprocess import P4INCLUDE_DIR
 from softswitch.frontend.types import (
     Bits,
     Bool,
@@ -219,8 +217,6 @@ class _Extractor:
         for var in action.cp_params:
             params.append(self._param(var, action))
         anns = list(action.annotations)
-        if _from_core_library(action.loc) and _find(anns, "corelib") is None:
-            anns.insert(0, ir.Annotation("corelib"))
         self.actions.append(
             m.Action(
                 name=action.name,
@@ -619,11 +615,6 @@ class _Extractor:
 
 # ---------------------------------------------------------------------------
 # helpers
-
-
-def _from_core_library(loc: Loc) -> bool:
-    """Whether ``loc`` is in the target's own core.p4 (p4c marks its declarations ``@corelib``)."""
-    return Path(loc.file).name == "core.p4" and Path(loc.file).parent == Path(P4INCLUDE_DIR)
 
 
 def _before(a: Loc, b: Loc) -> bool:
