@@ -67,6 +67,7 @@ class CallGen:
                 action.directions,
                 has_ret=False,
                 want_value=want_value,
+                may_exit=self.g.exits.action(action),
             )
         if c.kind == "function":
             func: ir.Function = c.target
@@ -89,6 +90,7 @@ class CallGen:
                 has_ret=False,
                 want_value=want_value,
                 prefix=["pk"],
+                may_exit=self.g.exits.block(inst),
             )
         if c.kind == "table":
             table: ir.Table = c.target
@@ -116,32 +118,40 @@ class CallGen:
         has_ret: bool,
         want_value: bool,
         prefix: list[str] | None = None,
+        may_exit: bool = False,
     ) -> str:
         """Call a generated function with copy-in/copy-out."""
         g = self.g
         values = list(prefix or [])
         targets: list[ir.Expr | None] = []
+        evaluated = [
+            (arg.expr, d in ("inout", "out") and is_obj(var.type))
+            for arg, var, d in zip(args, params, dirs, strict=True)
+            if arg.expr is not None and (d != "out" or is_obj(var.type))
+        ]
+        given = iter(g.ordered([e for e, _ in evaluated], by_ref=[ref for _, ref in evaluated]))
         for arg, var, d in zip(args, params, dirs, strict=True):
             e = arg.expr
             obj = is_obj(var.type)
             if d in ("", "in"):
                 assert e is not None
-                s = g.expr(e)
+                s = next(given)
                 if obj or isinstance(strip_newtype(var.type), TupleT):
                     s = f"copy_value({s})"
                 values.append(s)
             elif d == "inout":
                 assert e is not None
-                values.append(g.expr(e))
+                values.append(next(given))
                 if not obj:
                     targets.append(e)
             elif obj:
-                values.append(g.expr(e) if e is not None else g.classes.new(var.type))
+                values.append(next(given) if e is not None else g.classes.new(var.type))
             else:
                 values.append(g.classes.new(var.type))
                 targets.append(e)
         call = f"{fname}({', '.join(values)})"
         if has_ret:
+            # functions cannot exit (P4 rejects exit in a function)
             if not targets:
                 if want_value:
                     return call
@@ -153,7 +163,7 @@ class CallGen:
                 if t is not None:
                     g.store(t, f"{tmp}[{i + 1}]")
             return f"{tmp}[0]"
-        g._assign_outs(call, targets)
+        g._assign_outs(call, targets, may_exit=may_exit)
         return ""
 
     # ------------------------------------------------------------------

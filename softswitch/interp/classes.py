@@ -169,14 +169,19 @@ class ClassGen:
         total = sum(w for _, ft, w in layout if not isinstance(strip_newtype(ft), Varbit))
         if has_varbit:
             vmax = next(w for _, ft, w in layout if isinstance(strip_newtype(ft), Varbit))
+            # BMv2's extract_VL: a width that is not whole bytes is
+            # ParserInvalidArgument, then PacketTooShort, then HeaderTooShort.
             out.append(f"def X{n}(pkt, h, vw=0):")
+            out.append("    if vw & 7:")
+            out.append("        raise ParserReject(6)")
+            out.append(f"    total = {total} + vw")
+            out.append("    off = pkt.need(total)")
             out.append(f"    if vw > {vmax}:")
             out.append("        raise ParserReject(4)")
-            out.append(f"    total = {total} + vw")
         else:
             out.append(f"def X{n}(pkt, h):")
             out.append(f"    total = {total}")
-        out.append("    off = pkt.need(total)")
+            out.append("    off = pkt.need(total)")
         if not has_varbit and total % 8 == 0 and total > 0:
             out.append("    if off & 7 == 0:")
             out.append(

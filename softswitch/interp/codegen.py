@@ -44,6 +44,7 @@ from softswitch.frontend.types import (
     bit_width,
     strip_newtype,
 )
+from softswitch.interp.analysis import ExitAnalysis
 from softswitch.interp.classes import ClassGen, is_obj
 
 
@@ -78,6 +79,7 @@ class Codegen:
         self.field_lists: list[list[tuple[str, list[str]]]] = []
         self.block_params: dict[str, ir.BlockInstance] = {}
         self.roots: dict[str, str] = {}
+        self.exits = ExitAnalysis()
 
     def root_of(self, var: str) -> str | None:
         """ "meta" or "std" for the v1model metadata parameters, else None."""
@@ -98,6 +100,41 @@ class Codegen:
     def source(self) -> str:
         """The whole module."""
         return "\n".join([*self.classes.lines, "", *self.lines]) + "\n"
+
+    def capture(self, e: ir.Expr) -> tuple[str, list[str]]:
+        """The value of ``e`` and the statements its evaluation needs, taken
+        out of the output so that the caller decides where they run."""
+        start = len(self.lines)
+        value = self.expr(e)
+        pre = self.lines[start:]
+        del self.lines[start:]
+        return value, pre
+
+    def emit_nested(self, pre: list[str]) -> None:
+        """Re-emit captured statements one level deeper."""
+        self.lines.extend("    " + text for text in pre)
+
+    def ordered(self, exprs: Sequence[ir.Expr], by_ref: Sequence[bool] = ()) -> list[str]:
+        """Evaluate ``exprs`` left to right, as P4 does.
+
+        A call with out arguments runs as statements before the expression
+        that uses its value; when a later operand needs such statements, the
+        earlier operands are saved in temporaries first so that they keep the
+        values they had before the call."""
+        parts = [self.capture(e) for e in exprs]
+        values: list[str] = []
+        for i, ((value, pre), e) in enumerate(zip(parts, exprs, strict=True)):
+            self.lines.extend(pre)
+            later = any(p for _, p in parts[i + 1 :])
+            ref = i < len(by_ref) and by_ref[i]
+            if later and not ref and not isinstance(e, ir.Const):
+                tmp = self.fresh("o")
+                copy = is_obj(e.type) or isinstance(strip_newtype(e.type), TupleT)
+                self.line(f"{tmp} = {f'copy_value({value})' if copy else value}")
+                values.append(tmp)
+            else:
+                values.append(value)
+        return values
 
     # ------------------------------------------------------------------
     # Top level
@@ -140,14 +177,31 @@ class Codegen:
                 self.line(f"{v.name}.invalidate()")
 
     def _return_stmt(self, value: str | None) -> str:
+        return f"return {self._outs_value(value)}"
+
+    def _outs_value(self, value: str | None) -> str:
         outs = [v.name for v in self.fs.outs]
         if self.fs.ret_value:
             outs.insert(0, value or "None")
         if not outs:
-            return "return None"
+            return "None"
         if len(outs) == 1:
-            return f"return {outs[0]}"
-        return f"return ({', '.join(outs)})"
+            return outs[0]
+        return f"({', '.join(outs)})"
+
+    def body_copying_out_on_exit(self, body: list[ir.Stmt], may_exit: bool) -> None:
+        """Emit ``body``; when it may ``exit`` and has scalar out parameters,
+        the exit carries their values up so that the caller still copies them out."""
+        if not may_exit or not self.fs.outs:
+            self.stmts(body)
+            return
+        self.line("try:")
+        self.indent += 1
+        self.stmts(body)
+        self.indent -= 1
+        self.line("except ExitSignal as _x:")
+        self.line(f"    _x.outs = {self._outs_value(None)}")
+        self.line("    raise")
 
     def block(self, inst: ir.BlockInstance, done: set[str]) -> None:
         """``B<uid>``: a parser or control instance (nested ones first)."""
@@ -169,7 +223,7 @@ class Codegen:
             self.table(table, block_fs)
         self.fs = block_fs
         if inst.kind == "control":
-            self.stmts(inst.body)
+            self.body_copying_out_on_exit(inst.body, self.exits.block(inst))
         else:
             self.parser_body(inst)
         self.line(self._return_stmt(None))
@@ -187,7 +241,7 @@ class Codegen:
         start = len(self.lines)
         self.indent += 1
         self._param_prologue(action.params, action.directions)
-        self.stmts(action.body)
+        self.body_copying_out_on_exit(action.body, self.exits.action(action))
         self.line(self._return_stmt(None))
         nonlocals = sorted(self.fs.stored - self.fs.declared)
         if nonlocals:
@@ -239,7 +293,7 @@ class Codegen:
                     for (v, d), e in zip(dirs, ref.bound_args, strict=False)
                     if d in ("out", "inout") and not is_obj(v.type)
                 ]
-                self._assign_outs(call, targets)
+                self._assign_outs(call, targets, may_exit=self.exits.action(ref.action))
             else:
                 self.line(call)
             self.line(f"return (r.hit, {ref.action.uid!r})")
@@ -284,6 +338,9 @@ class Codegen:
         if target == "accept":
             return "st = -1"
         if target == "reject":
+            # p4c-bm2-ss compiles an explicit reject like accept ("explicit
+            # transition to reject not supported on this target"): parsing
+            # ends, parser_error keeps its value (NoError), ingress runs.
             return "raise ParserReject(0)"
         return f"st = {index[target]}"
 
@@ -309,8 +366,12 @@ class Codegen:
             if case.keysets is None:
                 break
         else:
+            # No case matched.  p4c-bm2-ss adds no NoMatch state for v1model
+            # (its midend has no HandleNoMatch pass) and BMv2 takes a state's
+            # missing default transition as "end of parsing": the packet goes
+            # on to ingress with parser_error still NoError.
             self.line("else:")
-            self.line("    raise ParserReject(2)")
+            self.line("    raise ParserReject(0)")
 
     def _keyset_cond(
         self, keysets: tuple[tuple[Any, ...], ...], keys: list[tuple[str, ir.Expr]]
@@ -560,7 +621,7 @@ class Codegen:
         if isinstance(e, ir.CastE):
             return self.cast(e)
         if isinstance(e, ir.Mux):
-            return f"({self.expr(e.then)} if {self.expr(e.cond)} else {self.expr(e.else_)})"
+            return self.mux(e)
         if isinstance(e, ir.StructLit):
             return self.struct_lit(e)
         if isinstance(e, ir.InvalidHdr):
@@ -587,15 +648,43 @@ class Codegen:
             return repr(e.value)
         return repr(e.value)
 
+    def mux(self, e: ir.Mux) -> str:
+        """``c ? a : b``: only the chosen branch is evaluated."""
+        cond = self.expr(e.cond)
+        then, then_pre = self.capture(e.then)
+        other, other_pre = self.capture(e.else_)
+        if not then_pre and not other_pre:
+            return f"({then} if {cond} else {other})"
+        tmp = self.fresh("m")
+        self.line(f"if {cond}:")
+        self.emit_nested(then_pre)
+        self.line(f"    {tmp} = {then}")
+        self.line("else:")
+        self.emit_nested(other_pre)
+        self.line(f"    {tmp} = {other}")
+        return tmp
+
+    def short_circuit(self, e: ir.BinOp) -> str:
+        """``a && b`` / ``a || b``: ``b`` is evaluated only when it decides."""
+        left = self.expr(e.left)
+        right, pre = self.capture(e.right)
+        op = "and" if e.op == "&&" else "or"
+        if not pre:
+            return f"({left} {op} {right})"
+        tmp = self.fresh("c")
+        self.line(f"{tmp} = {left}")
+        self.line(f"if {'' if op == 'and' else 'not '}{tmp}:")
+        self.emit_nested(pre)
+        self.line(f"    {tmp} = {right}")
+        return tmp
+
     def struct_lit(self, e: ir.StructLit) -> str:
         """A struct, header, tuple or stack value."""
         t = strip_newtype(e.type)
         vals = []
-        for _, v in e.fields:
-            s = self.expr(v)
-            if is_obj(v.type) or isinstance(strip_newtype(v.type), TupleT):
-                s = f"copy_value({s})"
-            vals.append(s)
+        for (_, v), s in zip(e.fields, self.ordered([v for _, v in e.fields]), strict=True):
+            copy = is_obj(v.type) or isinstance(strip_newtype(v.type), TupleT)
+            vals.append(f"copy_value({s})" if copy else s)
         if isinstance(t, StructLike) and t.name:
             return f"{self.classes.name(t)}.make({', '.join(vals)})"
         if isinstance(t, StackT):
@@ -616,11 +705,9 @@ class Codegen:
     def binop(self, e: ir.BinOp) -> str:
         """Binary operators with P4 width semantics."""
         op = e.op
-        a, b = self.expr(e.left), self.expr(e.right)
-        if op == "&&":
-            return f"({a} and {b})"
-        if op == "||":
-            return f"({a} or {b})"
+        if op in ("&&", "||"):
+            return self.short_circuit(e)
+        a, b = self.ordered([e.left, e.right])
         lt = _vt(e.left.type)
         if op in ("==", "!="):
             if is_obj(e.left.type) or isinstance(lt, TupleT):
@@ -690,19 +777,40 @@ class Codegen:
 
         return CallGen(self).call(c, want_value)
 
-    def _assign_outs(self, call: str, targets: Sequence[ir.Expr | None]) -> None:
-        """Run ``call`` and store its returned scalar outs into ``targets``."""
+    def _assign_outs(
+        self, call: str, targets: Sequence[ir.Expr | None], *, may_exit: bool = False
+    ) -> None:
+        """Run ``call`` and store its returned scalar outs into ``targets``
+        (also when the callee ``exit``s: the exit carries them in ``outs``)."""
         live = [t for t in targets if t is not None]
         if not live:
             self.line(call)
             return
-        if len(targets) == 1:
+        if len(targets) == 1 and not may_exit:
             t = targets[0]
             assert t is not None
             self.store(t, call)
             return
         tmp = self.fresh("r")
-        self.line(f"{tmp} = {call}")
+        if may_exit:
+            self.line("try:")
+            self.line(f"    {tmp} = {call}")
+            self.line("except ExitSignal as _x:")
+            self.indent += 1
+            self.line(f"{tmp} = _x.outs")
+            self._store_outs(tmp, targets)
+            self.line("raise")
+            self.indent -= 1
+        else:
+            self.line(f"{tmp} = {call}")
+        self._store_outs(tmp, targets)
+
+    def _store_outs(self, tmp: str, targets: Sequence[ir.Expr | None]) -> None:
+        if len(targets) == 1:
+            t = targets[0]
+            assert t is not None
+            self.store(t, tmp)
+            return
         for i, t in enumerate(targets):
             if t is not None:
                 self.store(t, f"{tmp}[{i}]")

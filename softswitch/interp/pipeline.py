@@ -267,10 +267,16 @@ class Pipeline:
             passes += 1
             if passes > MAX_PASSES * 4:
                 break
-            if egress:
-                self._run_egress(egress.popleft(), egress, ingress, out)
-            else:
-                self._run_ingress(ingress.popleft(), egress, ingress)
+            try:
+                if egress:
+                    self._run_egress(egress.popleft(), egress, ingress, out)
+                else:
+                    self._run_ingress(ingress.popleft(), egress, ingress)
+            except (values.StackError, values.ParserReject) as err:
+                # BMv2 would abort here (an uncaught std::out_of_range, or an
+                # assertion on an empty stack's .last outside a parser); this
+                # target drops the one packet instead and keeps running.
+                LOG.warning("packet from port %d dropped: %s", port, _describe(err))
         return out
 
     def _now(self) -> int:
@@ -416,6 +422,12 @@ class Pipeline:
             ingress.append(_Job(0, data, RECIRC, kept))
             return
         out.append((job.port, data))
+
+
+def _describe(err: Exception) -> str:
+    if isinstance(err, values.ParserReject):
+        return "header stack .last of an empty stack outside a parser"
+    return str(err)
 
 
 def _get_path(obj: Any, path: list[str]) -> Any:

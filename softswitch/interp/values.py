@@ -23,6 +23,7 @@ ERR_PACKET_TOO_SHORT = 1
 ERR_NO_MATCH = 2
 ERR_STACK_OUT_OF_BOUNDS = 3
 ERR_HEADER_TOO_SHORT = 4
+ERR_PARSER_INVALID_ARGUMENT = 6
 
 
 class ParserReject(Exception):
@@ -34,11 +35,22 @@ class ParserReject(Exception):
 
 
 class ExitSignal(Exception):
-    """``exit``: leave the current top-level control."""
+    """``exit``: leave the current top-level control.
+
+    On its way up, each callee with scalar ``out``/``inout`` parameters puts
+    their values in ``outs`` (shaped like its return value) so that the
+    caller still copies them back, as the P4_16 spec requires."""
+
+    outs: Any = None
 
 
 class StackError(Exception):
-    """A run-time header stack index out of bounds in a control (BMv2 aborts)."""
+    """A run-time header stack index out of bounds outside a parser.
+
+    BMv2 evaluates ``hs[i]`` with ``std::vector::at``, so an index past the
+    end throws an exception nobody catches and simple_switch terminates.  A
+    packet must not stop this target: :class:`~softswitch.interp.pipeline.Pipeline`
+    drops the packet that did it and logs why."""
 
 
 class PacketIn:
@@ -68,7 +80,9 @@ class PacketIn:
         return off
 
     def advance(self, n: int) -> None:
-        """``advance(n)``."""
+        """``advance(n)``: BMv2 moves by whole bytes only (ParserInvalidArgument)."""
+        if n & 7:
+            raise ParserReject(ERR_PARSER_INVALID_ARGUMENT)
         self.need(n)
         self.off += n
 

@@ -64,16 +64,23 @@ def test_parser_error_does_not_drop_and_sets_parser_error(
     assert pl.process(0, bytes([1, 2, 9])) == [(2, bytes([1, 0xEE, 9]))]
 
 
-def test_select_no_match_is_a_parser_error(pipeline: Callable[..., Pipeline]) -> None:
+def test_select_no_match_and_reject_end_parsing_without_error(
+    pipeline: Callable[..., Pipeline],
+) -> None:
+    # p4c-bm2-ss compiles both "no case matched" and "transition reject" to
+    # BMv2's null next state: parsing stops, parser_error stays NoError.
     parser = """state start { pk.extract(hdr.h);
-        transition select(hdr.h.a) { 1: accept; 2: reject; } }"""
+        transition select(hdr.h.a) { 1: accept; 2: reject; 3: more; } }
+        state more { pk.extract(hdr.x); transition accept; }"""
     ingress = """apply {
+        if (sm.parser_error == error.NoError) { hdr.h.b = 0x11; }
         if (sm.parser_error == error.NoMatch) { hdr.h.b = 2; }
         sm.egress_spec = 1;
     }"""
     pl = pipeline(decls=DECLS, ingress=ingress, parser=parser)
-    assert pl.process(0, bytes([7, 0]))[0][1] == bytes([7, 2])  # NoMatch
-    assert pl.process(0, bytes([1, 0]))[0][1] == bytes([1, 0])
+    assert pl.process(0, bytes([7, 0, 5]))[0][1] == bytes([7, 0x11, 5])  # no match
+    assert pl.process(0, bytes([2, 0, 5]))[0][1] == bytes([2, 0x11, 5])  # reject
+    assert pl.process(0, bytes([3, 0, 5, 6]))[0][1] == bytes([3, 0x11, 5, 6])  # x parsed
 
 
 def test_table_const_entries_and_action_run(pipeline: Callable[..., Pipeline]) -> None:

@@ -1,0 +1,97 @@
+"""Facts about the IR that code generation needs before it writes a body.
+
+:class:`ExitAnalysis` answers "can calling this run an ``exit``?" for
+actions, tables and parser/control instances.  The answer decides whether a
+call site must catch the exit on its way up to copy scalar ``out``/``inout``
+arguments back (the P4_16 spec performs copy-out even when ``exit`` runs).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+from softswitch.frontend import ir
+
+
+def calls_in(node: Any) -> Iterator[ir.Call]:
+    """Every call in an IR statement, expression or list of them (not in the callees)."""
+    if isinstance(node, list | tuple):
+        for item in node:
+            yield from calls_in(item)
+        return
+    if isinstance(node, ir.Call):
+        yield node
+        for arg in node.args:
+            if arg.expr is not None:
+                yield from calls_in(arg.expr)
+        target = node.target
+        if node.kind == "method" and isinstance(target, tuple) and isinstance(target[0], ir.Expr):
+            yield from calls_in(target[0])
+        return
+    if isinstance(node, ir.Expr | ir.Stmt | ir.SwitchCase):
+        for f in dataclasses.fields(node):
+            value = getattr(node, f.name)
+            if isinstance(value, ir.Expr | ir.Stmt | ir.SwitchCase | list | tuple):
+                yield from calls_in(value)
+
+
+def has_exit(node: Any) -> bool:
+    """Whether an ``exit`` statement appears in ``node`` itself."""
+    if isinstance(node, list | tuple):
+        return any(has_exit(item) for item in node)
+    if isinstance(node, ir.Exit):
+        return True
+    if isinstance(node, ir.Stmt | ir.SwitchCase):
+        for f in dataclasses.fields(node):
+            value = getattr(node, f.name)
+            if isinstance(value, ir.Stmt | ir.SwitchCase | list) and has_exit(value):
+                return True
+    return False
+
+
+class ExitAnalysis:
+    """Memoised "may this callee execute ``exit``?" over the call graph."""
+
+    def __init__(self) -> None:
+        self._memo: dict[int, bool] = {}
+
+    def call(self, c: ir.Call) -> bool:
+        """Whether the call ``c`` may execute ``exit``."""
+        if c.kind == "action":
+            return self.action(c.target)
+        if c.kind == "table":
+            return self.table(c.target)
+        if c.kind == "block":
+            return self.block(c.target)
+        return False
+
+    def _body(self, key: object, body: list[ir.Stmt]) -> bool:
+        k = id(key)
+        if k in self._memo:
+            return self._memo[k]
+        self._memo[k] = False  # recursion is impossible in P4; be safe anyway
+        result = has_exit(body) or any(self.call(c) for c in calls_in(body))
+        self._memo[k] = result
+        return result
+
+    def action(self, action: ir.Action) -> bool:
+        """Whether running ``action`` may execute ``exit``."""
+        return self._body(action, action.body)
+
+    def table(self, table: ir.Table) -> bool:
+        """Whether applying ``table`` may execute ``exit`` (in one of its actions)."""
+        k = id(table)
+        if k not in self._memo:
+            self._memo[k] = any(self.action(r.action) for r in table.actions)
+        return self._memo[k]
+
+    def block(self, inst: ir.BlockInstance) -> bool:
+        """Whether applying a control instance may execute ``exit``."""
+        if inst.kind != "control":
+            return False
+        return self._body(inst, inst.body)
+
+
+__all__ = ["ExitAnalysis", "calls_in", "has_exit"]
