@@ -547,6 +547,17 @@ class Elaborator(StmtChecker):
             if isinstance(ks, ast.DefaultExpression):
                 state.cases.append(ir.SelectCaseIR(None, c.state.name))
                 continue
+            vs = self._value_set(ks, scope)
+            if vs is not None and len(keys) != 1:
+                # a value_set of a struct (or tuple) type matches the whole key list
+                if len(vs.widths) != len(keys):
+                    self.fail(
+                        ks.loc,
+                        f"value_set {vs.name} has {len(vs.widths)} fields, "
+                        f"the select has {len(keys)} keys",
+                    )
+                state.cases.append(ir.SelectCaseIR((("value_set", vs),), c.state.name))
+                continue
             elems = ks.elements if isinstance(ks, ast.ListExpression) and len(keys) != 1 else [ks]
             if isinstance(ks, ast.ListExpression) and len(keys) == 1 and len(ks.elements) == 1:
                 elems = ks.elements
@@ -563,14 +574,21 @@ class Elaborator(StmtChecker):
                 loc, f"no parser state named '{name}'.{did_you_mean(name, known)}".rstrip(".")
             )
 
+    def _value_set(self, e: ast.Expression, scope: Scope) -> ir.ValueSet | None:
+        if not isinstance(e, ast.NameExpression):
+            return None
+        sym = self.root.lookup(e.path.name) if e.path.absolute else scope.lookup(e.path.name)
+        if isinstance(sym, InstanceSym) and isinstance(sym.instance, ir.ValueSet):
+            return sym.instance
+        return None
+
     def keyset(self, e: ast.Expression, t: P4Type, kind: str, scope: Scope) -> tuple[Any, ...]:
         """One keyset for a key of type ``t``: ``("exact", v)``, ``("ternary", v, m)``..."""
         if isinstance(e, ast.DefaultExpression | ast.DontCareExpression):
             return ("dontcare",)
-        if isinstance(e, ast.NameExpression):
-            sym = self.root.lookup(e.path.name) if e.path.absolute else scope.lookup(e.path.name)
-            if isinstance(sym, InstanceSym) and isinstance(sym.instance, ir.ValueSet):
-                return ("value_set", sym.instance)
+        vs = self._value_set(e, scope)
+        if vs is not None:
+            return ("value_set", vs)
         if isinstance(e, ast.Binary) and e.op == "&&&":
             v = self._key_const(e.left, t, scope)
             m = self._key_const(e.right, t, scope)

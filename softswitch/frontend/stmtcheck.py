@@ -36,6 +36,7 @@ from softswitch.frontend.types import (
     Bits,
     BlockT,
     Bool,
+    EnumT,
     ExternT,
     HeaderT,
     P4Type,
@@ -46,11 +47,14 @@ from softswitch.frontend.types import (
     TupleT,
     TypeVar,
     UnionT,
+    Varbit,
     Void,
+    size_in_bits,
     strip_newtype,
 )
 
 HEADER_METHODS = {"isValid": BOOL, "setValid": VOID, "setInvalid": VOID}
+SIZE_METHODS = ("minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes")
 
 
 @dataclass(eq=False)
@@ -115,6 +119,8 @@ class StmtChecker(ExprChecker):
         self.fail(e.loc, "this expression cannot be called")
 
     def _member_call(self, e: ast.Call, m: ast.Member, scope: Scope) -> ir.Call:
+        if m.member in SIZE_METHODS:
+            return self._size_call(e, m, scope)
         if m.member == "apply":
             sym = self._block_type_sym(m.expr, scope)
             if sym is not None:
@@ -154,9 +160,21 @@ class StmtChecker(ExprChecker):
             return ir.Call(VOID, e.loc, "method", (base, m.member), [arg])
         if isinstance(t, ExternT):
             return self.method_call(base, t, m.member, e, scope)
-        if isinstance(t, StructLike) and m.member in ("minSizeInBits", "minSizeInBytes"):
-            self.unsupported(e.loc, m.member)
         self.fail(m.loc, f"{base.type} has no method '{m.member}'")
+
+    def _size_call(self, e: ast.Call, m: ast.Member, scope: Scope) -> ir.Call:
+        """``x.minSizeInBits()`` and friends, of a type or an expression: constants."""
+        if e.args:
+            self.fail(e.loc, f"{m.member}() takes no arguments")
+        t = self.type_of_name(m.expr, scope)
+        if t is None:
+            t = self.expr(m.expr, scope).type
+        vt = strip_newtype(t)
+        if not isinstance(vt, Bits | Bool | Varbit | StructLike | StackT | TupleT | EnumT):
+            self.fail(m.loc, f"{t} has no method '{m.member}'")
+        bits = size_in_bits(t, largest=m.member.startswith("max"))
+        value = (bits + 7) // 8 if m.member.endswith("Bytes") else bits
+        return ir.Call(INFINT, e.loc, "const", value, [])
 
     def _block_type_sym(self, e: ast.Expression, scope: Scope) -> DeclSym | None:
         if isinstance(e, ast.TypeNameExpression) and isinstance(e.type_ref, ast.TypeName):
@@ -204,7 +222,14 @@ class StmtChecker(ExprChecker):
         params = [self.param_of(p, inner) for p in chosen.params]
         defaults = [p.default for p in chosen.params]
         args, binding = self.bind_args(
-            params, e.args, scope, e.loc, f"{decl.name}.{name}", binding=binding, defaults=defaults
+            params,
+            e.args,
+            scope,
+            e.loc,
+            f"{decl.name}.{name}",
+            binding=binding,
+            defaults=defaults,
+            optional=_optional_flags(chosen.params),
         )
         ret = self.substitute(self.resolve_type(chosen.return_type, inner), binding)
         if name == "lookahead" and isinstance(ret, TypeVar):
@@ -217,11 +242,7 @@ class StmtChecker(ExprChecker):
             if len(c.params) == nargs:
                 return c
         for c in cands:
-            required = sum(
-                1
-                for p in c.params
-                if p.default is None and not any(a.name == "optional" for a in p.annotations)
-            )
+            required = _optional_flags(c.params).count(False)
             if required <= nargs <= len(c.params):
                 return c
         counts = sorted({len(c.params) for c in cands})
@@ -248,7 +269,14 @@ class StmtChecker(ExprChecker):
         params = [self.param_of(p, inner) for p in decl.params]
         defaults = [p.default for p in decl.params]
         args, binding = self.bind_args(
-            params, e.args, scope, e.loc, decl.name, binding=binding, defaults=defaults
+            params,
+            e.args,
+            scope,
+            e.loc,
+            decl.name,
+            binding=binding,
+            defaults=defaults,
+            optional=_optional_flags(decl.params),
         )
         ret = self.substitute(self.resolve_type(decl.return_type, inner), binding)
         type_args = tuple(binding.get(tp.name, TypeVar(tp.name)) for tp in decl.type_params)
@@ -555,6 +583,13 @@ class StmtChecker(ExprChecker):
         inner.names[s.var_name] = ValueSym(s.var_name, et, v)
         body = self.stmt_list(s.body, inner)
         return [ir.ForIn(s.loc, v, coll, body)]
+
+
+def _optional_flags(params: Sequence[ast.Parameter]) -> list[bool]:
+    """Which parameters a call may leave out (a default value or ``@optional``)."""
+    return [
+        p.default is not None or any(a.name == "optional" for a in p.annotations) for p in params
+    ]
 
 
 __all__ = ["BlockCtx", "FuncCtx", "StmtChecker"]

@@ -442,6 +442,8 @@ class ExprChecker:
             call = self.call(e, scope)
             if isinstance(call.type, type(VOID)):
                 self.fail(e.loc, "a void call cannot be used as a value")
+            if call.kind == "const":
+                return ir.Const(call.type, e.loc, call.target)
             return call
         if isinstance(e, ast.ListExpression):
             return self.list_expr(e, scope, expected)
@@ -836,10 +838,44 @@ class ExprChecker:
             fields.append((kv.key, self.expr(kv.value, scope, hint)))
         if isinstance(tt, StructLike) and target is not None:
             if e.dots:
-                self.unsupported(e.loc, "'...' in a struct expression")
+                given = {k for k, _ in fields}
+                fields += [
+                    (f, self.default_value(ft, e.loc))
+                    for f, ft in tt.fields.items()
+                    if f not in given
+                ]
             return self.coerce(ir.StructLit(StructT("", {}), e.loc, fields), target, e.loc)
+        if e.dots:
+            self.fail(e.loc, "cannot infer the type of a struct expression with '...'")
         anon = StructT("", {k: v.type for k, v in fields})
         return ir.StructLit(anon, e.loc, fields)
+
+    def default_value(self, t: P4Type, loc: Loc) -> ir.Expr:
+        """The default value of ``t`` (spec 7.3): 0, false, invalid headers,
+        the first enum member, error.NoError, structs of defaults."""
+        vt = strip_newtype(t)
+        if isinstance(vt, Bits | InfInt):
+            return ir.Const(t, loc, 0)
+        if isinstance(vt, Bool):
+            return ir.Const(t, loc, False)
+        if isinstance(vt, ErrorT):
+            return ir.Const(t, loc, 0)
+        if isinstance(vt, EnumT):
+            if vt.underlying is not None:
+                return ir.Const(t, loc, 0)
+            return ir.Const(t, loc, min(vt.members.values(), default=0))
+        if isinstance(vt, HeaderT | UnionT):
+            return ir.InvalidHdr(t, loc)
+        if isinstance(vt, StructT):
+            fields = [(f, self.default_value(ft, loc)) for f, ft in vt.fields.items()]
+            return ir.StructLit(t, loc, fields)
+        if isinstance(vt, TupleT):
+            elems = [(str(i), self.default_value(et, loc)) for i, et in enumerate(vt.elements)]
+            return ir.StructLit(t, loc, elems)
+        if isinstance(vt, StackT):
+            elems = [(str(i), self.default_value(vt.element, loc)) for i in range(vt.size)]
+            return ir.StructLit(t, loc, elems)
+        self.unsupported(loc, f"default value of {t}")
 
     # ------------------------------------------------------------------
     # Type inference for generic calls
@@ -896,9 +932,12 @@ class ExprChecker:
         *,
         binding: dict[str, P4Type] | None = None,
         defaults: Sequence[ast.Expression | None] = (),
+        optional: Sequence[bool] = (),
     ) -> tuple[list[ir.Arg], dict[str, P4Type]]:
         """Match ``args`` to ``params`` (positional or named), infer type
-        variables, convert each argument, and check directions."""
+        variables, convert each argument, and check directions.  A parameter
+        marked in ``optional`` (``@optional``) may be left out: its
+        :class:`ir.Arg` then has no expression."""
         binding = dict(binding or {})
         ordered: list[ast.Argument | None] = [None] * len(params)
         names = [p.name for p in params]
@@ -946,6 +985,9 @@ class ExprChecker:
                     result.append(
                         ir.Arg(bound, self.coerce(self.expr(default, scope, pt), pt, loc))
                     )
+                    continue
+                if i < len(optional) and optional[i]:
+                    result.append(ir.Arg(bound, None))
                     continue
                 self.fail(loc, f"{what}: missing argument for parameter '{p.name}'")
             if v is None:

@@ -332,6 +332,23 @@ def bit_width(t: P4Type) -> int:
     return 0
 
 
+def size_in_bits(t: P4Type, *, largest: bool) -> int:
+    """``minSizeInBits`` (varbits count 0) or ``maxSizeInBits`` (their maximum)."""
+    t = strip_newtype(t)
+    if isinstance(t, Varbit):
+        return t.max_width if largest else 0
+    if isinstance(t, UnionT):
+        sizes = [size_in_bits(f, largest=largest) for f in t.fields.values()]
+        return (max(sizes) if largest else min(sizes)) if sizes else 0
+    if isinstance(t, HeaderT | StructT):
+        return sum(size_in_bits(f, largest=largest) for f in t.fields.values())
+    if isinstance(t, StackT):
+        return t.size * size_in_bits(t.element, largest=largest)
+    if isinstance(t, TupleT):
+        return sum(size_in_bits(e, largest=largest) for e in t.elements)
+    return bit_width(t)
+
+
 def is_integral(t: P4Type) -> bool:
     """Whether ``t`` is ``bit<w>``, ``int<w>`` or ``int``."""
     return isinstance(t, Bits | InfInt)

@@ -1,0 +1,89 @@
+"""Language features checked end to end: sizes of types, ``...`` in struct
+expressions, a ``value_set`` of a struct matching a whole select key list,
+and ``@optional`` extern parameters (spec 8.26, 13.6, 12.11, 7.2.10.1)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from softswitch.frontend import ir
+from softswitch.interp.pipeline import Pipeline
+
+DECLS = """
+header h_t { bit<8> a; bit<8> b; bit<8> r; }
+header v_t { bit<4> x; bit<12> y; varbit<16> z; }
+struct pair_t { bit<8> first; bit<8> second; }
+struct headers { h_t h; v_t v; }
+struct meta { }
+"""
+
+
+def test_size_methods_of_types_and_values(pipeline: Callable[..., Pipeline]) -> None:
+    pl = pipeline(
+        decls=DECLS,
+        ingress="""apply {
+            hdr.h.a = (bit<8>)v_t.minSizeInBits();
+            hdr.h.b = (bit<8>)hdr.v.maxSizeInBits();
+            const int bytes = headers.minSizeInBytes() + h_t.maxSizeInBytes();
+            hdr.h.r = (bit<8>)bytes;
+            sm.egress_spec = 1;
+        }""",
+        deparser="pk.emit(hdr.h);",
+    )
+    # v_t: 16 fixed bits + up to 16 varbit bits; headers: 24 + 16 bits = 5 bytes, h_t 3
+    assert pl.process(0, bytes(3)) == [(1, bytes([16, 32, 8]))]
+
+
+def test_dots_in_a_struct_expression_give_default_values(
+    pipeline: Callable[..., Pipeline],
+) -> None:
+    pl = pipeline(
+        decls=DECLS,
+        ingress="""apply {
+            pair_t p = { second = hdr.h.a, ... };
+            h_t copy = { r = 7, ... };
+            hdr.h.a = p.first;
+            hdr.h.b = p.second;
+            hdr.h.r = copy.isValid() ? 8w1 : 8w0;
+            sm.egress_spec = 1;
+        }""",
+        deparser="pk.emit(hdr.h);",
+    )
+    assert pl.process(0, bytes([9, 9, 9])) == [(1, bytes([0, 9, 1]))]
+
+
+def test_struct_value_set_matches_the_whole_key_list(pipeline: Callable[..., Pipeline]) -> None:
+    parser = """
+        value_set<pair_t>(4) pvs;
+        state start {
+            pk.extract(hdr.h);
+            transition select(hdr.h.a, hdr.h.b) {
+                pvs: hit;
+                default: accept;
+            }
+        }
+        state hit { hdr.h.r = 0xEE; transition accept; }"""
+    pl = pipeline(
+        decls=DECLS,
+        parser=parser,
+        ingress="apply { sm.egress_spec = 1; }",
+        deparser="pk.emit(hdr.h);",
+    )
+    (vs,) = pl.value_sets.values()
+    vs.add((1, 2))
+    assert pl.process(0, bytes([1, 2, 0])) == [(1, bytes([1, 2, 0xEE]))]
+    assert pl.process(0, bytes([1, 3, 0])) == [(1, bytes([1, 3, 0]))]
+
+
+def test_optional_extern_parameter_may_be_left_out(
+    compile_p4: Callable[..., ir.Program],
+) -> None:
+    program = compile_p4(
+        decls=DECLS + "extern void notify(in bit<8> a, @optional in bit<8> b);",
+        ingress="apply { notify(hdr.h.a); notify(hdr.h.a, hdr.h.b); }",
+    )
+    ig = program.pipeline["ig"]
+    calls = [s.call for s in ig.body if isinstance(s, ir.CallStmt)]
+    assert [len(c.args) for c in calls] == [2, 2]
+    assert calls[0].args[1].expr is None
+    assert calls[1].args[1].expr is not None
