@@ -1,0 +1,215 @@
+"""A reference model of p4/kv_fabric.p4, written from p4/README.md and not from the target.
+
+The STF tests of the program (``p4/tests/*.stf``, written by :mod:`tests.p4.make_stf`)
+and the fake-clock tests of :mod:`tests.p4.test_kv_fabric` take their expected outputs
+from here: packets built and checksummed by scapy, and hashes computed by this module's
+own CRC code over fields packed as BMv2 packs them (MSB first, no gaps, zero bits at
+the end up to a byte). Nothing here imports ``softswitch``, so a bug of the target
+cannot leak into the expectations.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from scapy.layers.inet import IP, TCP, UDP
+from scapy.layers.l2 import ARP, Ether
+from scapy.packet import Packet, Raw
+
+CPU_PORT = 255
+ETHERTYPE_PROBE = 0x88B5
+PROBE_MAGIC = 0x4B564650
+FLOWLET_SLOTS = 4096
+FLOWLET_STEP = 0x9E37
+KV_DSCP = 10
+
+
+def crc16_arc(data: bytes) -> int:
+    """CRC-16/ARC (BMv2's crc16): reflected polynomial 0xA001, init 0, no final xor."""
+    crc = 0
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0xA001 if crc & 1 else crc >> 1
+    return crc
+
+
+def crc32(data: bytes) -> int:
+    """CRC-32 as zlib (and BMv2's crc32) computes it."""
+    return zlib.crc32(data) & 0xFFFFFFFF
+
+
+def pack(fields: Sequence[tuple[int, int]]) -> bytes:
+    """``(value, width)`` fields concatenated MSB first, zero-padded at the end to a byte."""
+    acc = 0
+    nbits = 0
+    for value, width in fields:
+        assert 0 <= value < (1 << width), (value, width)
+        acc = (acc << width) | value
+        nbits += width
+    pad = -nbits % 8
+    return (acc << pad).to_bytes((nbits + pad) // 8, "big")
+
+
+def ip_int(address: str) -> int:
+    a, b, c, d = (int(x) for x in address.split("."))
+    return (a << 24) | (b << 16) | (c << 8) | d
+
+
+@dataclass(frozen=True, slots=True)
+class Flow:
+    """A 5-tuple; ``proto`` 6 is TCP, 17 UDP."""
+
+    src: str
+    dst: str
+    proto: int
+    sport: int
+    dport: int
+
+    def fields(self) -> list[tuple[int, int]]:
+        return [
+            (ip_int(self.src), 32),
+            (ip_int(self.dst), 32),
+            (self.proto, 8),
+            (self.sport, 16),
+            (self.dport, 16),
+        ]
+
+
+def ecmp_hash(flow: Flow, salt: int = 0) -> int:
+    """crc16 of the ecmp table's selector fields: the 5-tuple, then the flowlet salt."""
+    return crc16_arc(pack([*flow.fields(), (salt, 16)]))
+
+
+def ecmp_port(flow: Flow, members: Sequence[int], salt: int = 0) -> int:
+    """The uplink of a group whose members (ports, in creation order) are ``members``."""
+    return members[ecmp_hash(flow, salt) % len(members)]
+
+
+def flowlet_salt(k: int) -> int:
+    """The salt of a slot's k-th flowlet (0: ECMP mode, or a slot never used)."""
+    return (k * FLOWLET_STEP) & 0xFFFF
+
+
+def flowlet_slot(flow: Flow) -> int:
+    """The flowlet register index of a flow: crc32 of the 5-tuple modulo the slots."""
+    return crc32(pack(flow.fields())) % FLOWLET_SLOTS
+
+
+def flowlet_state(group: int, generation: int, salt: int, port: int) -> int:
+    """A valid flowlet_state cell as README documents its bits."""
+    return (group << 48) | (generation << 40) | (salt << 24) | (1 << 16) | port
+
+
+def qdepth_cell(epoch: int, depth: int) -> int:
+    """A queue-depth register cell: the epoch it was written in, and the maximum depth."""
+    return (epoch << 32) | depth
+
+
+# ------------------------------------------------------------------ packets
+
+
+def udp(
+    flow: Flow,
+    *,
+    src_mac: str,
+    dst_mac: str,
+    ttl: int = 64,
+    dscp: int = 0,
+    payload: bytes = b"kv-fabric-udp-payload",
+) -> Packet:
+    """An Ethernet/IPv4/UDP packet of ``flow`` with scapy's checksums."""
+    assert flow.proto == 17
+    return (
+        Ether(src=src_mac, dst=dst_mac)
+        / IP(src=flow.src, dst=flow.dst, ttl=ttl, tos=dscp << 2, id=1, flags=0)
+        / UDP(sport=flow.sport, dport=flow.dport)
+        / Raw(payload)
+    )
+
+
+def tcp(
+    flow: Flow,
+    *,
+    src_mac: str,
+    dst_mac: str,
+    ttl: int = 64,
+    dscp: int = 0,
+    payload: bytes = b"kv-cache-block",
+) -> Packet:
+    """An Ethernet/IPv4/TCP packet of ``flow`` with fixed sequence numbers and window."""
+    assert flow.proto == 6
+    return (
+        Ether(src=src_mac, dst=dst_mac)
+        / IP(src=flow.src, dst=flow.dst, ttl=ttl, tos=dscp << 2, id=7, flags="DF")
+        / TCP(sport=flow.sport, dport=flow.dport, seq=1000, ack=0, flags="PA", window=65535)
+        / Raw(payload)
+    )
+
+
+def routed(packet: Packet, *, src_mac: str, dst_mac: str) -> Packet:
+    """``packet`` as a router forwards it: new MACs, TTL - 1, a recomputed IPv4 checksum."""
+    out: Packet = Ether(bytes(packet))
+    out[Ether].src = src_mac
+    out[Ether].dst = dst_mac
+    out[IP].ttl -= 1
+    del out[IP].chksum
+    return Ether(bytes(out))
+
+
+def with_bad_checksum(packet: Packet) -> Packet:
+    """``packet`` with its IPv4 header checksum off by one."""
+    out: Packet = Ether(bytes(packet))
+    out[IP].chksum = (out[IP].chksum + 1) & 0xFFFF
+    return out
+
+
+def arp_request(
+    *, sender_mac: str, sender_ip: str, target_ip: str, dst_mac: str = "ff:ff:ff:ff:ff:ff"
+) -> Packet:
+    """A broadcast ARP who-has ``target_ip``."""
+    return Ether(src=sender_mac, dst=dst_mac) / ARP(
+        op=1, hwsrc=sender_mac, psrc=sender_ip, hwdst="00:00:00:00:00:00", pdst=target_ip
+    )
+
+
+def arp_reply_from_switch(request: Packet, *, mac: str) -> Packet:
+    """The reply README promises for ``request``: ``mac`` is at the requested address."""
+    arp = request[ARP]
+    return Ether(src=mac, dst=request[Ether].src) / ARP(
+        op=2, hwsrc=mac, psrc=arp.pdst, hwdst=arp.hwsrc, pdst=arp.psrc
+    )
+
+
+def probe(
+    *, sender_device_id: int, sender_port: int, nonce: int, src_mac: str, magic: int = PROBE_MAGIC
+) -> bytes:
+    """A link-discovery probe frame (Ethernet header, then the 20-byte probe header)."""
+    eth = bytes.fromhex("0180c200000e") + mac_bytes(src_mac) + ETHERTYPE_PROBE.to_bytes(2, "big")
+    body = pack(
+        [
+            (magic, 32),
+            (1, 8),
+            (0, 8),
+            (sender_port, 16),
+            (sender_device_id, 64),
+            (nonce, 32),
+        ]
+    )
+    return eth + body
+
+
+def packet_out_header(egress_port: int) -> bytes:
+    """The ``packet_out`` controller header: egress port (9 bits), 7 bits of padding."""
+    return pack([(egress_port, 9), (0, 7)])
+
+
+def packet_in_header(ingress_port: int) -> bytes:
+    """The ``packet_in`` controller header: ingress port (9 bits), 7 bits of padding."""
+    return pack([(ingress_port, 9), (0, 7)])
+
+
+def mac_bytes(mac: str) -> bytes:
+    return bytes(int(x, 16) for x in mac.split(":"))
