@@ -332,11 +332,11 @@ class ExprChecker:
         if (
             isinstance(vs, Bits)
             and isinstance(vt, Bits)
-            and not vs.signed
-            and not vt.signed
+            and vs.signed == vt.signed
             and vt.width > vs.width
         ):
-            # p4c accepts a lossless widening of an unsigned value (arith-bmv2.p4)
+            # p4c accepts a lossless widening to a wider type of the same
+            # signedness (zero- or sign-extending), e.g. int<64> = int<32> >> n
             return ir.CastE(t, e.loc, e)
         if isinstance(e, ir.StructLit) and isinstance(e.type, TupleT | StructT):
             return self._convert_list(e, t, loc)

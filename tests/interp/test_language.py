@@ -87,3 +87,20 @@ def test_optional_extern_parameter_may_be_left_out(
     assert [len(c.args) for c in calls] == [2, 2]
     assert calls[0].args[1].expr is None
     assert calls[1].args[1].expr is not None
+
+
+def test_assignment_widens_implicitly_with_sign_extension(
+    pipeline: Callable[..., Pipeline],
+) -> None:
+    decls = """
+    header h_t { int<8> a; bit<8> b; int<16> s; bit<16> u; }
+    struct headers { h_t h; }
+    struct meta { }
+    """
+    pl = pipeline(
+        decls=decls,
+        ingress="apply { hdr.h.s = hdr.h.a >> 1; hdr.h.u = hdr.h.b; sm.egress_spec = 1; }",
+    )
+    assert pl.process(0, bytes([0xF0, 0xF0, 0, 0, 0, 0])) == [
+        (1, bytes([0xF0, 0xF0, 0xFF, 0xF8, 0x00, 0xF0]))
+    ]
