@@ -16,7 +16,7 @@ frames the wire never carries (64 KiB super-frames, partial checksums).
 The tc tree of a shaped interface, both ends of every link::
 
     root 5:  htb default 1
-      class 5:1  htb rate <bw>Mbit burst 15k quantum 9014
+      class 5:1  htb rate <bw>Mbit burst 15k cburst 15k quantum 9014
         10:  pfifo limit <max_queue_size>
 """
 
@@ -50,13 +50,15 @@ class ShapedIntf(TCIntf):  # type: ignore[misc]  # Mininet has no type stubs
         return result
 
     def bwCmds(self, *args: Any, **kwargs: Any) -> tuple[list[str], str]:  # noqa: N802
-        """Mininet's htb commands, with a quantum of one jumbo frame.
+        """Mininet's htb commands, with a quantum and a ceil burst of jumbo frames.
 
         htb derives a class's quantum from its rate (rate / r2q): 250 kB at 20 Mb/s,
-        which the kernel rejects as too big. One frame per round is what one class needs.
+        which the kernel rejects as too big; one frame per round is what one class
+        needs. The ceil burst defaults to one 1500-byte frame; it is set to the burst.
         """
         cmds, parent = super().bwCmds(*args, **kwargs)
-        cmds = [c + f" quantum {JUMBO_MTU + 14}" if " htb rate " in c else c for c in cmds]
+        extra = f" cburst 15k quantum {JUMBO_MTU + 14}"
+        cmds = [c + extra if " htb rate " in c else c for c in cmds]
         return cmds, parent
 
     @staticmethod
