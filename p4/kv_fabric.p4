@@ -10,8 +10,8 @@
  *   spine: ipv4_route maps each leaf prefix to forward(port towards that leaf)
  *          (or route_ecmp(group) for parallel links).
  * Every switch counts bytes and packets per egress port (all traffic, and the
- * KV class alone), keeps the maximum egress queue depth per port in two
- * register banks selected by a controller-set epoch, answers ARP requests for
+ * KV class alone), keeps the largest egress queue depth and queueing delay
+ * per port in two register banks selected by a controller-set epoch, answers ARP requests for
  * the prefixes of arp_proxy, and punts link-discovery probes to its controller
  * with their ingress port.
  *
@@ -145,7 +145,7 @@ struct metadata_t {
     bit<1>  flowlet_mode;      // switch_config: LetFlow on
     bit<48> flowlet_timeout;   // switch_config: idle gap (microseconds)
     bit<8>  flowlet_gen;       // switch_config: bumping it restarts every flowlet
-    bit<32> telemetry_epoch;   // telemetry_epoch: selects the queue-depth bank
+    bit<32> telemetry_epoch;   // telemetry_epoch: selects the queue bank
 }
 
 /* ------------------------------------------------------------------- parser */
@@ -447,12 +447,14 @@ control FabricEgress(inout headers_t hdr, inout metadata_t meta,
     counter(PORTS, CounterType.packets_and_bytes) port_tx;
     counter(PORTS, CounterType.packets_and_bytes) port_kv_tx;
 
-    /* Maximum enq_qdepth per egress port, two banks. A cell is
-     * [63:32] the epoch it was written in, [31:0] the maximum depth seen in
-     * that epoch. Epoch e writes bank e % 2; a cell of another epoch is
-     * overwritten, not maxed (the bank resets itself). */
-    register<bit<64>>(PORTS) qdepth_bank0;
-    register<bit<64>>(PORTS) qdepth_bank1;
+    /* Queue occupancy per egress port, in two banks. A cell is
+     *   [95:64] the epoch it was last written in,
+     *   [63:32] the largest enq_qdepth (packets) seen in that epoch,
+     *   [31:0]  the largest deq_timedelta (microseconds queued) seen in it.
+     * Epoch e writes bank e % 2; a cell stamped with another epoch restarts
+     * from this packet's values, so the controller never resets a bank. */
+    register<bit<96>>(PORTS) queue_bank0;
+    register<bit<96>>(PORTS) queue_bank1;
 
     action set_epoch(bit<32> epoch) {
         meta.telemetry_epoch = epoch;
@@ -491,20 +493,29 @@ control FabricEgress(inout headers_t hdr, inout metadata_t meta,
         }
 
         telemetry_epoch.apply();
-        bit<64> cell;
+        bit<96> cell;
         if (meta.telemetry_epoch[0:0] == 0) {
-            qdepth_bank0.read(cell, port);
+            queue_bank0.read(cell, port);
         } else {
-            qdepth_bank1.read(cell, port);
+            queue_bank1.read(cell, port);
         }
-        bit<32> depth = (bit<32>) standard_metadata.enq_qdepth;
-        if (cell[63:32] != meta.telemetry_epoch || cell[31:0] < depth) {
-            cell = meta.telemetry_epoch ++ depth;
-            if (meta.telemetry_epoch[0:0] == 0) {
-                qdepth_bank0.write(port, cell);
-            } else {
-                qdepth_bank1.write(port, cell);
-            }
+        bit<32> max_depth = cell[63:32];
+        bit<32> max_delay = cell[31:0];
+        if (cell[95:64] != meta.telemetry_epoch) {
+            max_depth = 0;
+            max_delay = 0;
+        }
+        if ((bit<32>) standard_metadata.enq_qdepth > max_depth) {
+            max_depth = (bit<32>) standard_metadata.enq_qdepth;
+        }
+        if (standard_metadata.deq_timedelta > max_delay) {
+            max_delay = standard_metadata.deq_timedelta;
+        }
+        cell = meta.telemetry_epoch ++ max_depth ++ max_delay;
+        if (meta.telemetry_epoch[0:0] == 0) {
+            queue_bank0.write(port, cell);
+        } else {
+            queue_bank1.write(port, cell);
         }
     }
 }

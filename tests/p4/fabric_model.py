@@ -103,9 +103,9 @@ def flowlet_state(group: int, generation: int, salt: int, port: int) -> int:
     return (group << 48) | (generation << 40) | (salt << 24) | (1 << 16) | port
 
 
-def qdepth_cell(epoch: int, depth: int) -> int:
-    """A queue-depth register cell: the epoch it was written in, and the maximum depth."""
-    return (epoch << 32) | depth
+def queue_cell(epoch: int, depth: int = 0, delay_us: int = 0) -> int:
+    """A queue_bank cell: its epoch, the largest enq_qdepth and deq_timedelta seen in it."""
+    return (epoch << 64) | (depth << 32) | delay_us
 
 
 # ------------------------------------------------------------------ packets

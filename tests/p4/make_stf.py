@@ -539,13 +539,15 @@ def counters() -> Stf:
 
 
 def telemetry() -> Stf:
-    stf = Stf("telemetry", "the queue-depth banks and their epoch (README: queue read protocol)")
+    stf = Stf("telemetry", "the queue banks and their epoch (README: the queue read protocol)")
     leaf_setup(stf, [3])
     stf.comment(
-        "The target's queues are empty whenever a packet of an STF file passes (one packet\n"
-        "at a time), so every depth here is 0; what this file checks is which bank a\n"
-        "packet writes, the epoch stamp, the max, and the bank's self-reset.\n"
-        "Cells are epoch << 32 | max depth; epoch e writes bank e % 2."
+        "A queue_bank cell is epoch << 64 | max enq_qdepth << 32 | max deq_timedelta, and\n"
+        "epoch e writes bank e % 2. In this target a packet of an STF file always finds its\n"
+        "queue empty (one packet at a time, no rate limit), so its depth and delay are 0;\n"
+        "what this file checks is which bank a packet writes, the epoch stamp, that a\n"
+        "cell keeps its maxima within an epoch, and that a bank resets itself.\n"
+        "tests/p4/test_kv_fabric.py checks real depths and delays with a fake clock."
     )
     flow = m.Flow(H1[0], H2[0], 17, 5000, 6000)
 
@@ -554,36 +556,39 @@ def telemetry() -> Stf:
         stf.packet(1, p)
         stf.expect(2, down_to(H2, p))
 
+    def read(bank: int, port: int, cell: int) -> None:
+        stf.cmd(f"register_read queue_bank{bank} {port} == {cell:#x}")
+
     stf.cmd("setdefault telemetry_epoch set_epoch(epoch:5)")
     stf.comment("Epoch 5 (bank 1): a packet to port 2 stamps bank 1 cell 2; bank 0 untouched.")
     send()
-    stf.cmd(f"register_read qdepth_bank1 2 == {m.qdepth_cell(5, 0):#x}")
-    stf.cmd("register_read qdepth_bank0 2 == 0")
-    stf.comment("A cell of the current epoch keeps its maximum (7 > 0).")
-    stf.cmd(f"register_write qdepth_bank1 2 {m.qdepth_cell(5, 7):#x}")
+    read(1, 2, m.queue_cell(5))
+    read(0, 2, 0)
+    stf.comment("Within the epoch a cell keeps its maxima (depth 7 > 0, delay 300 us > 0).")
+    stf.cmd(f"register_write queue_bank1 2 {m.queue_cell(5, 7, 300):#x}")
     send()
-    stf.cmd(f"register_read qdepth_bank1 2 == {m.qdepth_cell(5, 7):#x}")
+    read(1, 2, m.queue_cell(5, 7, 300))
     stf.comment(
         "The controller flips to epoch 6: packets now go to bank 0, and bank 1 holds\n"
-        "epoch 5's maximum for the controller to read."
+        "epoch 5's maxima for the controller to read."
     )
     stf.cmd("setdefault telemetry_epoch set_epoch(epoch:6)")
     send()
-    stf.cmd(f"register_read qdepth_bank0 2 == {m.qdepth_cell(6, 0):#x}")
-    stf.cmd(f"register_read qdepth_bank1 2 == {m.qdepth_cell(5, 7):#x}")
+    read(0, 2, m.queue_cell(6))
+    read(1, 2, m.queue_cell(5, 7, 300))
     stf.comment(
-        "Epoch 7 reuses bank 1: the first packet overwrites the epoch-5 cell instead of\n"
-        "taking a maximum with it, so the controller never has to reset a bank."
+        "Epoch 7 reuses bank 1: the first packet replaces the epoch-5 cell instead of\n"
+        "taking maxima with it, so the controller never has to reset a bank."
     )
     stf.cmd("setdefault telemetry_epoch set_epoch(epoch:7)")
     send()
-    stf.cmd(f"register_read qdepth_bank1 2 == {m.qdepth_cell(7, 0):#x}")
+    read(1, 2, m.queue_cell(7))
     stf.comment(
         "No packet left by port 1 in any epoch: its cells carry no current stamp, which\n"
         "the controller reads as 'nothing queued'."
     )
-    stf.cmd("register_read qdepth_bank1 1 == 0")
-    stf.cmd("register_read qdepth_bank0 1 == 0")
+    read(1, 1, 0)
+    read(0, 1, 0)
     return stf
 
 
