@@ -124,6 +124,9 @@ class _Job:
     data: bytes
     instance_type: int = NORMAL
     preserved: list[tuple[str, list[str], Any]] = field(default_factory=list)
+    # standard_metadata.ingress_port when it is not ``port``: simple_switch
+    # zeroes all metadata of a resubmitted packet before copying the field list
+    std_port: int | None = None
 
 
 @dataclass(slots=True)
@@ -292,10 +295,13 @@ class Pipeline:
 
     def _fresh(self, job: _Job, now_us: int) -> tuple[Any, Any, Any]:
         hdr, meta, std = self._new_hdr(), self._new_meta(), self._new_std()
-        std.f_ingress_port = job.port
+        std.f_ingress_port = job.port if job.std_port is None else job.std_port
         std.f_packet_length = len(job.data)
         std.f_instance_type = job.instance_type
-        std.f_ingress_global_timestamp = now_us & 0xFFFFFFFFFFFF
+        if job.instance_type == NORMAL:
+            # simple_switch stamps a packet when it is received; resubmitted and
+            # recirculated packets start from zeroed metadata
+            std.f_ingress_global_timestamp = now_us & 0xFFFFFFFFFFFF
         for root, path, value in job.preserved:
             _set_path(meta if root == "meta" else std, path, value)
         return hdr, meta, std
@@ -315,7 +321,7 @@ class Pipeline:
             self._ingress_clone(job, pk, meta, std, egress, now_us=now_us)
         if pk.resubmit is not None:
             kept = self._preserve(pk.resubmit, meta, std)
-            ingress.appendleft(_Job(job.port, job.data, RESUBMIT, kept))
+            ingress.appendleft(_Job(job.port, job.data, RESUBMIT, kept, std_port=0))
             return
         mgid = std.f_mcast_grp
         if mgid:

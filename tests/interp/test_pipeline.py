@@ -198,6 +198,30 @@ V1Switch(P(), VC(), IG(), EG(), CK(), DP()) main;
     assert pl.process(0, bytes([1, 0])) == [(1, bytes([1, 3]))]
 
 
+def test_resubmitted_and_recirculated_packets_start_with_zeroed_metadata(
+    pipeline: Callable[..., Pipeline],
+) -> None:
+    # simple_switch resets all metadata of a resubmit/recirculate copy and then
+    # copies only the preserved field list: ingress_port reads 0 afterwards
+    ingress = """apply {
+        if (sm.instance_type == 0) {
+            if (hdr.h.a == 1) { resubmit_preserving_field_list(0); }
+        } else {
+            hdr.h.b = (bit<8>)sm.ingress_port;
+            hdr.x.v = (bit<16>)sm.instance_type;
+        }
+        sm.egress_spec = 1;
+    }"""
+    egress = """apply {
+        if (hdr.x.v == 0 && hdr.h.a == 2) { recirculate_preserving_field_list(0); }
+    }"""
+    parser = "state start { pk.extract(hdr.h); pk.extract(hdr.x); transition accept; }"
+    pl = pipeline(decls=DECLS, parser=parser, ingress=ingress, egress=egress)
+    assert pl.process(7, bytes([1, 9, 0, 0])) == [(1, bytes([1, 0, 0, 6]))]
+    assert pl.process(7, bytes([2, 9, 0, 0])) == [(1, bytes([2, 0, 0, 4]))]
+    assert pl.process(7, bytes([3, 9, 0, 0])) == [(1, bytes([3, 9, 0, 0]))]
+
+
 def test_lpm_table_from_state_by_suffix() -> None:
     pl = Pipeline.load(load_program(str(ROUTER)))
     table = pl.state.table("ipv4_lpm")
