@@ -121,7 +121,8 @@ def _check_links(
         if a.role is b.role:
             raise placed.error(
                 "b.switch",
-                f"links join a leaf and a spine; {a.name!r} and {b.name!r} are both {a.role}s",
+                f"links join a leaf and a spine; {a.name!r} and {b.name!r} are both "
+                + ("leaves" if a.role is Role.LEAF else "spines"),
             )
         for side, end in (("a", link.a), ("b", link.b)):
             user = ports.get((end.switch, end.port))

@@ -102,10 +102,14 @@ class Node:
 
     def entries(self) -> list[tuple[str, Node]]:
         """The (key, value) pairs of a mapping in file order; keys must be unique strings."""
+        return [(name, value) for name, _, value in self._pairs()]
+
+    def _pairs(self) -> list[tuple[str, Node, Node]]:
+        """(name, key node, value node) of each mapping entry, keys checked."""
         if not isinstance(self.raw, yaml.MappingNode):
             raise self.error(f"expected a mapping, got {self.got()}")
         seen: dict[str, Node] = {}
-        out: list[tuple[str, Node]] = []
+        out: list[tuple[str, Node, Node]] = []
         for key_node, value_node in self.raw.value:
             key = Node(self.file, self.path, key_node)
             if not key.is_scalar:
@@ -117,16 +121,16 @@ class Node:
                 line = first.start_mark.line + 1
                 raise key.error(f"duplicate key {name!r} (first given on line {line})")
             seen[name] = key
-            out.append((name, Node(self.file, self.key(name), value_node)))
+            out.append((name, key, Node(self.file, self.key(name), value_node)))
         return out
 
     def fields(self, required: Sequence[str], optional: Sequence[str] = ()) -> dict[str, Node]:
         """A mapping with exactly these keys: unknown keys and missing required ones fail."""
         allowed = [*required, *optional]
         out: dict[str, Node] = {}
-        for name, value in self.entries():
+        for name, key, value in self._pairs():
             if name not in allowed:
-                raise Node(self.file, self.key(name), value.raw).error(
+                raise Node(self.file, self.key(name), key.raw).error(
                     f"unknown key{did_you_mean(name, allowed)} (expected {_one_of(allowed)})"
                 )
             out[name] = value

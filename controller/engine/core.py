@@ -42,7 +42,7 @@ from controller.engine.events import AuditRound, SwitchReading, TransferRequest
 from controller.engine.inflight import InFlight, Placement, TagPool, Transfer
 from controller.engine.loads import LoadTable
 from controller.engine.safety import PairMemory, RerouteGuard
-from controller.engine.selection import REASON_REROUTE, PathIndex, choose, evaluate
+from controller.engine.selection import PathIndex, choose, evaluate
 from controller.engine.updates import (
     Decision,
     InstallPin,
@@ -210,12 +210,10 @@ class Engine:
             loads,
             self.settings.selection,
             last_spine=memory.last_spine,
-            avoid_spine=memory.avoid_spine,
+            avoid_spine=memory.avoiding(now),
             latency_high=latency_high,
         )
         chosen = candidates[choice.chosen]
-        if choice.reason == REASON_REROUTE:
-            memory.avoid_spine = None
         memory.last_spine = chosen.path.spine
         self.counts.pinned += 1
         placement = Placement(
@@ -280,8 +278,9 @@ class Engine:
         rerouted = False
         if slow and t.path is not None and not d.local and self.effective_mode is Mode.KV_AWARE:
             spine = t.path.path.spine
-            if memory.avoid_spine != spine:
+            if memory.avoiding(now) != spine:
                 memory.avoid_spine = spine
+                memory.avoid_until = now + safety.reroute_window_s
                 rerouted = True
                 self.counts.reroutes += 1
                 if self.guard.reroute(now):
@@ -427,7 +426,7 @@ class Engine:
             self.counts.moved += 1
         return updates
 
-    # -- time ---------------------------------------------------------------------------------
+    # -- time ------------------------------------------------------------------------------
 
     def tick(self, now: float) -> list[Update]:
         """Periodic work: timeouts, staleness alerts, the quiet period, alert windows."""
@@ -507,7 +506,7 @@ class Engine:
             )
         return updates
 
-    # -- helpers ---------------------------------------------------------------------------------
+    # -- helpers ---------------------------------------------------------------------------
 
     def _host(self, name: str, role: str) -> HostConfig:
         try:

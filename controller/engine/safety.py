@@ -9,10 +9,13 @@ for a transfer is that median times its bytes. Until ``baseline_min_samples``
 completions exist there is no baseline and nothing is slow.
 
 Reroutes. A pinned transfer slower than ``slow_factor`` times its baseline (or one
-that timed out) marks its pair: the pair's next transfer avoids the spine that was
-slow. Each mark is a reroute; more than ``reroute_limit`` of them within
-``reroute_window`` disables kv-aware placement (ECMP everywhere, an alert) until an
-operator re-enables it or ``quiet_period`` has passed since the fallback.
+that timed out) marks its pair: for one ``reroute_window`` the pair's transfers avoid
+the spine that was slow (the counters did not show what slowed it, so the picture
+of that path is not trusted). Each new mark is a reroute; slow completions on the
+spine already avoided add none, so a burst that was slow together counts once. More
+than ``reroute_limit`` reroutes within ``reroute_window`` disable kv-aware placement
+(ECMP everywhere, an alert) until an operator re-enables it or ``quiet_period`` has
+passed since the fallback.
 """
 
 from __future__ import annotations
@@ -30,8 +33,15 @@ class PairMemory:
 
     last_spine: str | None = None
     avoid_spine: str | None = None
+    avoid_until: float = 0.0
     last_ratio: float | None = None
     spb: deque[float] = field(default_factory=deque)
+
+    def avoiding(self, now: float) -> str | None:
+        """The spine this pair avoids at ``now``, if any."""
+        if self.avoid_spine is not None and now >= self.avoid_until:
+            self.avoid_spine = None
+        return self.avoid_spine
 
     def baseline_s(self, size: int, min_samples: int) -> float | None:
         """Baseline duration for ``size`` bytes, or None with too few samples."""

@@ -17,8 +17,8 @@ idle at the last poll: the second request already sees the first one's bytes.
 
 Then, with ``best`` the cheapest candidate and ``last`` the pair's previous path:
 
-1. a pair marked for reroute (its last transfer was too slow) takes the cheapest
-   path other than the slow one;
+1. a pair marked for reroute (a transfer of it was too slow, recently) does not use
+   the slow spine while another candidate exists, nor stays on it by hysteresis;
 2. if ``last`` costs at most ``(1 + hysteresis)`` times ``best``, keep ``last``;
 3. otherwise move to ``best`` only when its load is lower by more than
    ``util_delta``, or the pair's last transfer ran slower than ``latency_factor``
@@ -110,8 +110,10 @@ def choose(
 
     if avoid_spine is not None:
         others = [i for i, c in enumerate(candidates) if c.path.spine != avoid_spine]
-        if others:
+        if others and candidates[best].path.spine == avoid_spine:
             return result(min(others, key=costs.__getitem__), REASON_REROUTE)
+        if others and last_spine == avoid_spine:
+            last_spine = None
     last = -1
     if last_spine is not None:
         for i, c in enumerate(candidates):

@@ -1,0 +1,162 @@
+"""Property tests: random event sequences against the engine's invariants, and
+round trips of the fabric file's units and generated fabrics."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from hypothesis import HealthCheck, event, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from controller.config import Mode, parse_config
+from controller.config_generate import leaf_spine, to_yaml
+from controller.config_units import format_capacity, format_duration, parse_capacity, parse_duration
+from controller.engine import AuditRound, Decision, InstallPin, ProbeSeen, TransferRequest
+from controller.topology import LinkStatus, PortRef
+from tests.controller.ctl_harness import MB, Fabric, settings
+
+
+class EngineMachine(RuleBasedStateMachine):
+    """Random polls, loads, requests, completions, audits, ticks and mode changes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.f = Fabric(spines=3, leaves=3, hosts_per_leaf=2, controller=settings(
+            telemetry={"smoothing_s": 0.05}, safety={"transfer_timeout_s": 5.0}
+        ))  # fmt: skip
+        self.f.warm()
+        self.hosts = [h.name for h in self.f.config.hosts]
+        self.switches = [s.name for s in self.f.config.switches]
+        self.ports = [str(ref) for ref in self.f.topology.egress]
+        self.fabric_ports = [r for r, p in self.f.topology.egress.items() if p.link is not None]
+        self.live: dict[int, Decision] = {}
+
+    @rule(dt=st.sampled_from([0.05, 0.1, 0.3, 0.7]), data=st.data())
+    def poll(self, dt: float, data: st.DataObject) -> None:
+        subset = data.draw(st.lists(st.sampled_from(self.switches), unique=True))
+        self.f.poll(dt, switches=subset or None)
+
+    @rule(port=st.sampled_from(range(30)), util=st.floats(0.0, 1.0), kv=st.floats(0.0, 0.5))
+    def load(self, port: int, util: float, kv: float) -> None:
+        self.f.set_load(self.ports[port % len(self.ports)], util, kv=kv)
+
+    @rule(src=st.integers(0, 5), dst=st.integers(0, 5), size=st.integers(1, 50 * MB))
+    def decide(self, src: int, dst: int, size: int) -> None:
+        if src == dst:
+            return
+        topo = self.f.engine.topology
+        request = TransferRequest(self.hosts[src], self.hosts[dst], size)
+        d, updates = self.f.engine.decide(request, self.f.now)
+        self.live[d.transfer_id] = d
+        event("pinned" if d.path is not None else f"not pinned: {d.reason}")
+        if d.path is None:
+            assert not any(isinstance(u, InstallPin) for u in updates)
+            return
+        # the chosen path is a candidate: both cables up, every switch on it fresh
+        assert d.path in topo.candidate_paths(d.path.src_leaf, d.path.dst_leaf)
+        for link in d.path.links:
+            assert topo.link_status(link) is LinkStatus.UP
+        for sw in (d.path.src_leaf, d.path.spine, d.path.dst_leaf):
+            assert self.f.engine.table.is_fresh(sw, self.f.now)
+        assert self.f.engine.effective_mode is Mode.KV_AWARE
+        (pin,) = [u for u in updates if isinstance(u, InstallPin)]
+        assert PortRef(pin.leaf, pin.egress_port) == topo.port_towards(d.path.src_leaf, pin.spine)
+
+    @precondition(lambda self: bool(self.live))
+    @rule(data=st.data(), duration=st.floats(0.001, 20.0))
+    def complete(self, data: st.DataObject, duration: float) -> None:
+        tid = data.draw(st.sampled_from(sorted(self.live)))
+        if tid in self.f.engine.inflight.transfers:
+            self.f.engine.complete(tid, duration, self.f.now)
+        del self.live[tid]
+
+    @rule(dead=st.sets(st.integers(0, 11), max_size=4))
+    def audit(self, dead: set[int]) -> None:
+        gone = {self.fabric_ports[i % len(self.fabric_ports)] for i in dead}
+        seen = tuple(
+            ProbeSeen(r, p)
+            for r in self.fabric_ports
+            if r not in gone and (p := self.f.topology.egress[r].peer_port) is not None
+        )
+        self.f.engine.audit(AuditRound(tuple(self.fabric_ports), seen), self.f.now)
+
+    @rule(dt=st.sampled_from([0.0, 0.5, 3.0, 6.0]))
+    def tick(self, dt: float) -> None:
+        self.f.tick(dt)
+
+    @rule(mode=st.sampled_from([Mode.KV_AWARE] * 4 + [Mode.ECMP, Mode.FLOWLET]))
+    def mode(self, mode: Mode) -> None:
+        self.f.engine.set_mode(mode, self.f.now)
+
+    @invariant()
+    def in_flight_bytes_match_the_transfers_in_flight(self) -> None:
+        engine = self.f.engine
+        expected: Counter[int] = Counter()
+        for t in engine.inflight.transfers.values():
+            for port, b in t.placement.contributions:
+                expected[port] += b
+        for i, b in enumerate(engine.table.inflight):
+            assert b >= 0
+            assert b == expected[i]
+
+    @invariant()
+    def tags_are_unique_and_none_is_lost(self) -> None:
+        engine = self.f.engine
+        held = [
+            t.decision.tag.src_port for t in engine.inflight.transfers.values() if t.decision.tag
+        ]
+        assert len(held) == len(set(held))
+        assert engine.tags.free + len(held) == engine.tags.size
+
+    @invariant()
+    def pins_never_cross_a_broken_cable(self) -> None:
+        topo = self.f.engine.topology
+        for t in self.f.engine.inflight.transfers.values():
+            if t.path is not None:
+                assert all(topo.link_status(link) is LinkStatus.UP for link in t.path.path.links)
+
+
+EngineMachine.TestCase.settings = hsettings(
+    max_examples=60,
+    stateful_step_count=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+test_engine_invariants = EngineMachine.TestCase
+
+
+def test_everything_completed_leaves_nothing_in_flight() -> None:
+    f = Fabric(spines=4, leaves=3)
+    f.warm()
+    ds = [f.decide(f"h{1 + i % 3}1", f"h{1 + (i + 1) % 3}2", size=(i + 1) * MB) for i in range(40)]
+    for d in ds:
+        f.complete(d, 0.5)
+    assert set(f.engine.table.inflight) == {0}
+    assert f.engine.tags.free == f.engine.tags.size
+
+
+@given(bps=st.integers(1, 10**15))
+def test_capacity_format_round_trips(bps: int) -> None:
+    assert parse_capacity(format_capacity(bps)) == bps
+
+
+@given(ms=st.integers(1, 10**9))
+def test_duration_format_round_trips(ms: int) -> None:
+    seconds = ms / 1000
+    assert abs(parse_duration(format_duration(seconds)) - seconds) <= 1e-9 * max(1.0, seconds)
+
+
+@hsettings(max_examples=25, deadline=None)
+@given(
+    spines=st.integers(1, 6),
+    leaves=st.integers(1, 6),
+    hosts=st.integers(0, 4),
+    gbps=st.integers(1, 800),
+)
+def test_generated_fabrics_are_valid_and_round_trip(
+    spines: int, leaves: int, hosts: int, gbps: int
+) -> None:
+    cfg = leaf_spine(spines, leaves, hosts, link_bps=gbps * 10**9)
+    assert parse_config(to_yaml(cfg), "<generated>") == cfg
