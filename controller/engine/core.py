@@ -5,12 +5,17 @@ Every entry point takes an event and ``now`` (seconds on the caller's clock) and
 shell feeds it and applies what comes back, so everything here runs in unit tests
 with a fake clock:
 
-    decide(request, now)          -> (Decision, [InstallPin?, LogRecord?, ...])
+    decide(request, now)          -> (Decision, [InstallPin?, RemovePin* of timeouts])
     complete(id, duration, now)   -> [RemovePin?, LogRecord, SetMode?, Alert?, ...]
-    telemetry(reading, now)       -> [Alert?, LogRecord?]       (a switch's counters)
+    telemetry(reading, now)       -> [Alert?]                    (a switch's counters)
     audit(round, now)             -> [LinkStatusChanged, InstallPin, Alert, ...]
-    tick(now)                     -> timeouts, staleness, quiet period, windows
+    tick(now)                     -> timeouts, staleness alerts, the quiet period,
+                                     offline recomputation, alert windows
     set_mode(mode, now)           -> [SetMode?]                  (the operator)
+
+The shell calls ``tick`` once per poll interval, puts the data plane in
+``effective_mode`` at start-up, and reads ``fabric_view``/``counts`` for its API and
+metrics.
 
 A decision (``decide``):
 

@@ -18,7 +18,9 @@ transfer's header bytes, which stay in the "other" traffic of its own path, and 
 coarse sampling windows of short transfers.
 
 Only pinned transfers are judged (ECMP's choice is the hash's, not the engine's),
-and not those moved by a link failure.
+and not those moved by a link failure. The engine judges them in ``tick`` once the
+covering polls are in, at most ``judge_rate`` per second (an even sample beyond
+that), and counts each verdict in the alert window where it was made.
 """
 
 from __future__ import annotations
