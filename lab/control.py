@@ -1,0 +1,339 @@
+"""What the experiment needs from the controller service, and its HTTP implementation.
+
+The controller (issue 5) owns provisioning, telemetry and path choice; the lab
+drives it through the small :class:`FabricControl` protocol:
+
+``ready(timeout_s)``
+    every switch is provisioned and reporting telemetry;
+``set_mode(mode)``
+    ``kv-aware`` (pins), ``ecmp`` (no pins) or ``flowlet`` (the data plane's LetFlow);
+``request_transfer(src, dst, nbytes, spine=None)`` -> :class:`Placement`
+    ``POST /v1/transfers``; ``spine`` forces the path (the ``isolated`` reference);
+``complete_transfer(id, duration_s)``
+    ``POST /v1/transfers/{id}/complete``;
+``pin_flow(flow, spine)`` / ``unpin_flow(flow)``
+    a static pin for a background flow that holds in *every* mode, so that
+    background traffic takes the same spine whatever the mode under test;
+``fabric()``
+    ``GET /v1/fabric`` (utilisation, tiers, efficiency counts).
+
+:class:`HttpControl` speaks the HTTP/JSON API of issue 5. Three parts are proposed
+here and are not in issue 5's list yet: ``PUT /v1/mode {"mode"}``, the optional
+``spine`` of a transfer request, and ``POST /v1/pins`` / ``DELETE /v1/pins/{id}``.
+Until the controller implements them, ``set_mode`` and ``pin_flow`` raise
+:class:`~lab.errors.ControlError` with the controller's answer.
+
+:class:`ControllerProcess` starts ``kvfabric controller FABRIC`` as a tracked
+process. :func:`controller_available` says whether this installation has the
+controller service at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from controller.config import FabricConfig
+from lab.errors import ControlError
+from lab.procs import ProcessTable, Tracked
+
+
+@dataclass(frozen=True, slots=True)
+class FlowKey:
+    """A flow's 5-tuple, with hosts by name."""
+
+    src: str
+    dst: str
+    protocol: str  # "tcp" | "udp"
+    src_port: int
+    dst_port: int
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """The controller's answer for a transfer: where it goes and how to tag it."""
+
+    transfer_id: str
+    spine: str | None
+    dscp: int | None
+    src_port: int | None
+    path: str | None = None
+
+
+class PathService(Protocol):
+    """The part of the controller a KV sender talks to."""
+
+    async def request_transfer(
+        self, src: str, dst: str, nbytes: int, *, spine: str | None = None
+    ) -> Placement:
+        """Ask where a transfer goes (``POST /v1/transfers``)."""
+        ...
+
+    async def complete_transfer(self, transfer_id: str, duration_s: float) -> None:
+        """Report a transfer's measured duration."""
+        ...
+
+
+class FabricControl(PathService, Protocol):
+    """Everything the experiment asks of the controller service."""
+
+    async def ready(self, timeout_s: float) -> None:
+        """Return once every switch is provisioned and reporting; raise on timeout."""
+        ...
+
+    async def set_mode(self, mode: str) -> None:
+        """Switch placement and data plane to ``kv-aware``, ``ecmp`` or ``flowlet``."""
+        ...
+
+    async def pin_flow(self, flow: FlowKey, spine: str) -> None:
+        """Pin a background flow to ``spine`` in every mode."""
+        ...
+
+    async def unpin_flow(self, flow: FlowKey) -> None:
+        """Remove a background flow's pin."""
+        ...
+
+    async def fabric(self) -> Mapping[str, Any]:
+        """The controller's fabric view (``GET /v1/fabric``)."""
+        ...
+
+
+def controller_available() -> bool:
+    """True when this installation has the controller service (``kvfabric controller``)."""
+    return importlib.util.find_spec("kvfabric.commands.controller") is not None
+
+
+# -- HTTP ------------------------------------------------------------------------------
+
+
+class HttpControl:
+    """:class:`FabricControl` over the controller's HTTP/JSON API (one connection per call)."""
+
+    def __init__(
+        self, host: str, port: int, *, token: str | None = None, timeout_s: float = 5.0
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.token = token
+        self.timeout_s = timeout_s
+        self._pins: dict[FlowKey, str] = {}
+
+    @classmethod
+    def for_fabric(cls, fabric: FabricConfig) -> HttpControl:
+        """The API of the controller configured in ``fabric``."""
+        api = fabric.controller.api
+        host = "127.0.0.1" if api.host in ("0.0.0.0", "") else api.host
+        return cls(host, api.port, token=api.token)
+
+    async def request(self, method: str, path: str, body: object = None) -> Any:
+        """One HTTP request; the decoded JSON answer, or :class:`ControlError`."""
+        try:
+            return await asyncio.wait_for(self._request(method, path, body), self.timeout_s)
+        except TimeoutError:
+            raise ControlError(f"{method} {path}: no answer in {self.timeout_s:g}s") from None
+        except OSError as exc:
+            raise ControlError(
+                f"{method} {path}: cannot reach the controller at {self.host}:{self.port}: "
+                f"{exc.strerror or exc}"
+            ) from None
+
+    async def _request(self, method: str, path: str, body: object) -> Any:
+        data = b"" if body is None else json.dumps(body).encode()
+        head = [
+            f"{method} {path} HTTP/1.1",
+            f"Host: {self.host}:{self.port}",
+            "Connection: close",
+            "Accept: application/json",
+            f"Content-Length: {len(data)}",
+        ]
+        if body is not None:
+            head.append("Content-Type: application/json")
+        if self.token:
+            head.append(f"Authorization: Bearer {self.token}")
+        reader, writer = await asyncio.open_connection(self.host, self.port)
+        try:
+            writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
+            await writer.drain()
+            status, headers = await _read_head(reader)
+            length = headers.get("content-length")
+            payload = await (reader.readexactly(int(length)) if length else reader.read())
+        finally:
+            writer.close()
+        text = payload.decode("utf-8", "replace")
+        if not 200 <= status < 300:
+            raise ControlError(f"{method} {path}: HTTP {status}: {text.strip()[:300]}")
+        if not text.strip():
+            return None
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            raise ControlError(f"{method} {path}: the answer is not JSON: {text[:200]!r}") from None
+
+    async def ready(self, timeout_s: float) -> None:
+        """Poll ``GET /v1/fabric`` until every switch has fresh telemetry."""
+        deadline = time.monotonic() + timeout_s
+        last = "no answer"
+        while time.monotonic() < deadline:
+            try:
+                view = await self.fabric()
+                staleness = view.get("staleness_s", {})
+                waiting = [s for s, age in staleness.items() if age is None]
+                if isinstance(staleness, Mapping) and staleness and not waiting:
+                    return
+                last = f"waiting for {', '.join(waiting) or 'the first telemetry'}"
+            except ControlError as exc:
+                last = str(exc)
+            await asyncio.sleep(0.2)
+        raise ControlError(f"the controller was not ready after {timeout_s:g}s: {last}")
+
+    async def set_mode(self, mode: str) -> None:
+        """``PUT /v1/mode`` (proposed to issue 5)."""
+        await self.request("PUT", "/v1/mode", {"mode": mode})
+
+    async def request_transfer(
+        self, src: str, dst: str, nbytes: int, *, spine: str | None = None
+    ) -> Placement:
+        """``POST /v1/transfers`` -> the placement and the tag to set."""
+        body: dict[str, object] = {"src": src, "dst": dst, "bytes": nbytes}
+        if spine is not None:
+            body["spine"] = spine
+        answer = await self.request("POST", "/v1/transfers", body)
+        return parse_placement(answer)
+
+    async def complete_transfer(self, transfer_id: str, duration_s: float) -> None:
+        """``POST /v1/transfers/{id}/complete`` with the measured duration."""
+        await self.request(
+            "POST", f"/v1/transfers/{transfer_id}/complete", {"duration_s": duration_s}
+        )
+
+    async def pin_flow(self, flow: FlowKey, spine: str) -> None:
+        """``POST /v1/pins`` (proposed to issue 5)."""
+        answer = await self.request(
+            "POST",
+            "/v1/pins",
+            {
+                "src": flow.src,
+                "dst": flow.dst,
+                "protocol": flow.protocol,
+                "src_port": flow.src_port,
+                "dst_port": flow.dst_port,
+                "spine": spine,
+            },
+        )
+        if isinstance(answer, Mapping) and "id" in answer:
+            self._pins[flow] = str(answer["id"])
+
+    async def unpin_flow(self, flow: FlowKey) -> None:
+        """``DELETE /v1/pins/{id}`` (proposed to issue 5)."""
+        pin = self._pins.pop(flow, None)
+        if pin is not None:
+            await self.request("DELETE", f"/v1/pins/{pin}")
+
+    async def fabric(self) -> Mapping[str, Any]:
+        """``GET /v1/fabric``."""
+        answer = await self.request("GET", "/v1/fabric")
+        if not isinstance(answer, Mapping):
+            raise ControlError("GET /v1/fabric: expected a JSON object")
+        return answer
+
+
+async def _read_head(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]:
+    status_line = (await reader.readline()).decode("latin-1").strip()
+    parts = status_line.split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
+        raise ControlError(f"not an HTTP answer: {status_line[:100]!r}")
+    headers: dict[str, str] = {}
+    while True:
+        line = (await reader.readline()).decode("latin-1")
+        if line in ("\r\n", "\n", ""):
+            break
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return int(parts[1]), headers
+
+
+def parse_placement(answer: object) -> Placement:
+    """A :class:`Placement` from ``{id, path, tag: {dscp, src_port}}`` (issue 5)."""
+    if not isinstance(answer, Mapping) or "id" not in answer:
+        raise ControlError(f"POST /v1/transfers: expected {{id, path, tag}}, got {answer!r:.200}")
+    tag = answer.get("tag") or {}
+    if not isinstance(tag, Mapping):
+        raise ControlError(f"POST /v1/transfers: 'tag' must be an object, got {tag!r:.100}")
+    path = answer.get("path")
+    spine = answer.get("spine")
+    if spine is None and isinstance(path, str) and path.count(">") == 2:
+        spine = path.split(">")[1]  # "leaf1>spine2>leaf2"
+    elif (
+        spine is None
+        and isinstance(path, Sequence)
+        and not isinstance(path, str)
+        and len(path) == 3
+    ):
+        spine = path[1]
+    dscp, src_port = tag.get("dscp"), tag.get("src_port")
+    return Placement(
+        transfer_id=str(answer["id"]),
+        spine=str(spine) if spine is not None else None,
+        dscp=int(dscp) if dscp is not None else None,
+        src_port=int(src_port) if src_port is not None else None,
+        path=str(path) if path is not None else None,
+    )
+
+
+# -- the controller process ------------------------------------------------------------
+
+
+class ControllerProcess:
+    """``kvfabric controller FABRIC`` as a tracked process of the lab."""
+
+    def __init__(
+        self,
+        fabric_file: Path,
+        log_path: Path,
+        processes: ProcessTable,
+        argv: Sequence[str] | None = None,
+    ) -> None:
+        self.fabric_file = fabric_file
+        self.log_path = log_path
+        self.processes = processes
+        self.argv = (
+            list(argv)
+            if argv is not None
+            else [
+                sys.executable,
+                "-m",
+                "kvfabric.cli",
+                "controller",
+                str(fabric_file),
+            ]
+        )
+        self.entry: Tracked | None = None
+
+    def start(self) -> Tracked:
+        """Start the controller; its output goes to ``log_path``."""
+        if not controller_available():
+            raise ControlError(
+                "this installation has no controller service (kvfabric controller, issue 5): "
+                "the fabric cannot be provisioned, so no mode can be measured"
+            )
+        self.entry = self.processes.start("controller", self.argv, log_path=self.log_path)
+        return self.entry
+
+    def check(self) -> None:
+        """Raise if the controller exited."""
+        if self.entry is not None and self.entry.process.poll() is not None:
+            code = self.entry.process.returncode
+            raise ControlError(f"the controller exited with status {code}; see {self.log_path}")
+
+    def stop(self) -> None:
+        """Stop the controller by pid."""
+        if self.entry is not None:
+            self.processes.stop(self.entry)
+            self.entry = None

@@ -1,0 +1,284 @@
+"""KV-cache transfers: a receiver that serves many at once, and a timed sender.
+
+The wire format is minimal. The sender opens a TCP connection and writes a 28-byte
+header, then the payload; the receiver reads exactly that many bytes and answers
+with a 12-byte acknowledgement carrying the count it received, then closes::
+
+    sender -> receiver:  b"KVT1" | bytes (u64, big-endian) | transfer id (16 bytes)
+                         payload (bytes)
+    receiver -> sender:  b"KVAK" | bytes received (u64)
+
+**Flow completion time** runs from the moment the sender asks for a path (before
+the controller request in ``kv-aware`` mode, so the decision's latency counts) to
+the moment the acknowledgement arrives: the last byte has been received, not
+merely written into the sender's socket buffer.
+
+**Tagging.** In ``kv-aware`` mode the sender asks the controller
+(``POST /v1/transfers``) and marks the flow as told: the DSCP goes into the IP TOS
+byte (``IP_TOS = dscp << 2``) and the socket is bound to the tagged source port, so
+the source leaf's pin entry matches. In ``ecmp`` and ``flowlet`` modes there is no
+request and no tag; the transfer uses the source port the schedule assigned, so
+that every mode hashes the same 5-tuples. A transfer that completes is reported
+back (``POST /v1/transfers/{id}/complete``) with its duration.
+
+Sockets come from a :data:`~lab.netns.SocketFactory`, the one seam between this
+module and the network: the lab passes a factory that creates sockets in a Mininet
+host's namespace, tests and real hosts pass plain sockets.
+
+Run standalone on real hosts::
+
+    python -m lab.kvtransfer serve --bind 0.0.0.0:7000
+    python -m lab.kvtransfer send --to 10.0.2.1:7000 --bytes 2MB \\
+        [--controller 127.0.0.1:8080 --src h11 --dst h21]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import struct
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from lab.control import HttpControl, PathService, Placement
+from lab.errors import LabError, TrafficError
+from lab.netns import SocketFactory, plain_factory
+
+HEADER = struct.Struct("!4sQ16s")
+ACK = struct.Struct("!4sQ")
+MAGIC, ACK_MAGIC = b"KVT1", b"KVAK"
+RECEIVER_PORT = 7000
+_CHUNK = bytes(256 * 1024)
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """What the receiver saw of one transfer (monotonic times)."""
+
+    transfer_id: str
+    nbytes: int
+    peer: tuple[str, int]
+    first_byte_at: float
+    last_byte_at: float
+
+
+@dataclass(slots=True)
+class Receiver:
+    """Accepts transfers concurrently; records each one it finishes."""
+
+    received: list[Received] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    server: asyncio.Server | None = None
+
+    async def start(self, sock: socket.socket, address: tuple[str, int]) -> None:
+        """Listen on ``address`` with ``sock`` (made by the host's socket factory)."""
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(256)
+        sock.setblocking(False)
+        self.server = await asyncio.start_server(self._serve, sock=sock)
+
+    async def close(self) -> None:
+        """Stop accepting and close the listening socket."""
+        if self.server is not None:
+            self.server.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.server.wait_closed(), 1.0)
+            self.server = None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername")
+        try:
+            self.received.append(await _receive(reader, writer, (str(peer[0]), int(peer[1]))))
+        except (OSError, asyncio.IncompleteReadError, TrafficError) as exc:
+            self.errors.append(f"{peer}: {exc}")
+        finally:
+            writer.close()
+
+
+async def _receive(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, peer: tuple[str, int]
+) -> Received:
+    magic, nbytes, raw_id = HEADER.unpack(await reader.readexactly(HEADER.size))
+    if magic != MAGIC:
+        raise TrafficError(f"not a KV transfer from {peer}")
+    first = time.monotonic()
+    left = nbytes
+    while left:
+        data = await reader.read(min(left, 1 << 20))
+        if not data:
+            raise TrafficError(f"{peer} closed after {nbytes - left} of {nbytes} bytes")
+        left -= len(data)
+    last = time.monotonic()
+    writer.write(ACK.pack(ACK_MAGIC, nbytes))
+    await writer.drain()
+    tid = raw_id.rstrip(b"\0").decode("ascii", "replace")
+    return Received(tid, nbytes, peer, first, last)
+
+
+@dataclass(frozen=True, slots=True)
+class Transfer:
+    """One transfer to make: hosts by name, their addresses, size and ECMP source port."""
+
+    src: str
+    dst: str
+    src_addr: str
+    dst_addr: str
+    nbytes: int
+    ecmp_port: int | None = None
+    dst_port: int = RECEIVER_PORT
+    label: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a transfer went; ``fct_s`` is None when it failed (``error`` says why)."""
+
+    transfer: Transfer
+    fct_s: float | None
+    placement: Placement | None
+    src_port: int | None
+    error: str | None = None
+    decision_s: float | None = None
+
+
+async def send(
+    transfer: Transfer,
+    *,
+    sockets: SocketFactory = plain_factory,
+    paths: PathService | None = None,
+    spine: str | None = None,
+    timeout_s: float = 120.0,
+    clock: Callable[[], float] = time.monotonic,
+) -> Outcome:
+    """Make ``transfer``; ask ``paths`` for its placement first when given (kv-aware)."""
+    start = clock()
+    placement: Placement | None = None
+    decision_s = None
+    port = transfer.ecmp_port
+    try:
+        if paths is not None:
+            placement = await paths.request_transfer(
+                transfer.src, transfer.dst, transfer.nbytes, spine=spine
+            )
+            decision_s = clock() - start
+            port = placement.src_port if placement.src_port is not None else port
+        await asyncio.wait_for(_move(transfer, sockets, placement, port), timeout_s)
+        fct = clock() - start
+    except TimeoutError:
+        return Outcome(
+            transfer, None, placement, port, f"timed out after {timeout_s:g}s", decision_s
+        )
+    except (OSError, asyncio.IncompleteReadError, LabError) as exc:
+        return Outcome(transfer, None, placement, port, _describe(exc), decision_s)
+    if paths is not None and placement is not None:
+        try:
+            await paths.complete_transfer(placement.transfer_id, fct)
+        except LabError as exc:
+            return Outcome(
+                transfer, fct, placement, port, f"completion not reported: {exc}", decision_s
+            )
+    return Outcome(transfer, fct, placement, port, None, decision_s)
+
+
+async def _move(
+    transfer: Transfer, sockets: SocketFactory, placement: Placement | None, port: int | None
+) -> None:
+    sock = sockets()
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if placement is not None and placement.dscp is not None:
+            sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, placement.dscp << 2)
+        sock.bind((transfer.src_addr, port or 0))
+        sock.setblocking(False)
+        await asyncio.get_running_loop().sock_connect(sock, (transfer.dst_addr, transfer.dst_port))
+    except BaseException:
+        sock.close()
+        raise
+    reader, writer = await asyncio.open_connection(sock=sock)
+    try:
+        label = (transfer.label or "").encode("ascii", "replace")[:16]
+        writer.write(HEADER.pack(MAGIC, transfer.nbytes, label))
+        left = transfer.nbytes
+        view = memoryview(_CHUNK)
+        while left:
+            n = min(left, len(view))
+            writer.write(view[:n])
+            left -= n
+            await writer.drain()
+        magic, count = ACK.unpack(await reader.readexactly(ACK.size))
+        if magic != ACK_MAGIC or count != transfer.nbytes:
+            raise TrafficError(f"bad acknowledgement: {magic!r} {count} of {transfer.nbytes}")
+    finally:
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, asyncio.IncompleteReadError):
+        return "the receiver closed before acknowledging"
+    if isinstance(exc, OSError) and exc.errno:
+        return os.strerror(exc.errno)
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__
+
+
+# -- standalone use --------------------------------------------------------------------
+
+
+def _address(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    return host, int(port)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m lab.kvtransfer serve|send``: the pair on real hosts."""
+    from lab.scenario import parse_bytes
+
+    parser = argparse.ArgumentParser(
+        prog="python -m lab.kvtransfer", description=__doc__.splitlines()[0]
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="receive transfers")
+    serve.add_argument("--bind", default=f"0.0.0.0:{RECEIVER_PORT}")
+    snd = sub.add_parser("send", help="make one transfer and print its outcome as JSON")
+    snd.add_argument("--to", required=True, help="receiver HOST:PORT")
+    snd.add_argument("--bytes", required=True, type=parse_bytes)
+    snd.add_argument("--from-addr", default="0.0.0.0")
+    snd.add_argument("--controller", help="controller API HOST:PORT (kv-aware mode)")
+    snd.add_argument("--src", default="", help="source host name known to the controller")
+    snd.add_argument("--dst", default="", help="destination host name known to the controller")
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        return asyncio.run(_serve_forever(_address(args.bind)))
+    host, port = _address(args.to)
+    paths = HttpControl(*_address(args.controller)) if args.controller else None
+    t = Transfer(args.src, args.dst, args.from_addr, host, args.bytes, dst_port=port)
+    outcome = asyncio.run(send(t, paths=paths))
+    print(
+        json.dumps({"fct_s": outcome.fct_s, "src_port": outcome.src_port, "error": outcome.error})
+    )
+    return 0 if outcome.error is None else 1
+
+
+async def _serve_forever(address: tuple[str, int]) -> int:
+    receiver = Receiver()
+    await receiver.start(plain_factory(), address)
+    print(f"receiving on {address[0]}:{address[1]}", flush=True)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await receiver.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
