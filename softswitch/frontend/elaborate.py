@@ -21,6 +21,7 @@ Control-plane names follow p4c:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from softswitch.errors import Loc
@@ -54,6 +55,7 @@ from softswitch.frontend.types import (
     bit_width,
     strip_newtype,
 )
+from softswitch.frontend.unreached import UnreachedChecks, check_unreached
 
 BLOCK_KINDS = ("parser", "control", "parser_type", "control_type", "package", "extern")
 KNOWN_TABLE_PROPERTIES = (
@@ -108,13 +110,15 @@ def _type_text(t: ast.Type) -> str:
     return type(t).__name__
 
 
-class Elaborator(StmtChecker):
+class Elaborator(UnreachedChecks, StmtChecker):
     """Checks a whole program and elaborates ``main`` into an :class:`ir.Program`."""
 
     def __init__(self, source: str) -> None:
         super().__init__()
         self.program = ir.Program(source)
         self._top_instances: dict[str, Any] = {}
+        self.instantiated: set[int] = set()
+        self.deferred: list[Callable[[], object]] = []
 
     # ------------------------------------------------------------------
     # Top level
@@ -131,6 +135,7 @@ class Elaborator(StmtChecker):
         if main is None:
             self.fail(prog.loc, "the program declares no 'main' package instance")
         self.elaborate_main(main)
+        check_unreached(self, prog)
         p = self.program
         p.errors = list(self.errors)
         p.types = dict(self.named_types)
@@ -254,7 +259,9 @@ class Elaborator(StmtChecker):
                 self.fail(e.loc, f"'{base.path.name}' is not a parser or control")
             anns = self.annotations(sym.decl.annotations, self.root)
             prefix = self.cp_name(sym.decl.name, anns, "")
-            return self.instantiate_block(sym, e.args, scope, prefix, loc=e.loc)
+            return self.instantiate_block(
+                sym, e.args, scope, prefix, loc=e.loc, type_args=self._type_args(e.type_ref, scope)
+            )
         if isinstance(e, ast.NameExpression):
             found = self.lookup(e.path, scope, e.loc)
             if isinstance(found, InstanceSym) and isinstance(found.instance, ir.BlockInstance):
@@ -272,12 +279,26 @@ class Elaborator(StmtChecker):
         prefix: str,
         *,
         loc: Loc,
+        type_args: list[P4Type] | None = None,
     ) -> ir.BlockInstance:
-        """Instantiate a parser or control declaration."""
+        """Instantiate a parser or control declaration; a generic one needs
+        ``type_args`` (type variables stay variables when checking it unused)."""
         decl = sym.decl
-        if decl.type_params:
-            self.unsupported(decl.loc, "generic parser or control declarations")
+        self.instantiated.add(id(decl))
         scope = sym.scope.child()
+        if decl.type_params:
+            if type_args is None:
+                self.unsupported(loc, f"type arguments of generic {decl.name} left to inference")
+            if len(type_args) != len(decl.type_params):
+                self.fail(
+                    loc,
+                    f"{decl.name} takes {len(decl.type_params)} type arguments, "
+                    f"got {len(type_args)}",
+                )
+            for tp, ta in zip(decl.type_params, type_args, strict=True):
+                scope.names[tp.name] = TypeSym(tp.name, ta)
+        elif type_args:
+            self.fail(loc, f"{decl.name} takes no type arguments")
         self.bind_ctor_params(
             decl.ctor_params, ctor_args, arg_scope, scope, loc=loc, what=decl.name
         )
@@ -320,9 +341,15 @@ class Elaborator(StmtChecker):
                 inst.body = self.block(decl.body.items, scope)
             else:
                 self.parser_states(decl, scope, inst)
+            self.defer_unused_actions(decl.locals, scope, prefix)
         finally:
             self.ctx, self.fctx = saved, saved_f
         return inst
+
+    def _type_args(self, t: ast.Type, scope: Scope) -> list[P4Type] | None:
+        if isinstance(t, ast.SpecializedType):
+            return [self.resolve_type(a, scope) for a in t.args]
+        return None
 
     def bind_ctor_params(
         self,
@@ -422,7 +449,9 @@ class Elaborator(StmtChecker):
         anns = self.annotations(d.annotations, scope)
         cp = self.cp_name(d.name, anns, self.ctx.prefix)
         if isinstance(sym, DeclSym) and sym.kind in ("parser", "control"):
-            inst = self.instantiate_block(sym, d.args, scope, cp, loc=d.loc)
+            inst = self.instantiate_block(
+                sym, d.args, scope, cp, loc=d.loc, type_args=self._type_args(t, scope)
+            )
             if self.ctx.inst is not None:
                 self.ctx.inst.blocks.append(inst)
             return InstanceSym(d.name, inst, self.specialise_decl(sym, [], d.loc))

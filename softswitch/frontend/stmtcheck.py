@@ -86,6 +86,7 @@ class StmtChecker(ExprChecker):
         self.functions: dict[tuple[Any, ...], ir.Function] = {}
         self.digests: dict[str, ir.Digest] = {}
         self.all_actions: list[ir.Action] = []
+        self.lowered_actions: set[int] = set()
         self._uid = 0
 
     def uid(self, prefix: str) -> str:
@@ -339,6 +340,7 @@ class StmtChecker(ExprChecker):
         found = self.ctx.actions.get(id(decl))
         if found is not None:
             return found
+        self.lowered_actions.add(id(decl))
         anns = self.annotations(decl.annotations, sym.scope)
         at_top = sym.scope is self.root
         name = self.cp_name(decl.name, anns, "" if at_top else self.ctx.prefix)

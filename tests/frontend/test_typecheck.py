@@ -108,3 +108,54 @@ def test_control_plane_names(tmp_path: Path) -> None:
     assert [x.name for x in prog.externs] == ["IG.c"]
     assert prog.tables[0].size == 1024
     assert prog.tables[0].default_action.name == "NoAction"
+
+
+UNUSED_OK = """
+control Unused(inout headers hdr) {
+    action a(bit<8> v) { hdr.h.a = v; }
+    table t { key = { hdr.h.a: exact; } actions = { a; } }
+    apply { t.apply(); }
+}
+control Generic<T>(inout T x) { apply { } }
+bit<8> twice(in bit<8> v) { return v + v; }
+action top_level(inout bit<8> v) { v = 1; }
+"""
+
+
+def test_unused_declarations_are_checked_but_left_out(tmp_path: Path) -> None:
+    path = tmp_path / "ok.p4"
+    path.write_text(HEAD.replace("control VC", UNUSED_OK + "control VC") + "apply { }" + TAIL)
+    program = load_program(str(path))
+    assert program.tables == []
+    assert [a.local_name for a in program.all_actions] == []
+    assert program.functions == []
+
+
+@pytest.mark.parametrize(
+    ("decl", "message"),
+    [
+        (
+            "control Unused(inout headers hdr) { apply { hdr.h.a = hdr.h.w; } }",
+            "type mismatch: expected bit<8>, got bit<16>",
+        ),
+        ("action lonely(inout bit<8> v) { v = true; }", "type mismatch: expected bit<8>, got bool"),
+        ("bit<8> f(in bit<8> v) { return v == 1; }", "type mismatch: expected bit<8>, got bool"),
+        (
+            "parser Q(packet_in pk, out headers hdr) { state start { transition nowhere; } }",
+            "no parser state named 'nowhere'",
+        ),
+    ],
+)
+def test_unused_declarations_with_errors_are_rejected(
+    tmp_path: Path, decl: str, message: str
+) -> None:
+    path = tmp_path / "bad.p4"
+    path.write_text(HEAD.replace("control VC", decl + "\ncontrol VC") + "apply { }" + TAIL)
+    with pytest.raises(P4SourceError) as info:
+        load_program(str(path))
+    assert message in info.value.message
+
+
+def test_unused_local_action_with_an_error_is_rejected(tmp_path: Path) -> None:
+    err = check_error(tmp_path, "action never(inout bit<8> v) { v = hdr.h.w; } apply { }")
+    assert "type mismatch: expected bit<8>, got bit<16>" in err.message

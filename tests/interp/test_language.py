@@ -104,3 +104,16 @@ def test_assignment_widens_implicitly_with_sign_extension(
     assert pl.process(0, bytes([0xF0, 0xF0, 0, 0, 0, 0])) == [
         (1, bytes([0xF0, 0xF0, 0xFF, 0xF8, 0x00, 0xF0]))
     ]
+
+
+def test_generic_control_instantiated_with_type_arguments(
+    pipeline: Callable[..., Pipeline],
+) -> None:
+    pl = pipeline(
+        decls=DECLS + "control Inc<T>(inout T v) { apply { v = v + 1; } }",
+        ingress="""
+        Inc<bit<8>>() inc;
+        apply { inc.apply(hdr.h.a); inc.apply(hdr.h.a); sm.egress_spec = 1; }""",
+        deparser="pk.emit(hdr.h);",
+    )
+    assert pl.process(0, bytes([5, 0, 0])) == [(1, bytes([7, 0, 0]))]
