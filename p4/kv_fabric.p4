@@ -375,7 +375,8 @@ control FabricIngress(inout headers_t hdr, inout metadata_t meta,
         } else if (hdr.arp.isValid()) {
             if (hdr.arp.htype == 1 && hdr.arp.ptype == ETHERTYPE_IPV4
                     && hdr.arp.hlen == 6 && hdr.arp.plen == 4
-                    && hdr.arp.oper == ARP_REQUEST && hdr.arp.tpa != hdr.arp.spa) {
+                    && hdr.arp.oper == ARP_REQUEST && hdr.arp.spa != 0
+                    && hdr.arp.tpa != hdr.arp.spa) {
                 arp_proxy.apply();
             } else {
                 drop();

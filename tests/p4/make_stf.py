@@ -660,6 +660,11 @@ def arp() -> Stf:
     stf.packet(1, m.arp_request(sender_mac=H1[1], sender_ip=H1[0], target_ip="192.168.0.1"))
     stf.comment("Gratuitous ARP (sender address = target address): dropped.")
     stf.packet(1, m.arp_request(sender_mac=H1[1], sender_ip=H1[0], target_ip=H1[0]))
+    stf.comment(
+        "An ARP probe (RFC 5227: sender address 0.0.0.0, a host checking that an address\n"
+        "is free): dropped, or the host would think its address taken."
+    )
+    stf.packet(1, m.arp_request(sender_mac=H1[1], sender_ip="0.0.0.0", target_ip=H1[0]))
     stf.comment("An ARP reply from a host: dropped (the leaf never asks).")
     rep = Ether(src=H1[1], dst=LEAF_MAC) / ARP(
         op=2, hwsrc=H1[1], psrc=H1[0], hwdst=LEAF_MAC, pdst="10.0.1.254"
