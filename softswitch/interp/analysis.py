@@ -4,6 +4,9 @@
 actions, tables and parser/control instances.  The answer decides whether a
 call site must catch the exit on its way up to copy scalar ``out``/``inout``
 arguments back (the P4_16 spec performs copy-out even when ``exit`` runs).
+
+:func:`has_runtime_stack_index` finds ``hs[i]`` with a run-time ``i``, whose
+statements get p4c-bm2-ss's out-of-range behaviour (see ``Codegen.guarded``).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from softswitch.frontend import ir
+from softswitch.frontend.types import StackT, strip_newtype
 
 
 def calls_in(node: Any) -> Iterator[ir.Call]:
@@ -35,6 +39,45 @@ def calls_in(node: Any) -> Iterator[ir.Call]:
             value = getattr(node, f.name)
             if isinstance(value, ir.Expr | ir.Stmt | ir.SwitchCase | list | tuple):
                 yield from calls_in(value)
+
+
+def expressions_in(node: Any) -> Iterator[ir.Expr]:
+    """Every expression inside the expression ``node`` (itself included),
+    through call arguments and method receivers."""
+    if isinstance(node, list | tuple):
+        for item in node:
+            yield from expressions_in(item)
+        return
+    if not isinstance(node, ir.Expr):
+        return
+    yield node
+    if isinstance(node, ir.Call):
+        for arg in node.args:
+            if arg.expr is not None:
+                yield from expressions_in(arg.expr)
+        if node.kind == "method" and isinstance(node.target, tuple):
+            yield from expressions_in(node.target[0])
+        return
+    for f in dataclasses.fields(node):
+        value = getattr(node, f.name)
+        if isinstance(value, ir.Expr):
+            yield from expressions_in(value)
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, tuple) and len(item) == 2:
+                    yield from expressions_in(item[1])
+                else:
+                    yield from expressions_in(item)
+
+
+def has_runtime_stack_index(*exprs: ir.Expr | None) -> bool:
+    """Whether a header stack is indexed with a run-time value in ``exprs``."""
+    return any(
+        isinstance(e, ir.IndexRef)
+        and not isinstance(e.index, ir.Const)
+        and isinstance(strip_newtype(e.base.type), StackT)
+        for e in expressions_in([x for x in exprs if x is not None])
+    )
 
 
 def has_exit(node: Any) -> bool:
@@ -94,4 +137,4 @@ class ExitAnalysis:
         return self._body(inst, inst.body)
 
 
-__all__ = ["ExitAnalysis", "calls_in", "has_exit"]
+__all__ = ["ExitAnalysis", "calls_in", "expressions_in", "has_exit", "has_runtime_stack_index"]

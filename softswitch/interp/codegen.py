@@ -44,7 +44,7 @@ from softswitch.frontend.types import (
     bit_width,
     strip_newtype,
 )
-from softswitch.interp.analysis import ExitAnalysis
+from softswitch.interp.analysis import ExitAnalysis, has_runtime_stack_index
 from softswitch.interp.classes import ClassGen, is_obj
 
 
@@ -80,6 +80,7 @@ class Codegen:
         self.block_params: dict[str, ir.BlockInstance] = {}
         self.roots: dict[str, str] = {}
         self.exits = ExitAnalysis()
+        self.in_parser = False
 
     def root_of(self, var: str) -> str | None:
         """ "meta" or "std" for the v1model metadata parameters, else None."""
@@ -225,7 +226,9 @@ class Codegen:
         if inst.kind == "control":
             self.body_copying_out_on_exit(inst.body, self.exits.block(inst))
         else:
+            self.in_parser = True
             self.parser_body(inst)
+            self.in_parser = False
         self.line(self._return_stmt(None))
         self.indent -= 1
         self.line("")
@@ -308,7 +311,13 @@ class Codegen:
     def _key_tuple(self, keys: list[ir.TableKey]) -> str:
         parts = []
         for k in keys:
-            v = self.expr(k.expr)
+            if has_runtime_stack_index(k.expr):
+                # p4c moves such a key into a temporary assigned before the
+                # lookup: out of range, it keeps its undefined value (0)
+                v = self.fresh("key")
+                self.guarded_value(v, k.expr, self.classes.new(k.expr.type))
+            else:
+                v = self.expr(k.expr)
             if isinstance(_vt(k.expr.type), Bool):
                 v = f"int({v})"
             parts.append(v)
@@ -413,8 +422,78 @@ class Codegen:
         if len(self.lines) == before:
             self.line("pass")
 
+    def guarded(self, s: ir.Stmt) -> bool:
+        """Emit ``s`` with p4c-bm2-ss's handling of run-time stack indices, if it has one.
+
+        p4c's HSIndexSimplifier turns a control statement using ``hs[i]`` into
+        one copy per in-range ``i`` chosen by an if-chain, so an index out of
+        range runs no copy: a write, method call or switch does nothing, an if
+        condition is false, and an assignment whose index is only on the
+        right gets an undefined (zero, invalid) value.  Here the statement
+        runs and :class:`StackError` from ``Stack.at`` selects that outcome.
+        Parsers keep BMv2's own behaviour (the packet is dropped)."""
+        if self.in_parser:
+            return False
+        if isinstance(s, ir.Assign) and has_runtime_stack_index(s.lhs, s.rhs):
+            self.line("try:")
+            self.indent += 1
+            self.assign(s.lhs, s.rhs)
+            self.indent -= 1
+            self.line("except StackError:")
+            self.indent += 1
+            if has_runtime_stack_index(s.lhs):
+                self.line("pass")
+            else:
+                self.assign(s.lhs, ir.InvalidHdr(s.lhs.type, s.loc))
+            self.indent -= 1
+            return True
+        if isinstance(s, ir.CallStmt) and has_runtime_stack_index(s.call):
+            self.line("try:")
+            self.indent += 1
+            self.call(s.call, want_value=False)
+            self.line("pass")
+            self.indent -= 1
+            self.line("except StackError:")
+            self.line("    pass")
+            return True
+        if isinstance(s, ir.VarDecl) and has_runtime_stack_index(s.init):
+            self.stmt(ir.VarDecl(s.loc, s.var, None))
+            self.guarded(ir.Assign(s.loc, s.var, s.init))  # type: ignore[arg-type]
+            return True
+        if isinstance(s, ir.If) and has_runtime_stack_index(s.cond):
+            cond = self.fresh("g")
+            self.guarded_value(cond, s.cond, "False")
+            self.stmt(ir.If(s.loc, ir.Var(s.cond.type, s.loc, cond), s.then, s.else_))
+            return True
+        if isinstance(s, ir.Switch) and has_runtime_stack_index(s.expr):
+            subject = self.fresh("s")
+            self.guarded_value(subject, s.expr, "_NO_SUBJECT")
+            self.line(f"if {subject} is not _NO_SUBJECT:")
+            self.indent += 1
+            self.switch(s, subject)
+            self.indent -= 1
+            return True
+        if isinstance(s, ir.Return) and has_runtime_stack_index(s.value):
+            assert s.value is not None
+            value = self.fresh("v")
+            self.guarded_value(value, s.value, self.classes.new(s.value.type))
+            self.stmt(ir.Return(s.loc, ir.Var(s.value.type, s.loc, value)))
+            return True
+        return False
+
+    def guarded_value(self, name: str, e: ir.Expr, fallback: str) -> None:
+        """``name = e``, or ``fallback`` when a stack index in ``e`` is out of range."""
+        self.line("try:")
+        self.indent += 1
+        self.line(f"{name} = {self._copy_if_list(e)}")
+        self.indent -= 1
+        self.line("except StackError:")
+        self.line(f"    {name} = {fallback}")
+
     def stmt(self, s: ir.Stmt) -> None:
         """Emit one statement."""
+        if self.guarded(s):
+            return
         if isinstance(s, ir.Assign):
             self.assign(s.lhs, s.rhs)
         elif isinstance(s, ir.CallStmt):
@@ -487,10 +566,11 @@ class Codegen:
             self.stmt(u)
         self.indent -= 1
 
-    def switch(self, s: ir.Switch) -> None:
-        """``switch``: an if/elif chain on the subject."""
-        subject = self.fresh("s")
-        self.line(f"{subject} = {self.expr(s.expr)}")
+    def switch(self, s: ir.Switch, subject: str | None = None) -> None:
+        """``switch``: an if/elif chain on the subject (already in ``subject``)."""
+        if subject is None:
+            subject = self.fresh("s")
+            self.line(f"{subject} = {self.expr(s.expr)}")
         first = True
         default: ir.SwitchCase | None = None
         for case in s.cases:
@@ -526,13 +606,46 @@ class Codegen:
         return v
 
     def assign(self, lhs: ir.Expr, rhs: ir.Expr) -> None:
-        """``lhs = rhs`` (composites are copied into the target)."""
+        """``lhs = rhs`` (composites are copied into the target).
+
+        The target is located before the value is computed: when computing
+        the value runs statements (a call with out arguments), run-time
+        indices of the target are evaluated first, as p4c orders them."""
+        start = len(self.lines)
+        self._copy_if_list(rhs)
+        needs_order = len(self.lines) > start
+        del self.lines[start:]
+        if needs_order:
+            lhs = self._fix_places(lhs)
         if is_obj(lhs.type):
-            target = self.expr(lhs)
-            self.line(f"{target}.assign({self.expr(rhs)})")
+            value = self.expr(rhs)
+            self.line(f"{self.expr(lhs)}.assign({value})")
             self._union_fix(lhs)
             return
         self.store(lhs, self._copy_if_list(rhs))
+
+    def _fix_places(self, e: ir.Expr) -> ir.Expr:
+        """``e`` with its run-time indices saved in temporaries (emitted now)."""
+        if isinstance(e, ir.IndexRef):
+            base = self._fix_places(e.base)
+            index = e.index
+            if not isinstance(index, ir.Const | ir.Var):
+                tmp = self.fresh("i")
+                self.line(f"{tmp} = {self.expr(index)}")
+                index = ir.Var(index.type, index.loc, tmp)
+            return ir.IndexRef(e.type, e.loc, base, index)
+        if isinstance(e, ir.FieldRef):
+            return ir.FieldRef(e.type, e.loc, self._fix_places(e.base), e.field)
+        if isinstance(e, ir.StackRef):
+            return ir.StackRef(e.type, e.loc, self._fix_places(e.base), e.which)
+        if isinstance(e, ir.SliceE):
+            lo = e.dyn_lo
+            if lo is not None and not isinstance(lo, ir.Const | ir.Var):
+                tmp = self.fresh("i")
+                self.line(f"{tmp} = {self.expr(lo)}")
+                lo = ir.Var(lo.type, lo.loc, tmp)
+            return ir.SliceE(e.type, e.loc, self._fix_places(e.base), e.hi, e.lo, lo)
+        return e
 
     def _union_fix(self, lhs: ir.Expr) -> None:
         if isinstance(lhs, ir.FieldRef) and isinstance(strip_newtype(lhs.base.type), UnionT):

@@ -183,6 +183,8 @@ def _helpers() -> dict[str, Any]:
         "Stack": values.Stack,
         "ParserReject": values.ParserReject,
         "ExitSignal": values.ExitSignal,
+        "StackError": values.StackError,
+        "_NO_SUBJECT": object(),
         "sx": values.sx,
         "shl": values.shl,
         "sat_add_s": values.sat_add_s,
