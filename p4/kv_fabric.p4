@@ -404,18 +404,18 @@ control FabricIngress(inout headers_t hdr, inout metadata_t meta,
                                    meta.l4_src_port, meta.l4_dst_port },
                                  FLOWLET_SLOTS);
                             bit<48> last_seen;
-                            bit<64> state;
+                            bit<64> flowlet;
                             flowlet_last_seen.read(last_seen, slot);
-                            flowlet_state.read(state, slot);
+                            flowlet_state.read(flowlet, slot);
                             bit<48> now = standard_metadata.ingress_global_timestamp;
-                            if (state[16:16] == 0 || state[63:48] != meta.ecmp_group
-                                    || state[47:40] != meta.flowlet_gen
+                            if (flowlet[16:16] == 0 || flowlet[63:48] != meta.ecmp_group
+                                    || flowlet[47:40] != meta.flowlet_gen
                                     || now - last_seen > meta.flowlet_timeout) {
                                 new_flowlet = true;
-                                meta.flowlet_salt = state[39:24] + FLOWLET_STEP;
+                                meta.flowlet_salt = flowlet[39:24] + FLOWLET_STEP;
                             } else {
                                 use_ecmp = false;
-                                standard_metadata.egress_spec = state[8:0];
+                                standard_metadata.egress_spec = flowlet[8:0];
                             }
                             flowlet_last_seen.write(slot, now);
                         }
