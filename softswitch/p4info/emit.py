@@ -116,8 +116,9 @@ def build_p4info(model: m.Model) -> p4i.P4Info:
             _add_digest(info.digests.add(), d, symbols)
     if model.pkg_info is not None:
         _set_pkg_info(info.pkg_info, model.pkg_info)
-    info.type_info.SetInParent()
-    _set_type_info(info.type_info, model.type_info)
+    if model.type_info is not None:
+        info.type_info.SetInParent()
+        _set_type_info(info.type_info, model.type_info)
     return info
 
 

@@ -145,6 +145,8 @@ class _Extractor:
         self.ser_enums: dict[str, m.SerEnumInfo] = {}
         self.new_types: dict[str, m.NewTypeInfo] = {}
         self.errors_used = False
+        # whether p4c would have called mutable_type_info() (see _type_info)
+        self.type_info_touched = False
 
     # -- traversal ------------------------------------------------------
 
@@ -203,9 +205,10 @@ class _Extractor:
         actions = _block_actions(block)
         for action in actions:
             self._add_action(action)
-        for action in actions:
-            self._digests_in(action.body)
-        self._digests_in(block.body)
+        for stmts in [*(a.body for a in actions), block.body]:
+            if any(call.kind == "extern_func" for call in _calls(stmts)):
+                self.type_info_touched = True
+            self._digests_in(stmts)
 
     # -- actions --------------------------------------------------------
 
@@ -216,6 +219,8 @@ class _Extractor:
         params = []
         for var in action.cp_params:
             params.append(self._param(var, action))
+        if params and not _hidden(action.annotations):
+            self.type_info_touched = True
         anns = list(action.annotations)
         self.actions.append(
             m.Action(
@@ -253,6 +258,8 @@ class _Extractor:
     # -- tables ---------------------------------------------------------
 
     def _visit_table(self, table: ir.Table) -> None:
+        if not _hidden(table.annotations):
+            self.type_info_touched = True
         fields = []
         for key in table.keys:
             t = key.expr.type
@@ -354,6 +361,8 @@ class _Extractor:
     # -- externs --------------------------------------------------------
 
     def _visit_extern(self, inst: ir.ExternInstance) -> None:
+        if inst.table != inst.name:  # declared, not constructed in a table property
+            self.type_info_touched = True
         kind = inst.type_name
         if kind == "counter":
             self.counters.append(
@@ -490,7 +499,9 @@ class _Extractor:
         controller_name = _string_arg(header.annotations, "controller_header") or header.name
         metadata = []
         for fname, ftype, fanns in _flatten(header):
-            self._convert(ftype)
+            if not (_hidden(header.annotations) or _hidden(fanns)):
+                self._convert(ftype)
+                self.type_info_touched = True
             metadata.append(
                 m.PacketMetadata(
                     fname,
@@ -601,7 +612,17 @@ class _Extractor:
             )
         return m.NamedType("new_type", name)
 
-    def _type_info(self) -> m.TypeInfo:
+    def _type_info(self) -> m.TypeInfo | None:
+        """What p4c's TypeSpecConverter wrote, or None if p4c never touched type_info.
+
+        p4c calls ``P4Info::mutable_type_info()`` (which makes an empty
+        ``type_info {}`` appear) for every table, every action parameter, every
+        controller header field, every declared extern instance and every
+        extern function called from a control; a program with none of these
+        has no ``type_info`` at all.
+        """
+        if not self.type_info_touched:
+            return None
         return m.TypeInfo(
             structs=tuple(self.structs.items()),
             headers=tuple(self.headers.items()),
@@ -710,18 +731,76 @@ def _unit(value: Any) -> str:
 
 
 def _calls(stmts: Sequence[ir.Stmt]) -> Iterator[ir.Call]:
-    for stmt in stmts:
+    """Every call in ``stmts``, statements and expressions alike, looking into the
+    functions they call (p4c's front-end inlines functions before P4Info)."""
+    yield from _Calls().stmts(stmts)
+
+
+class _Calls:
+    """A walk over statements and expressions that yields the calls it meets."""
+
+    def __init__(self) -> None:
+        self.functions: set[int] = set()
+
+    def stmts(self, stmts: Sequence[ir.Stmt]) -> Iterator[ir.Call]:
+        for stmt in stmts:
+            yield from self.stmt(stmt)
+
+    def stmt(self, stmt: ir.Stmt) -> Iterator[ir.Call]:
         if isinstance(stmt, ir.CallStmt):
-            yield stmt.call
+            yield from self.expr(stmt.call)
+        elif isinstance(stmt, ir.Assign):
+            yield from self.exprs(stmt.lhs, stmt.rhs)
+        elif isinstance(stmt, ir.VarDecl):
+            yield from self.exprs(stmt.init)
+        elif isinstance(stmt, ir.Return):
+            yield from self.exprs(stmt.value)
         elif isinstance(stmt, ir.If):
-            yield from _calls(stmt.then)
-            yield from _calls(stmt.else_)
+            yield from self.expr(stmt.cond)
+            yield from self.stmts(stmt.then)
+            yield from self.stmts(stmt.else_)
         elif isinstance(stmt, ir.Switch):
+            yield from self.expr(stmt.expr)
             for case in stmt.cases:
-                yield from _calls(case.body)
+                yield from self.stmts(case.body)
         elif isinstance(stmt, ir.Loop):
-            yield from _calls(stmt.init)
-            yield from _calls(stmt.body)
-            yield from _calls(stmt.updates)
+            yield from self.stmts(stmt.init)
+            yield from self.exprs(stmt.cond)
+            yield from self.stmts(stmt.body)
+            yield from self.stmts(stmt.updates)
         elif isinstance(stmt, ir.ForIn):
-            yield from _calls(stmt.body)
+            yield from self.expr(stmt.collection)
+            yield from self.stmts(stmt.body)
+
+    def exprs(self, *exprs: ir.Expr | None) -> Iterator[ir.Call]:
+        for e in exprs:
+            if e is not None:
+                yield from self.expr(e)
+
+    def expr(self, e: ir.Expr) -> Iterator[ir.Call]:
+        if isinstance(e, ir.Call):
+            yield e
+            for arg in e.args:
+                yield from self.exprs(arg.expr)
+            if e.kind == "function" and id(e.target) not in self.functions:
+                self.functions.add(id(e.target))
+                yield from self.stmts(e.target.body)
+        elif isinstance(e, ir.TableResult):
+            yield from self.expr(e.call)
+        elif isinstance(e, ir.FieldRef | ir.StackRef):
+            yield from self.expr(e.base)
+        elif isinstance(e, ir.IndexRef):
+            yield from self.exprs(e.base, e.index)
+        elif isinstance(e, ir.SliceE):
+            yield from self.exprs(e.base, e.dyn_lo)
+        elif isinstance(e, ir.UnOp):
+            yield from self.expr(e.operand)
+        elif isinstance(e, ir.BinOp):
+            yield from self.exprs(e.left, e.right)
+        elif isinstance(e, ir.CastE):
+            yield from self.expr(e.expr)
+        elif isinstance(e, ir.Mux):
+            yield from self.exprs(e.cond, e.then, e.else_)
+        elif isinstance(e, ir.StructLit):
+            for _, value in e.fields:
+                yield from self.expr(value)

@@ -441,4 +441,7 @@ class Model:
     value_sets: tuple[ValueSet, ...] = ()
     registers: tuple[Register, ...] = ()
     digests: tuple[Digest, ...] = ()
-    type_info: TypeInfo = field(default_factory=TypeInfo)
+    #: None when p4c would never have touched ``P4Info.type_info`` (no table, no
+    #: action parameter, no extern instance, no extern function call...): then
+    #: the message has no ``type_info`` at all, not even an empty one.
+    type_info: TypeInfo | None = field(default_factory=TypeInfo)

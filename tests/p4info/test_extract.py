@@ -1,0 +1,93 @@
+"""P4Info of small v1model programs written inline, one p4c rule per test.
+
+Each expectation is derived by hand from what p4c's P4Runtime serializer does
+(the rule is named in the test); ids are computed with p4c's formula.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from finsy.proto import p4i
+
+from softswitch import p4info
+from softswitch.p4info.ids import Prefix, jenkins_hash
+
+SKELETON = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t {{ bit<8> f; bit<8> g; }}
+struct headers {{ h_t h; }}
+struct meta {{ bit<8> x; }}
+{decls}
+parser P(packet_in pk, out headers hdr, inout meta m, inout standard_metadata_t sm) {{
+    state start {{ pk.extract(hdr.h); transition accept; }}
+}}
+control VC(inout headers hdr, inout meta m) {{ apply {{ }} }}
+control IG(inout headers hdr, inout meta m, inout standard_metadata_t sm) {{
+{ingress}
+}}
+control EG(inout headers hdr, inout meta m, inout standard_metadata_t sm) {{ apply {{ }} }}
+control CK(inout headers hdr, inout meta m) {{ apply {{ }} }}
+control DP(packet_out pk, in headers hdr) {{ apply {{ pk.emit(hdr); }} }}
+V1Switch(P(), VC(), IG(), EG(), CK(), DP()) main;
+"""
+
+Compile = Callable[..., p4i.P4Info]
+
+
+@pytest.fixture
+def compile_p4(tmp_path: Path) -> Compile:
+    """The P4Info of a v1model program whose ingress (and top-level declarations) are given."""
+
+    def build(ingress: str, decls: str = "") -> p4i.P4Info:
+        path = tmp_path / "prog.p4"
+        path.write_text(SKELETON.format(ingress=ingress, decls=decls))
+        return p4info.p4info_of(p4info.load(str(path)))
+
+    return build
+
+
+def p4c_id(prefix: Prefix, name: str) -> int:
+    return (prefix << 24) | (jenkins_hash(name) & 0xFFFFFF)
+
+
+# -- type_info: present exactly when p4c calls P4Info::mutable_type_info() ----
+
+NO_PARAMS = "action a() { m.x = 1; } apply { a(); }"
+
+
+def test_no_type_info_for_parameterless_actions_and_no_tables(compile_p4: Compile) -> None:
+    info = compile_p4(NO_PARAMS)
+    assert [a.preamble.name for a in info.actions] == ["IG.a"]
+    assert not info.HasField("type_info")
+    assert "type_info" not in p4info.to_text(info)
+
+
+@pytest.mark.parametrize(
+    "ingress",
+    [
+        # a table (getMatchFields and addTableProperties), even without a key
+        "action a() { m.x = 1; } table t { actions = { a; } } apply { t.apply(); }",
+        # an action parameter (TypeSpecConverter on its type)
+        "action a(bit<8> v) { m.x = v; } apply { a(1); }",
+        # any declared extern instance (addExternInstance), even one never used
+        "counter(8, CounterType.packets) c; " + NO_PARAMS,
+        # an extern function called from a control's apply block or action
+        "action a() { mark_to_drop(sm); } apply { a(); }",
+        "apply { mark_to_drop(sm); }",
+    ],
+)
+def test_empty_type_info_once_p4c_touches_it(compile_p4: Compile, ingress: str) -> None:
+    info = compile_p4(ingress)
+    assert info.HasField("type_info")
+    assert p4info.to_text(info).endswith("type_info {\n}\n")
+
+
+def test_extern_function_inside_a_function_counts(compile_p4: Compile) -> None:
+    # p4c inlines functions before generating P4Info
+    decls = "void drop_it(inout standard_metadata_t s) { mark_to_drop(s); }"
+    info = compile_p4("apply { drop_it(sm); }", decls)
+    assert info.HasField("type_info")
