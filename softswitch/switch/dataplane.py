@@ -1,14 +1,20 @@
 """The seam between the switch and the interpreter.
 
 The P4Runtime server and the packet loop see a loaded program only through
-:class:`Dataplane`; :func:`load_dataplane` makes one from the device config of
-``kvfabric compile -o`` (or a ``.p4`` file at start-up).  Tests can inject any
-other loader with the same signature.
+:class:`Dataplane`; :func:`make_loader` makes one from the device config of
+``kvfabric compile -o`` and :func:`load_program_file` from the PROGRAM of the
+command line (a ``.p4`` file or a device config file).
+
+Parser value sets: the interpreter's parser tests its own ``ValueSetState``
+(value/mask members).  P4Runtime needs the checked, canonical members for
+reads, so each one is paired here with a :class:`softswitch.runtime.valuesets.ValueSet`
+registered in the pipeline's ``RuntimeState`` (:class:`BoundValueSet`): the
+server writes the runtime object, which hands the members on to the parser.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from finsy.proto import p4i
@@ -16,10 +22,24 @@ from finsy.proto import p4i
 from softswitch.errors import RuntimeConfigError, SoftswitchError
 from softswitch.frontend import elaborate_program, ir, parse_text
 from softswitch.frontend.preprocess import preprocess
+from softswitch.interp.objects import ValueSetState
 from softswitch.interp.pipeline import Digest, Pipeline
 from softswitch.p4info import device_config as dc
 from softswitch.p4info import p4info_of
+from softswitch.runtime.matches import (
+    Exact,
+    KeySpec,
+    Lpm,
+    Match,
+    MatchKind,
+    Optional,
+    Range,
+    Ternary,
+    mask_of,
+    prefix_mask,
+)
 from softswitch.runtime.state import RuntimeState
+from softswitch.runtime.valuesets import ValueSet
 
 
 class Dataplane(Protocol):
@@ -44,6 +64,71 @@ def take_digests(dataplane: Dataplane) -> list[tuple[str, tuple[int, ...]]]:
     return taken
 
 
+_KINDS: dict[int, MatchKind] = {
+    p4i.MatchField.EXACT: "exact",
+    p4i.MatchField.LPM: "lpm",
+    p4i.MatchField.TERNARY: "ternary",
+    p4i.MatchField.RANGE: "range",
+    p4i.MatchField.OPTIONAL: "optional",
+}
+
+
+class BoundValueSet(ValueSet):
+    """A runtime value set whose members also program the interpreter's parser."""
+
+    __slots__ = ("_parser",)
+
+    def __init__(self, name: str, keys: list[KeySpec], size: int, parser: ValueSetState) -> None:
+        self._parser = parser
+        super().__init__(name, keys, size)
+
+    def set_members(self, members: Sequence[Sequence[Match | None]]) -> None:
+        """Replace every member (checked first); on error nothing changes."""
+        for member in members:
+            if any(isinstance(m, Range) for m in member):
+                raise RuntimeConfigError(
+                    "UNIMPLEMENTED",
+                    f"value set '{self.name}': range members (the parser matches value/mask)",
+                )
+        super().set_members(members)
+        self._parser.clear()
+        for member in self.members:
+            masks = tuple(_mask(m, k.width) for m, k in zip(member, self.keys, strict=True))
+            values = tuple(_value(m) for m in member)
+            self._parser.add(values, masks)
+
+
+def _value(match: Match | None) -> int:
+    if isinstance(match, Exact | Optional | Lpm | Ternary):
+        return match.value
+    return 0
+
+
+def _mask(match: Match | None, width: int) -> int:
+    if isinstance(match, Exact | Optional):
+        return mask_of(width)
+    if isinstance(match, Lpm):
+        return prefix_mask(width, match.prefix_len)
+    if isinstance(match, Ternary):
+        return match.mask
+    return 0
+
+
+def bind_value_sets(pipeline: Pipeline, p4info: p4i.P4Info) -> None:
+    """Register a :class:`BoundValueSet` for every value set the P4Info declares."""
+    state = pipeline.state
+    for info in p4info.value_sets:
+        name = info.preamble.name
+        parser = pipeline.value_sets.get(name)
+        if parser is None or name in state.value_sets:
+            continue
+        keys = [
+            KeySpec(mf.name or f"field{mf.id}", mf.bitwidth, _KINDS.get(mf.match_type, "exact"))
+            for mf in info.match
+        ]
+        state.add_value_set(BoundValueSet(name, keys, info.size, parser))
+
+
 def _pipeline_from_source(
     program_text: str, file: str, drop_port: int, cpu_port: int | None
 ) -> tuple[ir.Program, Pipeline]:
@@ -66,6 +151,7 @@ def make_loader(drop_port: int, cpu_port: int | None) -> DataplaneLoader:
             _, pipeline = _pipeline_from_source(config.program, config.file, drop_port, cpu_port)
         except SoftswitchError as exc:
             raise RuntimeConfigError("INVALID_ARGUMENT", f"bad p4_device_config: {exc}") from None
+        bind_value_sets(pipeline, p4info)
         dataplane: Dataplane = pipeline
         return dataplane
 
@@ -85,10 +171,12 @@ def load_program_file(
         text = preprocess(path)
         program, pipeline = _pipeline_from_source(text, path, drop_port, cpu_port)
         p4info = p4info_of_program(program)
+        bind_value_sets(pipeline, p4info)
         device_config = dc.encode(dc.make_device_config(text, path, p4info))
         return p4info, device_config, pipeline
     config = dc.read(path)
     program, pipeline = _pipeline_from_source(config.program, config.file, drop_port, cpu_port)
     p4info = p4info_of_program(program)
     dc.check_matches(config, p4info)
+    bind_value_sets(pipeline, p4info)
     return p4info, dc.encode(config), pipeline

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from finsy.proto import p4i, p4r
+from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 
 from softswitch.errors import RuntimeConfigError
 from softswitch.runtime.pre import Replica
@@ -62,14 +63,31 @@ def decode_key(
 ) -> tuple[tuple[Match | None, ...], int]:
     """The runtime key (in P4Info field order) and priority of a P4Runtime key."""
     name = table.preamble.name
-    given: dict[int, p4r.FieldMatch] = {}
     for field_match in matches:
         schema.match_field(table, field_match.field_id)
+    key = decode_fields(name, table.match_fields, matches)
+    if needs_priority(table):
+        if priority <= 0:
+            raise _invalid(f"{name}: a ternary, range or optional key needs a priority > 0")
+    elif priority != 0:
+        raise _invalid(f"{name}: priority must be 0 for exact and LPM keys")
+    return key, priority
+
+
+def decode_fields(
+    name: str, fields: Sequence[p4i.MatchField], matches: Sequence[p4r.FieldMatch]
+) -> tuple[Match | None, ...]:
+    """Match values in ``fields`` order; an omitted non-exact field is a wildcard (None)."""
+    known = {mf.id for mf in fields}
+    given: dict[int, p4r.FieldMatch] = {}
+    for field_match in matches:
+        if field_match.field_id not in known:
+            raise _invalid(f"Invalid P4 id: {name} has no match field {field_match.field_id}")
         if field_match.field_id in given:
             raise _invalid(f"{name}: match field {field_match.field_id} is given twice")
         given[field_match.field_id] = field_match
     key: list[Match | None] = []
-    for mf in table.match_fields:
+    for mf in fields:
         fm = given.get(mf.id)
         if fm is None:
             if mf.match_type == MF.EXACT:
@@ -77,12 +95,7 @@ def decode_key(
             key.append(None)
         else:
             key.append(_decode_match(name, mf, fm))
-    if needs_priority(table):
-        if priority <= 0:
-            raise _invalid(f"{name}: a ternary, range or optional key needs a priority > 0")
-    elif priority != 0:
-        raise _invalid(f"{name}: priority must be 0 for exact and LPM keys")
-    return tuple(key), priority
+    return tuple(key)
 
 
 def _decode_match(table: str, mf: p4i.MatchField, fm: p4r.FieldMatch) -> Match:
@@ -123,10 +136,19 @@ def _decode_match(table: str, mf: p4i.MatchField, fm: p4r.FieldMatch) -> Match:
 
 def encode_key(table: p4i.Table, key: Sequence[Match | None], out: p4r.TableEntry) -> None:
     """Fill ``out.match`` with the canonical form of a runtime key."""
-    for mf, match in zip(table.match_fields, key, strict=False):
+    encode_fields(table.match_fields, key, out.match)
+
+
+def encode_fields(
+    fields: Sequence[p4i.MatchField],
+    key: Sequence[Match | None],
+    out: RepeatedCompositeFieldContainer[p4r.FieldMatch],
+) -> None:
+    """Append the canonical FieldMatch of each non-wildcard value to ``out``."""
+    for mf, match in zip(fields, key, strict=False):
         if match is None:
             continue
-        fm = out.match.add(field_id=mf.id)
+        fm = p4r.FieldMatch(field_id=mf.id)
         if isinstance(match, Exact):
             fm.exact.value = encode_bits(match.value)
         elif isinstance(match, Lpm):
@@ -140,6 +162,7 @@ def encode_key(table: p4i.Table, key: Sequence[Match | None], out: p4r.TableEntr
             fm.range.high = encode_bits(match.high)
         else:
             fm.optional.value = encode_bits(match.value)
+        out.append(fm)
 
 
 def decode_action(
@@ -195,6 +218,8 @@ def decode_replicas(replicas: Sequence[p4r.Replica], what: str) -> tuple[Replica
     return tuple(out)
 
 
-def encode_replicas(replicas: Sequence[Replica], out: list[p4r.Replica]) -> None:
+def encode_replicas(
+    replicas: Sequence[Replica], out: RepeatedCompositeFieldContainer[p4r.Replica]
+) -> None:
     for replica in replicas:
         out.append(p4r.Replica(port=encode_bits(replica.egress_port), instance=replica.instance))

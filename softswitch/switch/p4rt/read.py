@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 from finsy.proto import p4i, p4r
 
@@ -19,9 +20,18 @@ from softswitch.runtime import tables as rt
 from softswitch.runtime.externs import CounterData, MeterConfig
 from softswitch.runtime.profiles import ActionSelector
 from softswitch.runtime.state import RuntimeState
+from softswitch.switch.p4rt import oneshot
 from softswitch.switch.p4rt.codec import Schema, _Kind, encode_bits
-from softswitch.switch.p4rt.entries import decode_key, encode_action, encode_key, encode_replicas
-from softswitch.switch.p4rt.write import DigestConfigs
+from softswitch.switch.p4rt.entries import (
+    decode_key,
+    encode_action,
+    encode_fields,
+    encode_key,
+    encode_replicas,
+)
+from softswitch.switch.p4rt.write import DEFAULT_ENTRY_RESOURCES, DigestConfigs
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -46,7 +56,7 @@ def read_entities(source: ReadSource, request: p4r.ReadRequest) -> Iterator[p4r.
         yield from reader(source, getattr(entity, kind))
 
 
-def _selected(kind: _Kind[p4i.Table], ident: int) -> list[p4i.Table]:
+def _selected(kind: _Kind[T], ident: int) -> list[T]:
     return list(kind.by_id.values()) if ident == 0 else [kind.get(ident)]
 
 
@@ -106,6 +116,11 @@ def encode_entry(
         encode_action(source.schema, entry.action, out.action.action)
     elif entry.member_id is not None:
         out.action.action_profile_member_id = entry.member_id
+    elif entry.group_id is not None and oneshot.is_hidden(entry.group_id):
+        assert table.profile is not None
+        oneshot.encode_action_set(
+            source.schema, table.profile, entry.group_id, out.action.action_profile_action_set
+        )
     elif entry.group_id is not None:
         out.action.action_profile_group_id = entry.group_id
     out.metadata = entry.metadata
@@ -125,11 +140,15 @@ def encode_entry(
 def _default_entity(
     source: ReadSource, info: p4i.Table, table: rt.Table, msg: p4r.TableEntry
 ) -> p4r.Entity:
+    if msg.HasField("time_since_last_hit"):
+        raise RuntimeConfigError(
+            "INVALID_ARGUMENT",
+            "Default table entries do not support entry ageing, do not set "
+            "'time_since_last_hit' in your ReadRequest",
+        )
     out = p4r.TableEntry(table_id=info.preamble.id, is_default_action=True)
     encode_action(source.schema, table.default_action, out.action.action)
     out.is_const = bool(info.const_default_action_id) or table.spec.default_is_const
-    if msg.HasField("counter_data") and source.schema.direct_counter_of(info) is not None:
-        _counter_data(table.default_entry.counter, out.counter_data)
     return p4r.Entity(table_entry=out)
 
 
@@ -137,10 +156,12 @@ def _default_entity(
 
 
 def _members(source: ReadSource, msg: p4r.ActionProfileMember) -> Iterator[p4r.Entity]:
-    for info in _selected(source.schema.action_profiles, msg.action_profile_id):  # type: ignore[arg-type]
+    for info in _selected(source.schema.action_profiles, msg.action_profile_id):
         profile = source.state.action_profiles[info.preamble.name]
         for member in profile.members():
             if msg.member_id and member.member_id != msg.member_id:
+                continue
+            if oneshot.is_hidden(member.member_id):
                 continue
             out = p4r.ActionProfileMember(
                 action_profile_id=info.preamble.id, member_id=member.member_id
@@ -150,12 +171,14 @@ def _members(source: ReadSource, msg: p4r.ActionProfileMember) -> Iterator[p4r.E
 
 
 def _groups(source: ReadSource, msg: p4r.ActionProfileGroup) -> Iterator[p4r.Entity]:
-    for info in _selected(source.schema.action_profiles, msg.action_profile_id):  # type: ignore[arg-type]
+    for info in _selected(source.schema.action_profiles, msg.action_profile_id):
         selector = source.state.action_profiles[info.preamble.name]
         if not isinstance(selector, ActionSelector):
             continue
         for group in selector.groups():
             if msg.group_id and group.group_id != msg.group_id:
+                continue
+            if oneshot.is_hidden(group.group_id):
                 continue
             out = p4r.ActionProfileGroup(
                 action_profile_id=info.preamble.id, group_id=group.group_id, max_size=group.max_size
@@ -178,7 +201,7 @@ def _cells(size: int, msg: p4r.CounterEntry | p4r.MeterEntry | p4r.RegisterEntry
 
 
 def _counters(source: ReadSource, msg: p4r.CounterEntry) -> Iterator[p4r.Entity]:
-    for info in _selected(source.schema.counters, msg.counter_id):  # type: ignore[arg-type]
+    for info in _selected(source.schema.counters, msg.counter_id):
         counter = source.state.counters[info.preamble.name]
         for i in _cells(counter.size, msg):
             out = p4r.CounterEntry(counter_id=info.preamble.id)
@@ -189,6 +212,8 @@ def _counters(source: ReadSource, msg: p4r.CounterEntry) -> Iterator[p4r.Entity]
 
 def _direct_counters(source: ReadSource, msg: p4r.DirectCounterEntry) -> Iterator[p4r.Entity]:
     request = msg.table_entry
+    if request.is_default_action:
+        raise RuntimeConfigError("UNIMPLEMENTED", DEFAULT_ENTRY_RESOURCES)
     for info in _selected(source.schema.tables, request.table_id):
         if source.schema.direct_counter_of(info) is None:
             if request.table_id:
@@ -205,7 +230,7 @@ def _direct_counters(source: ReadSource, msg: p4r.DirectCounterEntry) -> Iterato
 
 
 def _meters(source: ReadSource, msg: p4r.MeterEntry) -> Iterator[p4r.Entity]:
-    for info in _selected(source.schema.meters, msg.meter_id):  # type: ignore[arg-type]
+    for info in _selected(source.schema.meters, msg.meter_id):
         meter = source.state.meters[info.preamble.name]
         for i in _cells(meter.size, msg):
             out = p4r.MeterEntry(meter_id=info.preamble.id)
@@ -218,6 +243,8 @@ def _meters(source: ReadSource, msg: p4r.MeterEntry) -> Iterator[p4r.Entity]:
 
 def _direct_meters(source: ReadSource, msg: p4r.DirectMeterEntry) -> Iterator[p4r.Entity]:
     request = msg.table_entry
+    if request.is_default_action:
+        raise RuntimeConfigError("UNIMPLEMENTED", DEFAULT_ENTRY_RESOURCES)
     for info in _selected(source.schema.tables, request.table_id):
         if source.schema.direct_meter_of(info) is None:
             if request.table_id:
@@ -235,7 +262,7 @@ def _direct_meters(source: ReadSource, msg: p4r.DirectMeterEntry) -> Iterator[p4
 
 
 def _registers(source: ReadSource, msg: p4r.RegisterEntry) -> Iterator[p4r.Entity]:
-    for info in _selected(source.schema.registers, msg.register_id):  # type: ignore[arg-type]
+    for info in _selected(source.schema.registers, msg.register_id):
         register = source.state.registers[info.preamble.name]
         for i in _cells(register.size, msg):
             out = p4r.RegisterEntry(register_id=info.preamble.id)
@@ -256,7 +283,7 @@ def _pre(source: ReadSource, msg: p4r.PacketReplicationEngineEntry) -> Iterator[
             if wanted and mgid != wanted:
                 continue
             group = p4r.MulticastGroupEntry(multicast_group_id=mgid)
-            encode_replicas(replicas, group.replicas)  # type: ignore[arg-type]
+            encode_replicas(replicas, group.replicas)
             yield p4r.Entity(
                 packet_replication_engine_entry=p4r.PacketReplicationEngineEntry(
                     multicast_group_entry=group
@@ -272,7 +299,7 @@ def _pre(source: ReadSource, msg: p4r.PacketReplicationEngineEntry) -> Iterator[
                 class_of_service=session.class_of_service,
                 packet_length_bytes=session.packet_length_bytes,
             )
-            encode_replicas(session.replicas, clone.replicas)  # type: ignore[arg-type]
+            encode_replicas(session.replicas, clone.replicas)
             yield p4r.Entity(
                 packet_replication_engine_entry=p4r.PacketReplicationEngineEntry(
                     clone_session_entry=clone
@@ -283,13 +310,22 @@ def _pre(source: ReadSource, msg: p4r.PacketReplicationEngineEntry) -> Iterator[
 
 
 def _digests(source: ReadSource, msg: p4r.DigestEntry) -> Iterator[p4r.Entity]:
-    for info in _selected(source.schema.digests, msg.digest_id):  # type: ignore[arg-type]
+    for info in _selected(source.schema.digests, msg.digest_id):
         config = source.digests.config(info.preamble.id)
         if config is None:
             continue
         out = p4r.DigestEntry(digest_id=info.preamble.id)
         out.config.CopyFrom(config)
         yield p4r.Entity(digest_entry=out)
+
+
+def _value_sets(source: ReadSource, msg: p4r.ValueSetEntry) -> Iterator[p4r.Entity]:
+    for info in _selected(source.schema.value_sets, msg.value_set_id):
+        value_set = source.state.value_sets.get(info.preamble.name)
+        out = p4r.ValueSetEntry(value_set_id=info.preamble.id)
+        for member in value_set.members if value_set is not None else ():
+            encode_fields(info.match, member, out.members.add().match)
+        yield p4r.Entity(value_set_entry=out)
 
 
 _READERS: dict[str, Callable[[ReadSource, object], Iterator[p4r.Entity]]] = {
@@ -303,4 +339,5 @@ _READERS: dict[str, Callable[[ReadSource, object], Iterator[p4r.Entity]]] = {
     "register_entry": _registers,  # type: ignore[dict-item]
     "packet_replication_engine_entry": _pre,  # type: ignore[dict-item]
     "digest_entry": _digests,  # type: ignore[dict-item]
+    "value_set_entry": _value_sets,  # type: ignore[dict-item]
 }

@@ -28,11 +28,21 @@ from softswitch.runtime import tables as rt
 from softswitch.runtime.externs import CounterData, MeterConfig
 from softswitch.runtime.pre import CloneSession
 from softswitch.runtime.state import RuntimeState
+from softswitch.switch.p4rt import oneshot
 from softswitch.switch.p4rt.codec import Schema, decode_bits
-from softswitch.switch.p4rt.entries import decode_action, decode_key, decode_replicas
+from softswitch.switch.p4rt.entries import (
+    decode_action,
+    decode_fields,
+    decode_key,
+    decode_replicas,
+)
+from softswitch.switch.p4rt.roles import RoleConfig, check_write
 
 Undo = Callable[[], None]
 U = p4r.Update
+DEFAULT_ENTRY_RESOURCES = (
+    "direct counters and meters of a default entry are not supported (nor by bmv2)"
+)
 _CODES = {name: number for name, number in rpc_code.Code.items()}
 
 
@@ -44,11 +54,13 @@ class DigestConfigs(Protocol):
 
 @dataclass(slots=True)
 class WriteTarget:
-    """What a write acts on."""
+    """What a write acts on, and the writer's role (its config None: full access)."""
 
     schema: Schema
     state: RuntimeState
     digests: DigestConfigs
+    role: str = ""
+    role_config: RoleConfig | None = None
 
 
 def _invalid(message: str) -> RuntimeConfigError:
@@ -100,6 +112,7 @@ def apply_update(target: WriteTarget, update: p4r.Update) -> Undo:
     handler = _HANDLERS.get(kind)
     if handler is None:
         raise RuntimeConfigError("UNIMPLEMENTED", f"writing {kind} is not supported")
+    check_write(target.role, target.role_config, update)
     return handler(target, update.type, getattr(update.entity, kind))
 
 
@@ -119,14 +132,52 @@ def _table_entry(target: WriteTarget, op: int, msg: p4r.TableEntry) -> Undo:
     key, priority = decode_key(schema, info, msg.match, msg.priority)
     if op == U.DELETE:
         old = table.delete(rt.TableEntry(matches=key, priority=priority))
-        return lambda: _reinsert(table, old)
-    entry = _entry_fields(target, info, msg, key, priority)
-    if op == U.INSERT:
-        stored = table.insert(entry)
-        return lambda: _delete(table, stored)
-    snapshot = _snapshot(table, table.get(key, priority))
-    table.modify(entry)
-    return lambda: _restore(table, snapshot)
+        bring_back = _forget_oneshot(table, old)
+
+        def undo_delete() -> None:
+            bring_back()
+            _reinsert(table, old)
+
+        return undo_delete
+    entry, drop_group = _entry_fields(target, info, msg, key, priority)
+    try:
+        if op == U.INSERT:
+            stored = table.insert(entry)
+
+            def undo_insert() -> None:
+                _delete(table, stored)
+                drop_group()
+
+            return undo_insert
+        current = table.get(key, priority)
+        previous = _snapshot(table, current)
+        table.modify(entry)
+    except RuntimeConfigError:
+        drop_group()
+        raise
+    bring_back_old = _forget_oneshot(table, previous)
+
+    def undo_modify() -> None:
+        bring_back_old()
+        _restore(table, previous)
+        drop_group()
+
+    return undo_modify
+
+
+def _nothing() -> None:
+    pass
+
+
+def _forget_oneshot(table: rt.Table, old: rt.TableEntry) -> Undo:
+    """Delete the hidden group of an entry that no longer exists; return how to bring it back."""
+    profile = table.profile
+    if profile is None or old.group_id is None or not oneshot.is_hidden(old.group_id):
+        return _nothing
+    group_id = old.group_id
+    members = oneshot.snapshot(profile, group_id)
+    oneshot.delete_group(profile, group_id)
+    return lambda: oneshot.recreate(profile, group_id, members)
 
 
 def _entry_fields(
@@ -135,11 +186,13 @@ def _entry_fields(
     msg: p4r.TableEntry,
     key: tuple[rt.Match | None, ...],
     priority: int,
-) -> rt.TableEntry:
+) -> tuple[rt.TableEntry, Undo]:
+    """The runtime entry of a message, and how to drop the one-shot group it made (if any)."""
     name = info.preamble.name
     entry = rt.TableEntry(matches=key, priority=priority, metadata=bytes(msg.metadata))
     which = msg.action.WhichOneof("type")
     profile = target.schema.profile_of(info)
+    table = target.state.tables[name]
     if which is None:
         raise _invalid(f"{name}: the entry has no action")
     if which == "action":
@@ -147,15 +200,31 @@ def _entry_fields(
             raise _invalid(f"{name} is implemented by {profile.preamble.name}: use a member")
         entry.action = decode_action(target.schema, msg.action.action, info)
     elif which == "action_profile_member_id":
-        if profile is None:
+        if profile is None or table.profile is None:
             raise _invalid(f"{name} has no action profile: use a direct action")
+        oneshot.check_manual(table.profile)
         entry.member_id = msg.action.action_profile_member_id
     elif which == "action_profile_group_id":
-        if profile is None or not profile.with_selector:
+        if profile is None or not profile.with_selector or table.profile is None:
             raise _invalid(f"{name} has no action selector: groups cannot be used")
+        oneshot.check_manual(table.profile)
         entry.group_id = msg.action.action_profile_group_id
-    else:
-        raise RuntimeConfigError("UNIMPLEMENTED", "one-shot action selector programming")
+    _check_entry_extras(target, info, msg, entry)
+    if which != "action_profile_action_set":
+        return entry, _nothing
+    if profile is None or table.profile is None:
+        raise _invalid(f"{name} has no action selector: an action set cannot be used")
+    entry.group_id, drop = oneshot.create_group(
+        target.schema, info, table.profile, msg.action.action_profile_action_set
+    )
+    return entry, drop
+
+
+def _check_entry_extras(
+    target: WriteTarget, info: p4i.Table, msg: p4r.TableEntry, entry: rt.TableEntry
+) -> None:
+    """Idle timeout and direct resources of an entry."""
+    name = info.preamble.name
     if msg.idle_timeout_ns:
         if info.idle_timeout_behavior != p4i.Table.NOTIFY_CONTROL:
             raise _invalid(f"{name} does not support idle timeouts")
@@ -175,7 +244,6 @@ def _entry_fields(
         entry.meter_config = meter_config(msg.meter_config)
     if msg.HasField("meter_counter_data") and not has_meter:
         raise _invalid(f"{name} has no direct meter")
-    return entry
 
 
 def meter_config(msg: p4r.MeterConfig) -> MeterConfig:
@@ -194,6 +262,8 @@ def _default_entry(
         raise _invalid(f"{name}: the default entry has no key and no priority")
     if info.const_default_action_id or table.spec.default_is_const:
         raise RuntimeConfigError("PERMISSION_DENIED", f"{name} has a const default action")
+    if msg.HasField("counter_data") or msg.HasField("meter_config"):
+        raise RuntimeConfigError("UNIMPLEMENTED", DEFAULT_ENTRY_RESOURCES)
     old = table.default_action
     which = msg.action.WhichOneof("type")
     if which is None:
@@ -245,6 +315,7 @@ def _member(target: WriteTarget, op: int, msg: p4r.ActionProfileMember) -> Undo:
     info = target.schema.action_profiles.get(msg.action_profile_id)
     profile = target.state.action_profiles[info.preamble.name]
     member_id = msg.member_id
+    oneshot.check_manual(profile)
     if op == U.DELETE:
         old = profile.member(member_id)
         profile.delete_member(member_id)
@@ -267,6 +338,7 @@ def _group(target: WriteTarget, op: int, msg: p4r.ActionProfileGroup) -> Undo:
     selector = target.state.action_profiles[info.preamble.name]
     if not info.with_selector or not isinstance(selector, ActionSelector):
         raise _invalid(f"{info.preamble.name} is not an action selector")
+    oneshot.check_manual(selector)
     group_id = msg.group_id
     if op == U.DELETE:
         old = selector.group(group_id)
@@ -328,7 +400,7 @@ def _direct_entry(target: WriteTarget, msg: p4r.TableEntry) -> tuple[p4i.Table, 
     info = target.schema.tables.get(msg.table_id)
     table = target.state.tables[info.preamble.name]
     if msg.is_default_action:
-        raise RuntimeConfigError("UNIMPLEMENTED", "direct resources of the default entry")
+        raise RuntimeConfigError("UNIMPLEMENTED", DEFAULT_ENTRY_RESOURCES)
     key, priority = decode_key(target.schema, info, msg.match, msg.priority)
     return info, table.get(key, priority)
 
@@ -460,6 +532,20 @@ def _digest(target: WriteTarget, op: int, msg: p4r.DigestEntry) -> Undo:
     return lambda: target.digests.configure(ident, old)
 
 
+def _value_set(target: WriteTarget, op: int, msg: p4r.ValueSetEntry) -> Undo:
+    info = target.schema.value_sets.get(msg.value_set_id)
+    name = info.preamble.name
+    if op != U.MODIFY:
+        raise _invalid(f"value set {name}: only MODIFY is allowed (it replaces every member)")
+    value_set = target.state.value_sets.get(name)
+    if value_set is None:
+        raise RuntimeConfigError("UNIMPLEMENTED", f"value set {name} is not programmable here")
+    members = [decode_fields(name, info.match, m.match) for m in msg.members]
+    old = value_set.members
+    value_set.set_members(members)
+    return lambda: value_set.set_members(old)
+
+
 _HANDLERS: dict[str, Callable[[WriteTarget, int, object], Undo]] = {
     "table_entry": _table_entry,  # type: ignore[dict-item]
     "action_profile_member": _member,  # type: ignore[dict-item]
@@ -471,4 +557,5 @@ _HANDLERS: dict[str, Callable[[WriteTarget, int, object], Undo]] = {
     "register_entry": _register,  # type: ignore[dict-item]
     "packet_replication_engine_entry": _pre,  # type: ignore[dict-item]
     "digest_entry": _digest,  # type: ignore[dict-item]
+    "value_set_entry": _value_set,  # type: ignore[dict-item]
 }
