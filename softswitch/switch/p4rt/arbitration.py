@@ -22,6 +22,11 @@ Rules (P4Runtime spec, "Client Arbitration and Controller Replication"):
 Write and SetForwardingPipelineConfig are allowed to the primary of their role.
 Like BMv2, a request without election id is accepted while no client at all is
 connected, which keeps ``grpc_cli``-style debugging possible.
+
+A role's configuration (:mod:`softswitch.switch.p4rt.roles`) is taken from its
+primary: a client that is or becomes primary sets it with ``role.config``, or
+clears it (full access) by sending none.  Notifications carry the role's name
+and current config.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from dataclasses import dataclass
 from finsy.proto import U128, p4r, rpc_code, rpc_status
 
 from softswitch.errors import RuntimeConfigError
+from softswitch.switch.p4rt.roles import RoleConfig, check_compatible, parse_role_config
 
 Notification = tuple[int, p4r.StreamMessageResponse]
 MAX_CLIENTS = 16
@@ -50,6 +56,7 @@ class Arbiter:
         self.device_id = device_id
         self.clients: dict[int, Client] = {}
         self.highest: dict[str, int] = {}
+        self.role_configs: dict[str, RoleConfig] = {}
 
     # --- queries ------------------------------------------------------------------------
 
@@ -66,8 +73,17 @@ class Arbiter:
 
     def primary_streams(self) -> list[int]:
         """The stream of each role's primary: where packet-ins and notifications go."""
+        return [stream_id for _, stream_id in self.primaries()]
+
+    def primaries(self) -> list[tuple[str, int]]:
+        """``(role, stream id)`` of each role's primary."""
         roles = {c.role for c in self.clients.values()}
-        return [p.stream_id for role in sorted(roles) if (p := self.primary(role)) is not None]
+        found = [(role, self.primary(role)) for role in sorted(roles)]
+        return [(role, p.stream_id) for role, p in found if p is not None]
+
+    def config_of(self, role: str) -> RoleConfig | None:
+        """The role's configuration; None means full pipeline access."""
+        return self.role_configs.get(role)
 
     def check_primary(self, role: str, election_id: int | None) -> None:
         """Raise PERMISSION_DENIED unless ``election_id`` is the primary's of ``role``."""
@@ -83,9 +99,10 @@ class Arbiter:
         """A MasterArbitrationUpdate arrived on ``stream_id``."""
         if update.device_id != self.device_id:
             raise RuntimeConfigError("NOT_FOUND", f"Invalid device id {update.device_id}")
-        if update.role.HasField("config"):
-            raise RuntimeConfigError("UNIMPLEMENTED", "role configurations are not supported")
         role = update.role.name
+        config = parse_role_config(update.role)
+        if config is not None:
+            check_compatible(role, config, self.role_configs)
         election_id = U128.decode(update.election_id)
         client = self.clients.get(stream_id)
         if client is not None and client.role != role:
@@ -104,6 +121,10 @@ class Arbiter:
             client.election_id = election_id
         self.highest[role] = max(self.highest.get(role, 0), election_id)
         after = self.primary(role)
+        if after is client and config is not None:
+            self.role_configs[role] = config
+        elif after is client:
+            self.role_configs.pop(role, None)
         if before is not after:
             return self._notify_role(role)
         return [self._notification(client)]
@@ -137,4 +158,7 @@ class Arbiter:
         )
         if client.role:
             update.role.name = client.role
+        config = self.role_configs.get(client.role)
+        if config is not None:
+            update.role.config.CopyFrom(config.message)
         return client.stream_id, p4r.StreamMessageResponse(arbitration=update)

@@ -18,14 +18,17 @@ import itertools
 import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 
 from finsy.proto import U128, p4r, rpc_code
 
 from softswitch.errors import RuntimeConfigError
 from softswitch.switch.dataplane import Dataplane, DataplaneLoader
+from softswitch.switch.p4rt import roles
 from softswitch.switch.p4rt.arbitration import Arbiter, Notification
 from softswitch.switch.p4rt.pipeline_config import PipelineConfigs
 from softswitch.switch.p4rt.read import ReadSource, encode_entry, read_entities
+from softswitch.switch.p4rt.roles import RoleConfig
 from softswitch.switch.p4rt.stream import (
     DigestQueue,
     idle_notification,
@@ -105,7 +108,13 @@ class Device:
             request.role, request.election_id if request.HasField("election_id") else None
         )
         loaded = self.configs.current
-        target = WriteTarget(loaded.schema, loaded.dataplane.state, self.digests)
+        target = WriteTarget(
+            loaded.schema,
+            loaded.dataplane.state,
+            self.digests,
+            role=request.role,
+            role_config=self.arbiter.config_of(request.role),
+        )
         return apply_write(target, request)
 
     def read(self, request: p4r.ReadRequest) -> Iterator[p4r.ReadResponse]:
@@ -122,6 +131,7 @@ class Device:
         self._check_primary(
             request.role, request.election_id if request.HasField("election_id") else None
         )
+        roles.check_push_pipeline(request.role, self.arbiter.config_of(request.role))
         if self.configs.set(request):
             self.digests.clear()
             self.on_dataplane_change(self.dataplane)
@@ -152,9 +162,13 @@ class Device:
             if queue is not None:
                 queue.put_nowait(msg)
 
-    def _to_primaries(self, msg: p4r.StreamMessageResponse) -> None:
-        for stream_id in self.arbiter.primary_streams():
-            self.streams[stream_id].put_nowait(msg)
+    def _to_primaries(
+        self, msg: p4r.StreamMessageResponse, wants: Callable[[RoleConfig | None], bool]
+    ) -> None:
+        """Send ``msg`` to the primary of every role whose config ``wants`` it."""
+        for role, stream_id in self.arbiter.primaries():
+            if wants(self.arbiter.config_of(role)):
+                self.streams[stream_id].put_nowait(msg)
 
     def stream_request(self, stream_id: int, request: p4r.StreamMessageRequest) -> None:
         """One message from a client's StreamChannel."""
@@ -209,8 +223,10 @@ class Device:
         if loaded is None:
             return
         self.packets_in += 1
+        packet = packet_in_message(loaded.schema, frame)
         self._to_primaries(
-            p4r.StreamMessageResponse(packet=packet_in_message(loaded.schema, frame))
+            p4r.StreamMessageResponse(packet=packet),
+            lambda config: roles.wants_packet_in(config, packet),
         )
 
     def digest(self, name: str, values: tuple[int, ...]) -> None:
@@ -228,18 +244,21 @@ class Device:
             return
         now = self.clock()
         for msg in self.digests.due(loaded.schema, now):
-            self._to_primaries(msg)
+            digest_id = msg.digest.digest_id
+            self._to_primaries(msg, partial(roles.wants_notification, digest_id))
         state = loaded.dataplane.state
         source = ReadSource(loaded.schema, state, self.digests, now)
-        expired = []
         for info in loaded.schema.tables.by_id.values():
             if not info.idle_timeout_behavior:
                 continue
             table = state.tables[info.preamble.name]
-            for entry in table.expired_entries(now):
-                expired.append(encode_entry(source, info, table, entry))
-        if expired:
-            self._to_primaries(idle_notification(expired, now))
+            expired = [encode_entry(source, info, table, e) for e in table.expired_entries(now)]
+            if expired:
+                table_id = info.preamble.id
+                self._to_primaries(
+                    idle_notification(expired, now),
+                    partial(roles.wants_notification, table_id),
+                )
 
 
 def _stream_error(exc: RuntimeConfigError) -> p4r.StreamError:
