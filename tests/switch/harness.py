@@ -1,23 +1,47 @@
-"""A real P4Runtime server on an ephemeral port, in a thread with its own event loop."""
+"""The switch tests' program, an in-process P4Runtime server, and entity builders.
+
+``fabric()`` compiles tests/switch/programs/fabric_test.p4 with the real
+front-end, P4Info extractor and device-config writer (what ``kvfabric compile
+-o`` does); the P4Info and device config it returns are what a controller would
+push.  :class:`ServerThread` serves a real :class:`Device`, with the real
+device-config loader (interpreter included), on an ephemeral port.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import queue
+import functools
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
-from finsy.proto import U128, p4r, p4r_grpc
+from finsy.proto import U128, p4i, p4r, rpc_status
 
+from softswitch.switch.dataplane import load_program_file, make_loader
+from softswitch.switch.p4rt.client import StreamClient
 from softswitch.switch.p4rt.device import Device
 from softswitch.switch.p4rt.service import start_server
 
-from .fakes import load_p4info, p4info_loader
-
 T = TypeVar("T")
+PROGRAMS = Path(__file__).parent / "programs"
+FABRIC_P4 = PROGRAMS / "fabric_test.p4"
+Client = StreamClient
+
+
+@functools.cache
+def fabric() -> tuple[p4i.P4Info, bytes]:
+    """P4Info and device config of fabric_test.p4."""
+    info, device_config, _ = load_program_file(str(FABRIC_P4), 511, 255)
+    return info, device_config
+
+
+def ids(kind: str) -> dict[str, int]:
+    """Short name -> id of the P4Info objects of one kind (``tables``, ``actions``...)."""
+    info, _ = fabric()
+    return {o.preamble.name.split(".")[-1]: o.preamble.id for o in getattr(info, kind)}
 
 
 class ServerThread:
@@ -61,17 +85,18 @@ class ServerThread:
 
 
 def make_device(device_id: int = 0, **kwargs: Any) -> Device:
-    return Device(device_id, p4info_loader, **kwargs)
+    return Device(device_id, make_loader(511, 255), **kwargs)
 
 
 def pipeline_request(
     device_id: int = 0, election_id: int | None = None, cookie: int | None = 7
 ) -> p4r.SetForwardingPipelineConfigRequest:
+    info, device_config = fabric()
     request = p4r.SetForwardingPipelineConfigRequest(
         device_id=device_id, action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT
     )
-    request.config.p4info.CopyFrom(load_p4info())
-    request.config.p4_device_config = b"{}"
+    request.config.p4info.CopyFrom(info)
+    request.config.p4_device_config = device_config
     if cookie is not None:
         request.config.cookie.cookie = cookie
     if election_id is not None:
@@ -79,63 +104,48 @@ def pipeline_request(
     return request
 
 
-class Client:
-    """A raw-stub client with one StreamChannel, for the error cases finsy hides."""
+# --- entities of fabric_test.p4 ---------------------------------------------------------------
 
-    def __init__(self, address: str) -> None:
-        self.channel = grpc.insecure_channel(address)
-        self.stub = p4r_grpc.P4RuntimeStub(self.channel)
-        self._requests: list[p4r.StreamMessageRequest | None] = []
-        self._cond = threading.Condition()
-        self._stream: Any = None
-        self.responses: queue.Queue[p4r.StreamMessageResponse | grpc.RpcError] = queue.Queue()
 
-    def _iter(self) -> Any:
-        while True:
-            with self._cond:
-                self._cond.wait_for(lambda: bool(self._requests))
-                item = self._requests.pop(0)
-            if item is None:
-                return
-            yield item
+def action(name: str, *params: int) -> p4r.Action:
+    """An Action by short name; parameters in declaration order, as padded bytestrings."""
+    info, _ = fabric()
+    spec = next(a for a in info.actions if a.preamble.name.split(".")[-1] == name)
+    out = p4r.Action(action_id=spec.preamble.id)
+    for param, value in zip(spec.params, params, strict=True):
+        out.params.add(param_id=param.id, value=value.to_bytes((param.bitwidth + 7) // 8, "big"))
+    return out
 
-    def send(self, request: p4r.StreamMessageRequest) -> None:
-        if self._stream is None:
-            self._stream = self.stub.StreamChannel(self._iter())
-            threading.Thread(target=self._pump, daemon=True).start()
-        with self._cond:
-            self._requests.append(request)
-            self._cond.notify()
 
-    def _pump(self) -> None:
-        try:
-            for response in self._stream:
-                self.responses.put(response)
-        except grpc.RpcError as exc:
-            self.responses.put(exc)
+def table_entry(table: str, action_msg: p4r.Action | None = None, **kw: Any) -> p4r.TableEntry:
+    entry = p4r.TableEntry(table_id=ids("tables")[table], **kw)
+    if action_msg is not None:
+        entry.action.action.CopyFrom(action_msg)
+    return entry
 
-    def arbitrate(self, election_id: int, device_id: int = 0, role: str = "") -> None:
-        update = p4r.MasterArbitrationUpdate(
-            device_id=device_id, election_id=U128.encode(election_id)
-        )
-        if role:
-            update.role.name = role
-        self.send(p4r.StreamMessageRequest(arbitration=update))
 
-    def receive(self, timeout: float = 5.0) -> p4r.StreamMessageResponse:
-        """The next stream message; raises the stream's RpcError if it ended with one."""
-        item = self.responses.get(timeout=timeout)
-        if isinstance(item, grpc.RpcError):
-            raise item
-        return item
+def l2_entry(mac: int | bytes, act: p4r.Action) -> p4r.Entity:
+    value = mac if isinstance(mac, bytes) else mac.to_bytes(6, "big")
+    entry = table_entry("l2", act)
+    entry.match.add(field_id=1, exact=p4r.FieldMatch.Exact(value=value))
+    return p4r.Entity(table_entry=entry)
 
-    def arbitration(self, timeout: float = 5.0) -> p4r.MasterArbitrationUpdate:
-        msg = self.receive(timeout)
-        assert msg.WhichOneof("update") == "arbitration", msg
-        return msg.arbitration
 
-    def close(self) -> None:
-        with self._cond:
-            self._requests.append(None)
-            self._cond.notify()
-        self.channel.close()
+def lpm_entry(prefix: int, plen: int, act: p4r.Action) -> p4r.Entity:
+    entry = table_entry("ipv4_lpm", act)
+    entry.match.add(
+        field_id=1, lpm=p4r.FieldMatch.LPM(value=prefix.to_bytes(4, "big"), prefix_len=plen)
+    )
+    return p4r.Entity(table_entry=entry)
+
+
+def write_errors(error: grpc.RpcError) -> list[p4r.Error]:
+    """The per-update p4.v1.Errors a failed Write carries in its status details."""
+    trailers: Any = error.trailing_metadata()
+    status = rpc_status.Status.FromString(dict(trailers)["grpc-status-details-bin"])
+    out = []
+    for detail in status.details:
+        item = p4r.Error()
+        detail.Unpack(item)
+        out.append(item)
+    return out

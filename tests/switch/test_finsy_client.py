@@ -9,11 +9,9 @@ from typing import Any
 
 import finsy as fy
 import pytest
+from google.protobuf import text_format
 
-from .fakes import PROGRAMS
-from .harness import ServerThread, make_device
-
-P4INFO = PROGRAMS / "fabric_test.p4info.txtpb"
+from .harness import ServerThread, fabric, make_device
 
 
 @pytest.fixture
@@ -23,8 +21,15 @@ def server() -> Iterator[ServerThread]:
     thread.stop()
 
 
-def options() -> fy.SwitchOptions:
-    return fy.SwitchOptions(p4info=Path(P4INFO), p4blob=b"{}", device_id=0)
+@pytest.fixture(scope="module")
+def p4info_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("finsy") / "fabric_test.p4info.txtpb"
+    path.write_text(text_format.MessageToString(fabric()[0]))
+    return path
+
+
+def options(p4info_file: Path) -> fy.SwitchOptions:
+    return fy.SwitchOptions(p4info=p4info_file, p4blob=fabric()[1], device_id=0)
 
 
 def nhop(port: int) -> fy.P4TableAction:
@@ -35,9 +40,11 @@ def counter_data(packets: int, nbytes: int) -> fy.P4CounterData:
     return fy.P4CounterData(packet_count=packets, byte_count=nbytes)
 
 
-def test_finsy_sets_the_pipeline_writes_and_reads_every_entity(server: ServerThread) -> None:
+def test_finsy_sets_the_pipeline_writes_and_reads_every_entity(
+    server: ServerThread, p4info_file: Path
+) -> None:
     async def scenario() -> dict[str, Any]:
-        async with fy.Switch("sw", server.address, options()) as switch:
+        async with fy.Switch("sw", server.address, options(p4info_file)) as switch:
             sw: Any = switch
             assert sw.is_primary
             await sw.write(
@@ -137,12 +144,14 @@ def test_finsy_sets_the_pipeline_writes_and_reads_every_entity(server: ServerThr
     assert error.details[0].canonical_code == fy.GRPCStatusCode.ALREADY_EXISTS
 
 
-def test_finsy_reconnect_keeps_the_pipeline_by_cookie(server: ServerThread) -> None:
+def test_finsy_reconnect_keeps_the_pipeline_by_cookie(
+    server: ServerThread, p4info_file: Path
+) -> None:
     async def connect_twice() -> int:
-        async with fy.Switch("sw", server.address, options()) as switch:
+        async with fy.Switch("sw", server.address, options(p4info_file)) as switch:
             sw: Any = switch
             await sw.write([fy.P4RegisterEntry("last_len", index=1, data=5)])
-        async with fy.Switch("sw", server.address, options()) as again:
+        async with fy.Switch("sw", server.address, options(p4info_file)) as again:
             sw2: Any = again
             [entry] = [e async for e in sw2.read(fy.P4RegisterEntry("last_len", index=1))]
             return int(entry.data)

@@ -11,10 +11,9 @@ from finsy.proto import U128, p4r, rpc_code, rpc_status
 
 from softswitch.switch.p4rt.device import API_VERSION
 
-from .fakes import load_p4info
-from .harness import Client, ServerThread, make_device, pipeline_request
+from .harness import Client, ServerThread, fabric, make_device, pipeline_request
 
-INFO = load_p4info()
+INFO, DEVICE_CONFIG = fabric()
 IDS = {t.preamble.name.split(".")[-1]: t.preamble.id for t in INFO.tables}
 ACTIONS = {a.preamble.name.split(".")[-1]: a.preamble.id for a in INFO.actions}
 GET = p4r.GetForwardingPipelineConfigRequest
@@ -127,7 +126,7 @@ def test_pipeline_config_actions_and_response_types(client: Client) -> None:
     assert cookie_only.cookie.cookie == 42
     assert not cookie_only.HasField("p4info") and not cookie_only.p4_device_config
     full = client.stub.GetForwardingPipelineConfig(GET(device_id=0)).config
-    assert full.p4info == INFO and full.p4_device_config == b"{}"
+    assert full.p4info == INFO and full.p4_device_config == DEVICE_CONFIG
     p4info_only = client.stub.GetForwardingPipelineConfig(
         GET(device_id=0, response_type=GET.P4INFO_AND_COOKIE)
     ).config
@@ -135,7 +134,7 @@ def test_pipeline_config_actions_and_response_types(client: Client) -> None:
     device_only = client.stub.GetForwardingPipelineConfig(
         GET(device_id=0, response_type=GET.DEVICE_CONFIG_AND_COOKIE)
     ).config
-    assert not device_only.HasField("p4info") and device_only.p4_device_config == b"{}"
+    assert not device_only.HasField("p4info") and device_only.p4_device_config == DEVICE_CONFIG
     # RECONCILE_AND_COMMIT with the same program keeps the entries and takes the new cookie
     write(client, insert(l2_entry(b"\x00\x00\x00\x00\x00\x01")))
     reconcile = pipeline_request(election_id=1, cookie=43)

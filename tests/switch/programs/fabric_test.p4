@@ -51,10 +51,13 @@ struct learn_t {
 
 struct meta_t {
     bit<8> color;
+    bit<1> punt;
 }
 
 parser MyParser(packet_in pkt, out headers_t hdr, inout meta_t meta,
                 inout standard_metadata_t std) {
+    value_set<bit<16>>(4) punt_types;
+
     state start {
         transition select(std.ingress_port) {
             CPU_PORT: parse_packet_out;
@@ -69,8 +72,13 @@ parser MyParser(packet_in pkt, out headers_t hdr, inout meta_t meta,
         pkt.extract(hdr.ethernet);
         transition select(hdr.ethernet.ether_type) {
             0x0800: parse_ipv4;
+            punt_types: mark_punt;
             default: accept;
         }
+    }
+    state mark_punt {
+        meta.punt = 1;
+        transition accept;
     }
     state parse_ipv4 {
         pkt.extract(hdr.ipv4);
@@ -161,6 +169,9 @@ control MyIngress(inout headers_t hdr, inout meta_t meta, inout standard_metadat
             ecmp.apply();
         }
         acl.apply();
+        if (meta.punt == 1) {
+            std.egress_spec = CPU_PORT;
+        }
         if (std.egress_spec == CPU_PORT) {
             hdr.packet_in.setValid();
             hdr.packet_in.ingress_port = std.ingress_port;
