@@ -647,23 +647,21 @@ def _block_actions(block: ir.BlockInstance) -> list[ir.Action]:
 
     p4c copies each top-level action that a control uses into the control, in
     the order of first use, ahead of the control's own declarations; actions that
-    nothing uses are gone. An action is the control's own when it is declared
+    nothing uses are gone. An action that only other actions call is gone too:
+    the front-end inlines action calls made inside actions and then removes the
+    declarations left unused. An action is the control's own when it is declared
     after the control starts (a top-level action must come before its users).
     """
     used: dict[int, ir.Action] = {}
 
     def use(action: ir.Action) -> None:
-        if id(action) not in used:
-            used[id(action)] = action
-            for call in _calls(action.body):
-                if call.kind == "action":
-                    use(call.target)
+        used.setdefault(id(action), action)
 
     for table in sorted(block.tables, key=lambda t: (t.loc.file, t.loc.line, t.loc.col)):
         for ref in table.actions:
             use(ref.action)
         use(table.default_action)
-    for call in _calls(block.body):
+    for call in _calls(block.body, into_actions=False):
         if call.kind == "action":
             use(call.target)
     own = [a for a in used.values() if _before(block.loc, a.loc)]
@@ -730,16 +728,18 @@ def _unit(value: Any) -> str:
     return ""
 
 
-def _calls(stmts: Sequence[ir.Stmt]) -> Iterator[ir.Call]:
+def _calls(stmts: Sequence[ir.Stmt], *, into_actions: bool = True) -> Iterator[ir.Call]:
     """Every call in ``stmts``, statements and expressions alike, looking into the
-    functions they call (p4c's front-end inlines functions before P4Info)."""
-    yield from _Calls().stmts(stmts)
+    functions (and, if ``into_actions``, actions) they call: p4c's front-end
+    inlines both before it generates P4Info."""
+    yield from _Calls(into_actions).stmts(stmts)
 
 
 class _Calls:
     """A walk over statements and expressions that yields the calls it meets."""
 
-    def __init__(self) -> None:
+    def __init__(self, into_actions: bool) -> None:
+        self.inline = ("function", "action") if into_actions else ("function",)
         self.functions: set[int] = set()
 
     def stmts(self, stmts: Sequence[ir.Stmt]) -> Iterator[ir.Call]:
@@ -782,7 +782,7 @@ class _Calls:
             yield e
             for arg in e.args:
                 yield from self.exprs(arg.expr)
-            if e.kind == "function" and id(e.target) not in self.functions:
+            if e.kind in self.inline and id(e.target) not in self.functions:
                 self.functions.add(id(e.target))
                 yield from self.stmts(e.target.body)
         elif isinstance(e, ir.TableResult):

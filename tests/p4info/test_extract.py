@@ -91,3 +91,35 @@ def test_extern_function_inside_a_function_counts(compile_p4: Compile) -> None:
     decls = "void drop_it(inout standard_metadata_t s) { mark_to_drop(s); }"
     info = compile_p4("apply { drop_it(sm); }", decls)
     assert info.HasField("type_info")
+
+
+# -- which actions P4Info lists --------------------------------------------
+
+
+def test_action_only_called_by_actions_is_inlined_away(compile_p4: Compile) -> None:
+    # p4c's front-end inlines action calls made in actions, then removes the
+    # declarations nothing refers to any more; actions called from apply stay.
+    ingress = """
+        action inner(bit<8> v) { m.x = v; }
+        action outer() { inner(3); }
+        action direct() { inner(4); }
+        table t { key = { hdr.h.f: exact; } actions = { outer; } }
+        apply { t.apply(); direct(); }
+    """
+    info = compile_p4(ingress)
+    # the control's copy of the top-level NoAction (the table's implicit
+    # default) comes first, then the control's own actions in declaration order
+    assert [a.preamble.name for a in info.actions] == ["NoAction", "IG.outer", "IG.direct"]
+
+
+def test_digest_in_an_inlined_action_is_found(compile_p4: Compile) -> None:
+    decls = "struct learn_t { bit<8> f; }"
+    ingress = """
+        action inner() { digest<learn_t>(1, { hdr.h.f }); }
+        action outer() { inner(); }
+        table t { key = { hdr.h.f: exact; } actions = { outer; } }
+        apply { t.apply(); }
+    """
+    info = compile_p4(ingress, decls)
+    assert [d.preamble.name for d in info.digests] == ["learn_t"]
+    assert info.digests[0].preamble.id == p4c_id(Prefix.DIGEST, "learn_t")
