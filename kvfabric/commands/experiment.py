@@ -1,0 +1,132 @@
+"""``kvfabric experiment``: run a scenario's modes on the emulated fabric (needs root).
+
+    kvfabric experiment --scenario topologies/scenarios/design-example.yaml \\
+        [--topology FILE] [--modes ecmp,flowlet,kv-aware,isolated] [--repeat N] \\
+        [--seed S] [--out DIR] [--switch kvfabric|bmv2] [--program FILE]
+    kvfabric experiment --sweep topologies/scenarios/sweep.yaml [--out DIR] ...
+
+Without ``--topology`` the fabric is built from the scenario's ``fabric`` section.
+``DIR`` (default ``results/<scenario>``) receives ``results.json``, ``results.md``,
+``cdf.png``, the fabric file the controller loaded and every process's log; the
+comparison table and its validity verdict are printed at the end. Exit statuses:
+0 for a valid run, 3 for a run that completed but is invalid, 1 for an error, 2 for
+a bad command line, 130 after Ctrl-C (the partial results are written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from controller.config_errors import ConfigError, did_you_mean
+
+if TYPE_CHECKING:
+    from lab.run import Experiment
+    from lab.scenario import Scenario
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """The command's options."""
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--scenario", type=Path, help="scenario file (topologies/scenarios/*.yaml)")
+    what.add_argument("--sweep", type=Path, help="sweep file: run a scenario over a grid")
+    parser.add_argument("--topology", type=Path, help="fabric file (default: the scenario's)")
+    parser.add_argument("--modes", help="comma-separated: ecmp,flowlet,kv-aware,isolated")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of every mode (default 1)")
+    parser.add_argument("--seed", type=int, default=1, help="arrival seed of the first run")
+    parser.add_argument("--out", type=Path, help="output directory (default results/NAME)")
+    parser.add_argument(
+        "--switch", choices=("kvfabric", "bmv2"), default="kvfabric", help="switch target"
+    )
+    parser.add_argument("--program", help="P4 program the switches start with (default: none)")
+    parser.add_argument("--verbose", action="store_true", help="show Mininet's own output")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the experiment or sweep; see the module docstring for exit statuses."""
+    from lab.errors import LabError
+    from lab.scenario import ModeName
+
+    if args.repeat < 1:
+        print("kvfabric experiment: error: --repeat must be at least 1", file=sys.stderr)
+        return 2
+    modes: tuple[str, ...] | None = None
+    if args.modes:
+        modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
+        known = [str(m) for m in ModeName]
+        for m in modes:
+            if m not in known:
+                print(
+                    f"kvfabric experiment: error: unknown mode {m!r}{did_you_mean(m, known)} "
+                    f"(modes: {', '.join(known)})",
+                    file=sys.stderr,
+                )
+                return 2
+    if os.geteuid() != 0:
+        print("kvfabric experiment: error: needs root (Mininet builds the fabric)", file=sys.stderr)
+        return 1
+    from mininet.log import setLogLevel
+
+    setLogLevel("info" if args.verbose else "warning")
+    try:
+        if args.sweep is not None:
+            return _sweep(args, modes)
+        return _experiment(args, modes)
+    except KeyboardInterrupt:
+        print("\nkvfabric experiment: interrupted; partial results written", file=sys.stderr)
+        return 130
+    except (LabError, ConfigError) as exc:
+        print(f"kvfabric experiment: error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _experiment(args: argparse.Namespace, modes: tuple[str, ...] | None) -> int:
+    from lab.results import markdown_table
+    from lab.run import run_experiment
+    from lab.scenario import load_scenario
+
+    scenario = load_scenario(args.scenario)
+    exp = _build(args, scenario, modes, args.out or Path("results") / scenario.name)
+    doc = run_experiment(exp)
+    print(markdown_table(doc))
+    print(f"results: {exp.out / 'results.json'}")
+    return 0 if doc["valid"] else 3
+
+
+def _build(
+    args: argparse.Namespace, scenario: Scenario, modes: Sequence[str] | None, out: Path
+) -> Experiment:
+    from controller.config import load_config
+    from lab.fabric import fabric_from_params
+    from lab.nodes import Bmv2Switch, P4Switch
+    from lab.run import Experiment
+
+    fabric = (
+        load_config(args.topology)
+        if args.topology is not None
+        else fabric_from_params(scenario.fabric, scenario.name)
+    )
+    return Experiment(
+        scenario=scenario,
+        fabric=fabric,
+        out=out,
+        modes=tuple(modes) if modes else tuple(str(m) for m in scenario.modes),
+        repeat=args.repeat,
+        seed=args.seed,
+        switch_cls=Bmv2Switch if args.switch == "bmv2" else P4Switch,
+        program=args.program,
+    )
+
+
+def _sweep(args: argparse.Namespace, modes: tuple[str, ...] | None) -> int:
+    from lab.sweep import load_sweep, run_sweep
+
+    sweep = load_sweep(args.sweep)
+    out = args.out or Path("results") / sweep.name
+    points = run_sweep(sweep, lambda s, o: _build(args, s, modes or sweep.modes, o), out)
+    print(f"sweep: {len(points)} points; plot: {out / 'sweep.png'}")
+    return 0 if all(p["valid"] for p in points) else 3

@@ -1,0 +1,432 @@
+"""The experiment: every mode on identical traffic, on the emulated fabric.
+
+``run_experiment`` does, in order:
+
+1. **plan** (no root, no processes; :func:`plan_experiment`): the fabric the lab
+   runs (lab rates, the scenario's slow cables, free ports; written to
+   ``OUT/fabric.yaml`` for the controller), the host roles, the background flows
+   with their 5-tuples, and the scaling of a real KV transfer to lab bytes;
+2. **lab**: Mininet with one switch process per switch, then the controller
+   process, which provisions the switches; a KV receiver in every receiving host;
+3. **modes**, for each repeat ``r`` (arrival seed ``seed + r``) and each mode in
+   turn: set the controller's mode, start the background (and pin it, when ECMP
+   cannot be steered), let it settle, then run the schedule's transfers while the
+   monitor samples CPU and counters and the scenario's link events fire; then stop
+   the background and judge the run's validity. Every mode of a repeat gets the
+   same schedule: same transfers, same arrival offsets, same ECMP source ports.
+   ``isolated`` runs each transfer alone, forced onto the spine with the most
+   capacity left by the background;
+4. **results**, after every mode (so Ctrl-C leaves what was measured):
+   ``results.json``, ``results.md`` and ``cdf.png`` in ``OUT``.
+
+Ctrl-C cancels the running mode: its finished transfers are kept and marked
+partial, every process and interface of the lab is removed (a second Ctrl-C during
+teardown is ignored), the results are written, and KeyboardInterrupt propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import signal
+import subprocess
+import threading
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from controller.config import FabricConfig
+from lab.arrivals import Arrival, PhasePlan, Schedule, generate
+from lab.control import ControllerProcess, FabricControl, HttpControl
+from lab.errors import LabError
+from lab.fabric import lab_fabric, write_fabric
+from lab.kvsize import Scaling, Setting, scale_to_lab
+from lab.kvtransfer import RECEIVER_PORT, Outcome, Receiver, Transfer, send
+from lab.monitor import Monitor
+from lab.net import Lab
+from lab.netns import factory_in, socket_in
+from lab.nodes import P4Switch
+from lab.plots import plot_cdf
+from lab.progress import Progress
+from lab.results import ModeRun, TransferResult, build_results, write_results
+from lab.roles import Roles, resolve_roles
+from lab.scenario import ModeName, Scenario
+from lab.topo import MAX_LAB_BPS, FabricTopo
+from lab.traffic import (
+    Background,
+    BackgroundFlow,
+    PathOracle,
+    best_spine,
+    capacity_left,
+    plan_background,
+)
+from lab.validity import Limits, judge
+
+NOMINAL_LAB_RTT_S = 2e-3
+"""Round trip through two Python switches, until the run measures it with ping."""
+ISOLATED_GAP_S = 0.5
+READY_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Experiment:
+    """What to run: a scenario on a fabric, in some modes, repeated, into ``out``."""
+
+    scenario: Scenario
+    fabric: FabricConfig
+    out: Path
+    modes: tuple[str, ...] = tuple(str(m) for m in ModeName)
+    repeat: int = 1
+    seed: int = 1
+    lab_link_bps: int = 20_000_000
+    switch_cls: type[P4Switch] = P4Switch
+    program: str | None = None
+    controller_argv: Sequence[str] | None = None
+    control_factory: Callable[[FabricConfig], FabricControl] = HttpControl.for_fabric
+    oracle: PathOracle | None = None
+    limits: Limits = field(default_factory=Limits)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """Everything decided before the lab starts."""
+
+    fabric: FabricConfig
+    roles: Roles
+    background: tuple[BackgroundFlow, ...]
+    scaling: Scaling
+    topo_queue: int
+
+
+def plan_experiment(exp: Experiment) -> Plan:
+    """The lab's fabric, roles, background and scaling (see step 1 of the module docstring)."""
+    fastest = max((link.capacity_bps for link in exp.fabric.links), default=0)
+    scale_to = exp.lab_link_bps if fastest > MAX_LAB_BPS else None
+    fabric = lab_fabric(exp.fabric, link_bps=scale_to, link_rates=exp.scenario.shaping.links)
+    roles = resolve_roles(exp.scenario, fabric)
+    flows = plan_background(
+        exp.scenario.background, fabric, roles, oracle=exp.oracle, source=exp.scenario.source
+    )
+    return Plan(
+        fabric,
+        roles,
+        tuple(flows),
+        scaling_for(exp.scenario, fabric),
+        exp.scenario.shaping.queue_packets,
+    )
+
+
+def scaling_for(
+    scenario: Scenario, fabric: FabricConfig, rtt_s: float = NOMINAL_LAB_RTT_S
+) -> Scaling:
+    """How the scenario's real transfer maps to this fabric's lab rate."""
+    t = scenario.transfer
+    rates = Counter(link.capacity_bps for link in fabric.links)
+    lab_bps = rates.most_common(1)[0][0]
+    return scale_to_lab(
+        t.real_bytes,
+        Setting(t.real_link_bps, t.real_poll_interval_s, t.real_rtt_s),
+        Setting(lab_bps, fabric.controller.telemetry.poll_interval_s, rtt_s),
+        concurrency=scenario.max_concurrency,
+        spines=len(fabric.spines),
+        time_scale=t.time_scale,
+        lab_bytes=t.lab_bytes,
+    )
+
+
+@dataclass(slots=True)
+class Collector:
+    """The runs so far, and where to write them."""
+
+    exp: Experiment
+    plan: Plan
+    runs: list[ModeRun] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    started: float = field(default_factory=time.time)
+
+    def results(self) -> dict[str, Any]:
+        """The results document of the runs so far."""
+        extra = {
+            "seed": self.exp.seed,
+            "repeat": self.exp.repeat,
+            "fabric": self.plan.fabric.name,
+            "scenario_file": self.exp.scenario.source,
+            "lab": {
+                "queue_packets": self.plan.topo_queue,
+                "link_rates_bps": sorted({link.capacity_bps for link in self.plan.fabric.links}),
+                "netem": False,
+                "note": "this kernel has no netem: link delay and loss are not emulated",
+            },
+            "background": [
+                {
+                    "src": f.key.src,
+                    "dst": f.key.dst,
+                    "protocol": f.key.protocol,
+                    "rate_bps": f.rate_bps,
+                    "spine": f.spine,
+                    "pinned": f.pinned,
+                }
+                for f in self.plan.background
+            ],
+            "scaling": self.plan.scaling.as_dict(),
+            "notes": self.notes,
+            "started_at": self.started,
+            "finished_at": time.time(),
+        }
+        return build_results(self.exp.scenario.name, self.runs, modes=self.exp.modes, extra=extra)
+
+    def write(self) -> dict[str, Any]:
+        """Write results.json, results.md and cdf.png; return the document."""
+        doc = self.results()
+        write_results(self.exp.out, doc)
+        plot_cdf(doc, self.exp.out / "cdf.png")
+        return doc
+
+
+def run_experiment(exp: Experiment, progress: Progress | None = None) -> dict[str, Any]:
+    """Run every mode (see the module docstring); return the results document."""
+    plan = plan_experiment(exp)
+    exp.out.mkdir(parents=True, exist_ok=True)
+    fabric_file = write_fabric(plan.fabric, exp.out / "fabric.yaml")
+    collector = Collector(exp, plan)
+    total = exp.scenario.transfers * exp.repeat * len(exp.modes)
+    progress = progress or Progress(total)
+    lab = Lab(
+        FabricTopo(plan.fabric, queue_packets=plan.topo_queue),
+        switch_cls=exp.switch_cls,
+        switch_opts={"program": exp.program} if exp.program else None,
+        log_dir=exp.out / "logs",
+    )
+    interrupted = False
+    try:
+        progress.set_stage("starting the fabric")
+        lab.start()
+        controller = ControllerProcess(
+            fabric_file, exp.out / "logs" / "controller.log", lab.processes, exp.controller_argv
+        )
+        controller.start()
+        asyncio.run(Session(exp, lab, controller, collector, progress).run())
+    except KeyboardInterrupt:
+        interrupted = True
+        collector.notes.append("interrupted by the user (Ctrl-C)")
+    finally:
+        progress.close()
+        with _sigint_ignored():
+            try:
+                lab.stop(check=True)
+            except LabError as exc:
+                collector.notes.append(str(exc))
+                raise
+            finally:
+                doc = collector.write()
+    if interrupted:
+        raise KeyboardInterrupt
+    return doc
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Ignore Ctrl-C while tearing down (only in the main thread, where handlers live)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@dataclass(slots=True)
+class Session:
+    """One experiment's running parts: the lab, the controller and what was measured."""
+
+    exp: Experiment
+    lab: Lab
+    controller: ControllerProcess
+    collector: Collector
+    progress: Progress
+    control: FabricControl | None = None
+
+    @property
+    def plan(self) -> Plan:
+        """The plan (with the measured RTT once known)."""
+        return self.collector.plan
+
+    async def run(self) -> None:
+        """Provision, then every repeat of every mode."""
+        exp = self.exp
+        self.control = control = exp.control_factory(self.plan.fabric)
+        self.progress.set_stage("waiting for the controller to provision the fabric")
+        await control.ready(READY_TIMEOUT_S)
+        rtt = measure_rtt(self.lab, self.plan)
+        if rtt is not None:
+            scaling = scaling_for(exp.scenario, self.plan.fabric, rtt)
+            self.collector.plan = dataclasses.replace(self.plan, scaling=scaling)
+        receivers = await _start_receivers(self.lab, self.plan)
+        try:
+            for r in range(exp.repeat):
+                schedule = generate(
+                    exp.scenario.phases, self.plan.roles, self.plan.scaling.lab_bytes, exp.seed + r
+                )
+                for mode in exp.modes:
+                    self.progress.set_stage(f"{mode}, repeat {r + 1}/{exp.repeat}")
+                    self.controller.check()
+                    run = ModeRun(mode, r)
+                    self.collector.runs.append(run)
+                    try:
+                        await self.run_mode(control, schedule, run)
+                    except BaseException:
+                        run.complete = False
+                        raise
+                    self.collector.write()
+                    await asyncio.sleep(exp.scenario.run.settle_s)
+        finally:
+            for receiver in receivers:
+                await receiver.close()
+
+    async def run_mode(self, control: FabricControl, schedule: Schedule, run: ModeRun) -> None:
+        """One mode: background, warm-up, transfers under the monitor, then the verdict."""
+        exp, lab, plan = self.exp, self.lab, self.plan
+        await control.set_mode("kv-aware" if run.mode == ModeName.ISOLATED else run.mode)
+        bg = Background.start(lab, plan.background, exp.out / "logs" / f"{run.mode}-r{run.repeat}")
+        monitor: Monitor | None = None
+        events: asyncio.Task[None] | None = None
+        try:
+            for f in plan.background:
+                if f.pinned:
+                    await control.pin_flow(f.key, f.spine)
+            await asyncio.sleep(exp.scenario.run.warmup_s)
+            before = _efficiency(await control.fabric())
+            monitor = Monitor(lab.topo, lab.switch_pids)
+            monitor.start()
+            events = asyncio.get_running_loop().create_task(_link_events(exp.scenario, lab))
+            await self.transfers(control, schedule, run)
+            after = _efficiency(await control.fabric())
+            if before is not None and after is not None:
+                run.efficiency = (after[0] - before[0], after[1] - before[1])
+        finally:
+            if events is not None:
+                events.cancel()
+                await asyncio.gather(events, return_exceptions=True)
+            for e in exp.scenario.events:
+                with contextlib.suppress(LabError, subprocess.SubprocessError):
+                    lab.set_cable(e.leaf, e.spine, up=True)
+            observed = await monitor.stop() if monitor is not None else None
+            failures = bg.failures()
+            bg.stop(lab)
+            for f in plan.background:
+                if f.pinned:
+                    with contextlib.suppress(LabError):
+                        await control.unpin_flow(f.key)
+            if observed is not None:
+                run.tier_samples = observed.tier_samples
+                run.invalid_reasons = judge(observed, exp.limits, failures)
+
+    async def transfers(self, control: FabricControl, schedule: Schedule, run: ModeRun) -> None:
+        """The schedule's transfers, phase after phase, as the mode wants them."""
+        mode, plan = run.mode, self.plan
+        paths = control if mode in (ModeName.KV_AWARE, ModeName.ISOLATED) else None
+        left = capacity_left(plan.fabric, plan.background)
+        timeout = self.exp.scenario.run.transfer_timeout_s
+
+        async def one(a: Arrival) -> None:
+            spine = None
+            if mode == ModeName.ISOLATED:
+                spine = best_spine(left, plan.roles.leaf_of[a.src], plan.roles.leaf_of[a.dst])
+            outcome = await send(
+                _transfer(plan, a),
+                sockets=factory_in(self.lab.netns_path(a.src)),
+                paths=paths,
+                spine=spine,
+                timeout_s=timeout,
+            )
+            run.transfers.append(_result(a, outcome))
+            self.progress.advance()
+
+        for phase in schedule.phases:
+            if mode == ModeName.ISOLATED or phase.sequential:
+                for k, a in enumerate(phase.arrivals):
+                    gap = a.at_s if phase.sequential else (ISOLATED_GAP_S if k else 0.0)
+                    await asyncio.sleep(gap)
+                    await one(a)
+            else:
+                await _concurrently(phase, one)
+
+
+def measure_rtt(lab: Lab, plan: Plan) -> float | None:
+    """Average ping RTT from the first sender to a remote receiver (None if none answer)."""
+    src = plan.roles.senders[0]
+    remote = [r for r in plan.roles.receivers if plan.roles.leaf_of[r] != plan.roles.leaf_of[src]]
+    if not remote:
+        return None
+    addr = str(plan.fabric.host(remote[0]).ipv4)
+    out = lab.cmd(src, "ping", "-c", "5", "-i", "0.2", "-W", "1", "-q", addr)
+    for line in out.splitlines():
+        if "min/avg/max" in line:
+            return float(line.split("=")[1].split("/")[1]) / 1000.0
+    return None
+
+
+async def _start_receivers(lab: Lab, plan: Plan) -> list[Receiver]:
+    receivers = []
+    for host in plan.roles.receivers:
+        receiver = Receiver()
+        sock = socket_in(lab.netns_path(host))
+        await receiver.start(sock, (str(plan.fabric.host(host).ipv4), RECEIVER_PORT))
+        receivers.append(receiver)
+    return receivers
+
+
+def _efficiency(view: Mapping[str, Any]) -> tuple[int, int] | None:
+    eff = view.get("efficiency")
+    if not isinstance(eff, Mapping):
+        return None
+    try:
+        return int(eff.get("efficient", 0)), int(eff.get("evaluated", 0))
+    except (TypeError, ValueError):
+        return None
+
+
+async def _link_events(scenario: Scenario, lab: Lab) -> None:
+    start = time.monotonic()
+    for e in sorted(scenario.events, key=lambda e: e.at_s):
+        await asyncio.sleep(max(0.0, start + e.at_s - time.monotonic()))
+        lab.set_cable(e.leaf, e.spine, up=e.up)
+
+
+async def _concurrently(phase: PhasePlan, one: Callable[[Arrival], Awaitable[None]]) -> None:
+    start = time.monotonic()
+
+    async def at(a: Arrival) -> None:
+        await asyncio.sleep(max(0.0, start + a.at_s - time.monotonic()))
+        await one(a)
+
+    tasks = [asyncio.get_running_loop().create_task(at(a)) for a in phase.arrivals]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _transfer(plan: Plan, a: Arrival) -> Transfer:
+    return Transfer(
+        src=a.src,
+        dst=a.dst,
+        src_addr=str(plan.fabric.host(a.src).ipv4),
+        dst_addr=str(plan.fabric.host(a.dst).ipv4),
+        nbytes=a.nbytes,
+        ecmp_port=a.ecmp_port,
+        label=f"t{a.index}",
+    )
+
+
+def _result(a: Arrival, o: Outcome) -> TransferResult:
+    spine = o.placement.spine if o.placement is not None else None
+    return TransferResult(a.index, a.src, a.dst, a.nbytes, o.fct_s, spine=spine, error=o.error)

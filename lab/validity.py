@@ -1,0 +1,66 @@
+"""Whether a run measured the fabric, or the lab's own limits.
+
+The switches are Python processes. If one saturates its core, or the machine runs
+out of CPU, queues build inside the switch (its socket buffer), not on the shaped
+links, and completion times measure Python. A run is **invalid** when:
+
+- a switch process used more than ``switch_cpu_max`` of a core over a sampling
+  interval (default 85%);
+- the machine's CPUs were busier than ``machine_cpu_max`` over an interval
+  (default 95%): then no switch can be trusted to keep up, even below one core;
+- a switch lost packets that no shaped queue accounts for
+  (:func:`lab.monitor.unexplained_drops`) beyond ``drops_max`` packets or
+  ``drops_fraction`` of what it received, whichever is larger;
+- a background flow stopped early, or a KV transfer failed (the results count
+  failed transfers themselves).
+
+:func:`judge` returns the reasons, in words; an empty list is a valid run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lab.monitor import Observed, unexplained_drops
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Where a run stops being a measurement of the fabric."""
+
+    switch_cpu_max: float = 0.85
+    machine_cpu_max: float = 0.95
+    drops_max: int = 20
+    drops_fraction: float = 0.005
+
+
+def judge(observed: Observed, limits: Limits = Limits(), extra: Sequence[str] = ()) -> list[str]:
+    """The reasons a run is invalid (empty when it is valid)."""
+    reasons: list[str] = []
+    for switch, shares in sorted(observed.switch_cpu.items()):
+        peak = max(shares, default=0.0)
+        if peak > limits.switch_cpu_max:
+            busy = sum(1 for s in shares if s > limits.switch_cpu_max) * observed.interval_s
+            reasons.append(
+                f"switch {switch} saturated: {peak:.0%} of a core at peak, above "
+                f"{limits.switch_cpu_max:.0%} for {busy:g}s "
+                "(the lab measured Python, not the fabric)"
+            )
+    if observed.machine_cpu:
+        peak = max(observed.machine_cpu)
+        if peak > limits.machine_cpu_max:
+            reasons.append(
+                f"the machine's CPUs were {peak:.0%} busy at peak (above "
+                f"{limits.machine_cpu_max:.0%}): switches may have fallen behind"
+            )
+    for switch, delta in sorted(observed.counters.items()):
+        lost = unexplained_drops(delta)
+        allowed = max(limits.drops_max, limits.drops_fraction * delta.rx)
+        if lost > allowed:
+            reasons.append(
+                f"switch {switch} lost {lost} of {delta.rx} packets that no link queue "
+                f"explains ({delta.queue_drops} dropped by shaped queues)"
+            )
+    reasons.extend(extra)
+    return reasons

@@ -1,0 +1,216 @@
+"""Planning an experiment without root: roles, background flows, scaling, sweeps, validity."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.config_generate import leaf_spine
+from lab.control import FlowKey
+from lab.errors import ScenarioError
+from lab.fabric import fabric_from_params
+from lab.monitor import Counters, Observed, unexplained_drops
+from lab.progress import Progress
+from lab.roles import resolve_roles
+from lab.run import Experiment, plan_experiment
+from lab.scenario import BackgroundLoad, load_scenario, parse_scenario
+from lab.sweep import load_sweep, run_sweep
+from lab.traffic import (
+    best_spine,
+    capacity_left,
+    client_argv,
+    load_spine,
+    plan_background,
+    server_argv,
+)
+from lab.validity import judge
+
+from .conftest import ROOT
+
+SCENARIOS = ROOT / "topologies" / "scenarios"
+
+
+def plan_of(name: str) -> Any:
+    s = load_scenario(SCENARIOS / f"{name}.yaml")
+    return s, plan_experiment(
+        Experiment(s, fabric_from_params(s.fabric, s.name), Path("/tmp/unused"))
+    )
+
+
+def test_design_example_plan():
+    _, plan = plan_of("design-example")
+    assert plan.roles.senders == ("h11", "h12") and plan.roles.receivers == ("h21", "h22")
+    flows = {(f.spine, f.key.src, f.key.dst, f.rate_bps, f.key.protocol) for f in plan.background}
+    assert flows == {
+        ("spine1", "h13", "h23", 15_000_000, "udp"),
+        ("spine2", "h14", "h24", 12_500_000, "udp"),
+    }
+    assert all(f.pinned for f in plan.background)  # no ECMP oracle: the controller pins them
+    left = capacity_left(plan.fabric, plan.background)
+    assert left[("leaf1", "leaf2", "spine1")] == 5_000_000
+    assert left[("leaf1", "leaf2", "spine2")] == 7_500_000
+    assert best_spine(left, "leaf1", "leaf2") == "spine2"  # the isolated reference's path
+    assert plan.scaling.lab_bytes == 1_000_000
+    assert plan.scaling.real_bytes == 1_342_177_280
+    assert plan.fabric.controller.api.port != 8080  # free ports for every run
+
+
+def test_collisions_background_loads_every_spine_lightly():
+    _, plan = plan_of("collisions")
+    per_spine: dict[str, int] = {}
+    for f in plan.background:
+        per_spine[f.spine] = per_spine.get(f.spine, 0) + f.rate_bps
+    # Two leaf pairs (leaf1->leaf3, leaf2->leaf4), 10% of 20 Mb/s each, on each spine.
+    assert per_spine == {f"spine{i}": 4_000_000 for i in range(1, 5)}
+    ports = [(f.key.src, f.key.src_port) for f in plan.background]
+    assert len(set(ports)) == len(ports)
+    assert len({f.key.dst_port for f in plan.background}) == len(plan.background)
+
+
+def test_asymmetric_slow_cable_and_failure_event():
+    _, plan = plan_of("asymmetric")
+    rates = {(lk.a.switch, lk.b.switch): lk.capacity_bps for lk in plan.fabric.links}
+    assert rates[("leaf1", "spine2")] == 5_000_000
+    s, _ = plan_of("failure")
+    assert s.events[0].leaf == "leaf1" and not s.events[0].up
+
+
+def test_an_oracle_chooses_ports_that_ecmp_puts_on_the_spine():
+    fabric = leaf_spine(2, 2, 2)
+    s = parse_scenario(
+        "transfer: {bytes: 1MB}\narrivals: [{kind: sequential, count: 1}]\n"
+        "hosts: {senders: [h11], receivers: [h21], background: [h12, h22]}\n"
+    )
+    roles = resolve_roles(s, fabric)
+
+    def oracle(key: FlowKey) -> str:
+        return "spine1" if key.src_port % 2 else "spine2"
+
+    flows = load_spine(fabric, roles, "spine2", 0.5, oracle=oracle)
+    assert len(flows) == 1 and flows[0].key.src_port % 2 == 0 and not flows[0].pinned
+    assert flows[0].rate_bps == 10_000_000
+
+
+def test_background_that_hosts_cannot_carry_is_an_error():
+    fabric = leaf_spine(2, 2, 2)
+    s = parse_scenario(
+        "transfer: {bytes: 1MB}\narrivals: [{kind: sequential, count: 1}]\n"
+        "hosts: {senders: [h11], receivers: [h21], background: [h12, h22]}\n"
+    )
+    roles = resolve_roles(s, fabric)
+    loads = [BackgroundLoad("spine1", 0.75), BackgroundLoad("spine2", 0.75)]
+    with pytest.raises(ScenarioError, match=r"background\[1\].*cannot carry 75%"):
+        plan_background(loads, fabric, roles)
+    with pytest.raises(ScenarioError, match="has no spine 'spine7'"):
+        plan_background([BackgroundLoad("spine7", 0.1)], fabric, roles)
+
+
+def test_roles_errors_name_the_key():
+    fabric = leaf_spine(2, 2, 2)
+    s = parse_scenario(
+        "transfer: {bytes: 1MB}\narrivals: [{kind: sequential, count: 1}]\n"
+        "hosts: {senders: [h111]}\n",
+        "s.yaml",
+    )
+    with pytest.raises(
+        ScenarioError, match=r"s.yaml: hosts.senders: .*no host 'h111'; did you mean"
+    ):
+        resolve_roles(s, fabric)
+    s = parse_scenario(
+        "transfer: {bytes: 1MB}\narrivals: [{kind: sequential, count: 1}]\n"
+        "background: [{spine: spine1, load: 10%}]\n",
+        "s.yaml",
+    )
+    with pytest.raises(ScenarioError, match="background traffic needs hosts"):
+        resolve_roles(s, fabric)
+
+
+def test_iperf3_command_lines():
+    _, plan = plan_of("design-example")
+    f = plan.background[0]
+    assert server_argv(f) == ["iperf3", "-s", "-p", str(f.key.dst_port)]
+    argv = client_argv(f, "10.0.2.3", duration_s=60)
+    assert argv[:4] == ["iperf3", "-c", "10.0.2.3", "-p"]
+    assert ["--cport", str(f.key.src_port)] == argv[5:7]
+    assert argv[-3:] == ["-u", "-l", "8900"] and "15000000" in argv
+
+
+def test_unexplained_drops_and_validity():
+    assert unexplained_drops(Counters(rx=1000, tx=990, rx_dropped=0, queue_drops=10)) == 0
+    assert unexplained_drops(Counters(rx=1000, tx=900, rx_dropped=5, queue_drops=10)) == 95
+    ok = Observed(
+        switch_cpu={"leaf1": [0.2, 0.3]},
+        machine_cpu=[0.5],
+        counters={"leaf1": Counters(1000, 1000)},
+    )
+    assert judge(ok) == []
+    bad = dataclasses.replace(
+        ok,
+        switch_cpu={"leaf1": [0.2, 0.97, 0.99]},
+        machine_cpu=[0.99],
+        counters={"spine1": Counters(rx=10_000, tx=9_000, queue_drops=100)},
+    )
+    reasons = judge(bad, extra=["background flow stopped"])
+    assert len(reasons) == 4
+    assert "switch leaf1 saturated: 99% of a core" in reasons[0] and "for 2s" in reasons[0]
+    assert "machine's CPUs were 99% busy" in reasons[1]
+    assert "switch spine1 lost 900 of 10000 packets" in reasons[2]
+    assert reasons[3] == "background flow stopped"
+
+
+def test_progress_bar():
+    out = io.StringIO()
+    p = Progress(4, stream=out)
+    p.set_stage("ecmp, repeat 1/1")
+    p.advance()
+    p.advance(3)
+    assert p.line().startswith("[" + "#" * 30 + "] 100% 4/4 transfers | ecmp, repeat 1/1 |")
+    assert "4/4 transfers" in out.getvalue()
+
+
+def test_sweep_points_and_run(tmp_path: Path):
+    sweep = load_sweep(SCENARIOS / "sweep.yaml")
+    points = sweep.points()
+    assert points[0] == {"background_load": "0%", "burst_size": 1}
+    s = sweep.scenario_at({"background_load": "30%", "burst_size": 2})
+    assert s.background[0].load == 0.3 and s.phases[0].size == 2
+    assert s.name == "collisions.background_load-30pct.burst_size-2"
+
+    def fake_runner(exp: Experiment) -> dict[str, Any]:
+        load = exp.scenario.background[0].load
+        size = exp.scenario.phases[0].size
+        return {"reduction_vs_ecmp": {"kv-aware": {"p99": 0.1 * size + load}}, "valid": True}
+
+    def build(scenario: Any, out: Path) -> Experiment:
+        return Experiment(scenario, fabric_from_params(scenario.fabric, scenario.name), out)
+
+    results = run_sweep(sweep, build, tmp_path, runner=fake_runner)
+    assert len(results) == 12
+    assert results[-1]["reduction"]["p99"] == pytest.approx(0.4 + 0.45)
+    assert (tmp_path / "sweep.json").exists() and (tmp_path / "sweep.png").stat().st_size > 1000
+
+
+def test_sweep_errors(tmp_path: Path):
+    (tmp_path / "base.yaml").write_text((SCENARIOS / "collisions.yaml").read_text())
+    bad_key = tmp_path / "s.yaml"
+    bad_key.write_text(
+        "scenario: base.yaml\naxes: [{name: x, key: 'background[3].load', values: [1%]}]\n"
+    )
+    with pytest.raises(
+        ScenarioError, match=r"axes.x.key: the base scenario has no 'background\[3\].load'"
+    ):
+        load_sweep(bad_key)
+    bad_value = tmp_path / "v.yaml"
+    bad_value.write_text(
+        "scenario: base.yaml\naxes: [{name: x, key: 'background[0].load', values: [150%]}]\n"
+    )
+    with pytest.raises(ScenarioError, match=r"v.yaml: axes \(x-150pct\).*expected a percentage"):
+        load_sweep(bad_value)
+    typo = tmp_path / "t.yaml"
+    typo.write_text("scenario: base.yaml\naxis: []\n")
+    with pytest.raises(ScenarioError, match="did you mean 'axes'"):
+        load_sweep(typo)
