@@ -154,7 +154,10 @@ class _Extractor:
         blocks = list(self.program.pipeline.values())
         for block in self._all_blocks(blocks):
             self.declared_instances.update(id(e) for e in block.externs)
-        queue: deque[Any] = deque(blocks)
+        # p4c's walk starts at the top-level block, whose instances (declared
+        # outside any parser or control) come before the package's blocks
+        top = [e for e in self.program.externs if id(e) not in self.declared_instances]
+        queue: deque[Any] = deque([*top, *blocks])
         seen: set[int] = set()
         while queue:
             node = queue.popleft()

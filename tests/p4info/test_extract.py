@@ -123,3 +123,16 @@ def test_digest_in_an_inlined_action_is_found(compile_p4: Compile) -> None:
     info = compile_p4(ingress, decls)
     assert [d.preamble.name for d in info.digests] == ["learn_t"]
     assert info.digests[0].preamble.id == p4c_id(Prefix.DIGEST, "learn_t")
+
+
+def test_top_level_instances_come_first(compile_p4: Compile) -> None:
+    # p4c walks the evaluated blocks breadth first from the top-level block,
+    # whose own instances precede everything the package's blocks declare
+    decls = "counter(8, CounterType.packets) top_c;"
+    ingress = "counter(4, CounterType.bytes) c; apply { top_c.count(1); c.count(0); }"
+    info = compile_p4(ingress, decls)
+    assert [(c.preamble.name, c.preamble.alias, c.size) for c in info.counters] == [
+        ("top_c", "top_c", 8),
+        ("IG.c", "c", 4),
+    ]
+    assert info.counters[0].preamble.id == p4c_id(Prefix.COUNTER, "top_c")
