@@ -165,18 +165,23 @@ class TrafficManager:
     def transit(
         self, port: int, now_ns: int, item: Any = None, priority: int = 0
     ) -> QueueTicket | None:
-        """Enqueue a packet and take it out as soon as its queue lets it leave.
+        """Queue a packet in virtual time, for a caller that processes one packet at a time.
 
-        For a caller that processes one packet at a time: the packets already
-        queued ahead of it leave first (they are dropped from the model).
+        Packets that left before ``now_ns`` are taken out first; the new packet
+        joins behind those still queued (including any that arrived at the same
+        instant), so ``enq_qdepth`` counts the real backlog and ``deq_timedelta``
+        is the time it waits behind it. A packet stays queued until its departure
+        time, so later packets see it. ``deq_qdepth`` is 0: the packets that will
+        arrive while it waits are not known yet.
         """
+        self.dequeue(now_ns - 1)
         ticket = self.enqueue(port, now_ns, item, priority)
         if ticket is None:
             return None
-        while True:
-            out = self._pop_one(ticket.departure_ns)
-            if out is ticket or out is None:
-                return ticket
+        ticket.deq_timedelta = ticket.departure_ns // 1000 - ticket.enq_timestamp
+        self.dequeue(now_ns)
+        ticket.deq_qdepth = 0
+        return ticket
 
     def reset(self) -> None:
         """Empty every queue (settings are kept)."""

@@ -285,13 +285,12 @@ def test_queue_bank_keeps_the_largest_depth_and_delay_of_the_epoch() -> None:
     assert leaf.register("queue_bank1", 2) == m.queue_cell(1, depth=9)
     # A rate limit makes packets wait: at 1000 packets/s a packet leaves 1 ms after the
     # one before it. Four packets 10 us apart from t = 10 ms leave at 10, 11, 12 and 13 ms;
-    # the last one entered at 10.03 ms and waited 2970 us. (The target reports depth 0
-    # for them: docs/target-bugs.md, 1.)
+    # the last one entered at 10.03 ms behind the two still queued and waited 2970 us.
     leaf.state.tm.set_queue_rate(1000, port=2)
     leaf.configure("setdefault telemetry_epoch set_epoch(epoch:2)")
     for i in range(4):
         _send_to_h2(leaf, 10_000 + 10 * i)
-    assert leaf.register("queue_bank0", 2) == m.queue_cell(2, depth=0, delay_us=2970)
+    assert leaf.register("queue_bank0", 2) == m.queue_cell(2, depth=2, delay_us=2970)
     assert leaf.register("queue_bank1", 2) == m.queue_cell(1, depth=9)
 
 
