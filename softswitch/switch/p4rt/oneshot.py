@@ -21,6 +21,7 @@ below 1 INVALID_ARGUMENT, a total weight above the selector's
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from finsy.proto import p4i, p4r
 
@@ -64,7 +65,10 @@ def create_group(
     profile: ActionProfile,
     action_set: p4r.ActionProfileActionSet,
 ) -> tuple[int, Undo]:
-    """Create the hidden members and group of an action set; return the group id and an undo."""
+    """Create the hidden members and group of an action set; return the group id and an undo.
+
+    The total weight is checked against ``max_group_size`` of the P4Info.
+    """
     name = table.preamble.name
     if not isinstance(profile, ActionSelector):
         raise RuntimeConfigError(
@@ -84,7 +88,9 @@ def create_group(
             raise RuntimeConfigError("UNIMPLEMENTED", f"{name}: watch ports in an action set")
         calls.append((decode_action(schema, action.action, table), action.weight))
     total = sum(weight for _, weight in calls)
-    if profile.max_group_size and total > profile.max_group_size:
+    info = schema.profile_of(table)
+    max_group_size = info.max_group_size if info is not None else 0
+    if max_group_size and total > max_group_size:
         raise RuntimeConfigError(
             "RESOURCE_EXHAUSTED", "Sum of weights exceeds static max_group_size (from P4Info)"
         )
@@ -95,7 +101,7 @@ def create_group(
             profile.insert_member(next_id + offset, call)
             members[next_id + offset] = weight
         group_id = next_id + len(calls)
-        profile.insert_group(group_id, members, profile.max_group_size)
+        profile.insert_group(group_id, members, max_group_size)
     except RuntimeConfigError:
         for member_id in members:
             profile.delete_member(member_id)
@@ -112,25 +118,29 @@ def delete_group(profile: ActionProfile, group_id: int) -> None:
         profile.delete_member(member_id)
 
 
-HiddenGroup = list[tuple[int, int, ActionCall]]
+@dataclass(frozen=True, slots=True)
+class HiddenGroup:
+    """What :func:`recreate` needs to bring a deleted hidden group back."""
+
+    group_id: int
+    max_size: int
+    members: tuple[tuple[int, int, ActionCall], ...]  # (member id, weight, action)
 
 
 def snapshot(profile: ActionProfile, group_id: int) -> HiddenGroup:
-    """What :func:`recreate` needs to bring a hidden group back: (member, weight, action)."""
     assert isinstance(profile, ActionSelector)
-    return [
-        (member_id, weight, profile.member(member_id))
-        for member_id, weight in profile.group(group_id).members
-    ]
+    group = profile.group(group_id)
+    members = tuple((m, w, profile.member(m)) for m, w in group.members)
+    return HiddenGroup(group_id, group.max_size, members)
 
 
-def recreate(profile: ActionProfile, group_id: int, members: HiddenGroup) -> None:
-    """Undo :func:`delete_group`: the same ids, actions and weights."""
+def recreate(profile: ActionProfile, hidden: HiddenGroup) -> None:
+    """Undo :func:`delete_group`: the same ids, actions, weights and max size."""
     assert isinstance(profile, ActionSelector)
-    for member_id, _, call in members:
+    for member_id, _, call in hidden.members:
         profile.insert_member(member_id, call)
-    weights = {member_id: weight for member_id, weight, _ in members}
-    profile.insert_group(group_id, weights, profile.max_group_size)
+    weights = {member_id: weight for member_id, weight, _ in hidden.members}
+    profile.insert_group(hidden.group_id, weights, hidden.max_size)
 
 
 def encode_action_set(

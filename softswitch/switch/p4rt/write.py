@@ -174,10 +174,9 @@ def _forget_oneshot(table: rt.Table, old: rt.TableEntry) -> Undo:
     profile = table.profile
     if profile is None or old.group_id is None or not oneshot.is_hidden(old.group_id):
         return _nothing
-    group_id = old.group_id
-    members = oneshot.snapshot(profile, group_id)
-    oneshot.delete_group(profile, group_id)
-    return lambda: oneshot.recreate(profile, group_id, members)
+    hidden = oneshot.snapshot(profile, old.group_id)
+    oneshot.delete_group(profile, old.group_id)
+    return lambda: oneshot.recreate(profile, hidden)
 
 
 def _entry_fields(

@@ -95,6 +95,7 @@ control MyIngress(inout headers_t hdr, inout meta_t meta, inout standard_metadat
     meter(16, MeterType.packets) port_meter;
     register<bit<32>>(16) last_len;
     direct_counter(CounterType.packets_and_bytes) acl_counter;
+    @max_group_size(16)
     action_selector(HashAlgorithm.crc16, 128, 16) ecmp_selector;
 
     action drop() {
