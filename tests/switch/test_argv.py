@@ -112,3 +112,13 @@ def test_bad_command_lines(argv: list[str], message: str) -> None:
 def test_help_short_circuits() -> None:
     assert parse_argv(["--help"]).show_help
     assert parse_argv(["-v"]).show_version
+
+
+def test_priority_queues_are_accepted_with_a_warning_that_they_do_nothing_yet() -> None:
+    assert parse_argv(["p.p4", "--", "--priority-queues", "1"]).warnings == ()
+    opts = parse_argv(["p.p4", "--", "--priority-queues", "4"])
+    assert opts.priority_queues == 4
+    [warning] = opts.warnings
+    assert "--priority-queues 4" in warning and "standard_metadata.priority" in warning
+    with pytest.raises(UsageError, match="out of range"):
+        parse_argv(["p.p4", "--", "--priority-queues", "9"])
