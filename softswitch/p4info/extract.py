@@ -1,14 +1,16 @@
 """ir.Program -> model.Model: the control-plane objects of a program, in p4c's order.
 
-p4c builds P4Info by visiting the *evaluated blocks* of the program breadth
-first, starting from ``main``: the six V1Switch blocks, then what each of them
-declares (tables, extern instances, nested parser/control instances) in
-declaration order, then what those declare, and so on. A control contributes its
-actions when it is visited (actions copied from top-level declarations, such as
-``NoAction``, come first), a table its table entry together with its direct
-counter or meter, an extern instance its counter, meter, register or action
-profile entry. Digests come from the ``digest<T>()`` calls in the actions and
-apply blocks of the controls, one per type ``T``. Controller headers are the
+p4c builds P4Info after its front-end, by visiting the *evaluated blocks*
+breadth first from the top-level block: the extern instances declared at top
+level, the six V1Switch blocks, then what each of those declares (tables and
+extern instances) in declaration order. Nested parser and control instances are
+no longer blocks of their own by then: the front-end has inlined them into the
+V1Switch block that declares them (see :mod:`~softswitch.p4info.layout`). A
+control contributes its actions when it is visited (its copies of top-level
+actions, such as ``NoAction``, first), a table its table entry together with its
+direct counter or meter, an extern instance its counter, meter, register or
+action profile entry. Digests come from the ``digest<T>()`` calls in the actions
+and apply blocks of the controls, one per type ``T``. Controller headers are the
 header types annotated ``@controller_header``, in declaration order.
 
 Widths follow p4c's ``getTypeWidth``: a ``type`` with
@@ -21,8 +23,7 @@ fields flattened, unions, enums, serializable enums, ``type``\\ s, ``error``).
 from __future__ import annotations
 
 import re
-from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from softswitch.errors import Loc, P4SourceError
@@ -43,6 +44,7 @@ from softswitch.frontend.types import (
     Varbit,
     bit_width,
 )
+from softswitch.p4info import layout
 from softswitch.p4info import model as m
 
 _COUNTERS = {"counter", "direct_counter"}
@@ -154,23 +156,21 @@ class _Extractor:
         blocks = list(self.program.pipeline.values())
         for block in self._all_blocks(blocks):
             self.declared_instances.update(id(e) for e in block.externs)
-        # p4c's walk starts at the top-level block, whose instances (declared
-        # outside any parser or control) come before the package's blocks
-        top = [e for e in self.program.externs if id(e) not in self.declared_instances]
-        queue: deque[Any] = deque([*top, *blocks])
-        seen: set[int] = set()
-        while queue:
-            node = queue.popleft()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            if isinstance(node, ir.BlockInstance):
-                self._visit_block(node)
-                queue.extend(self._children(node))
-            elif isinstance(node, ir.Table):
-                self._visit_table(node)
-            elif isinstance(node, ir.ExternInstance):
-                self._visit_extern(node)
+        # p4c's walk is breadth first from the top-level block: its own
+        # instances (declared outside any parser or control), then the
+        # package's blocks, then what each of those declares; nested instances
+        # are inlined by then (see layout.py)
+        for inst in self.program.externs:
+            if id(inst) not in self.declared_instances:
+                self._visit_extern(inst)
+        for block in blocks:
+            self._visit_block(block)
+        for block in blocks:
+            for local in layout.flat_locals(block):
+                if isinstance(local, ir.Table):
+                    self._visit_table(local)
+                elif isinstance(local, ir.ExternInstance):
+                    self._visit_extern(local)
         controller_headers = tuple(
             self._controller_header(h) for h in self.program.controller_headers
         )
@@ -195,23 +195,26 @@ class _Extractor:
             yield block
             yield from self._all_blocks(block.blocks)
 
-    @staticmethod
-    def _children(block: ir.BlockInstance) -> list[Any]:
-        children: list[Any] = [*block.tables, *block.externs, *block.blocks]
-        return sorted(children, key=lambda c: (c.loc.file, c.loc.line, c.loc.col))
-
     def _visit_block(self, block: ir.BlockInstance) -> None:
         if block.kind == "parser":
-            for vs in block.value_sets:
-                self.value_sets.append(self._value_set(vs))
+            for local in layout.flat_locals(block):
+                if isinstance(local, ir.ValueSet):
+                    self.value_sets.append(self._value_set(local))
             return
-        actions = _block_actions(block)
+        actions = layout.control_actions(block)
         for action in actions:
             self._add_action(action)
-        for stmts in [*(a.body for a in actions), block.body]:
-            if any(call.kind == "extern_func" for call in _calls(stmts)):
+        for action in actions:
+            self._extern_functions(layout.calls(action.body))
+        self._extern_functions(layout.body_calls(block))
+
+    def _extern_functions(self, calls: Iterable[ir.Call]) -> None:
+        """What p4c's addExternFunction does for each extern function called."""
+        for call in calls:
+            if call.kind == "extern_func":
                 self.type_info_touched = True
-            self._digests_in(stmts)
+                if call.target == "digest" and call.type_args:
+                    self._digest(call)
 
     # -- actions --------------------------------------------------------
 
@@ -438,22 +441,18 @@ class _Extractor:
 
     # -- digests, value sets, controller headers --------------------------
 
-    def _digests_in(self, stmts: Sequence[ir.Stmt]) -> None:
-        for call in _calls(stmts):
-            if call.kind == "extern_func" and call.target == "digest" and call.type_args:
-                t = call.type_args[0]
-                if not isinstance(_strip(t), StructLike):
-                    raise P4SourceError(
-                        call.loc, f"digest type {t} is not a struct or header; P4Info needs a name"
-                    )
-                spec = self._convert(t)
-                name = _type_cp_name(_strip(t))
-                anns = getattr(_strip(t), "annotations", []) or []
-                self.digests.append(
-                    m.Digest(
-                        name, spec, _explicit_id(anns, call.loc), annotations_of(anns), call.loc
-                    )
-                )
+    def _digest(self, call: ir.Call) -> None:
+        t = call.type_args[0]
+        if not isinstance(_strip(t), StructLike):
+            raise P4SourceError(
+                call.loc, f"digest type {t} is not a struct or header; P4Info needs a name"
+            )
+        spec = self._convert(t)
+        name = _type_cp_name(_strip(t))
+        anns = getattr(_strip(t), "annotations", []) or []
+        self.digests.append(
+            m.Digest(name, spec, _explicit_id(anns, call.loc), annotations_of(anns), call.loc)
+        )
 
     def _value_set(self, vs: ir.ValueSet) -> m.ValueSet:
         et = _strip(vs.element_type)
@@ -641,39 +640,6 @@ class _Extractor:
 # helpers
 
 
-def _before(a: Loc, b: Loc) -> bool:
-    return a.file == b.file and (a.line, a.col) < (b.line, b.col)
-
-
-def _block_actions(block: ir.BlockInstance) -> list[ir.Action]:
-    """The actions of a control as p4c's midend leaves them in the control's locals.
-
-    p4c copies each top-level action that a control uses into the control, in
-    the order of first use, ahead of the control's own declarations; actions that
-    nothing uses are gone. An action that only other actions call is gone too:
-    the front-end inlines action calls made inside actions and then removes the
-    declarations left unused. An action is the control's own when it is declared
-    after the control starts (a top-level action must come before its users).
-    """
-    used: dict[int, ir.Action] = {}
-
-    def use(action: ir.Action) -> None:
-        used.setdefault(id(action), action)
-
-    for table in sorted(block.tables, key=lambda t: (t.loc.file, t.loc.line, t.loc.col)):
-        for ref in table.actions:
-            use(ref.action)
-        use(table.default_action)
-    for call in _calls(block.body, into_actions=False):
-        if call.kind == "action":
-            use(call.target)
-    own = [a for a in used.values() if _before(block.loc, a.loc)]
-    own_ids = {id(a) for a in own}
-    copied = [a for a in used.values() if id(a) not in own_ids]
-    own.sort(key=lambda a: (a.loc.line, a.loc.col))
-    return copied + own
-
-
 def _source_name(var: ir.Var) -> str:
     """A parameter's name as written (the IR renames variables ``v<n>_<name>``)."""
     return re.sub(r"^v\d+_", "", var.name)
@@ -729,81 +695,3 @@ def _unit(value: Any) -> str:
     if isinstance(value, str):
         return value.rsplit(".", 1)[-1]
     return ""
-
-
-def _calls(stmts: Sequence[ir.Stmt], *, into_actions: bool = True) -> Iterator[ir.Call]:
-    """Every call in ``stmts``, statements and expressions alike, looking into the
-    functions (and, if ``into_actions``, actions) they call: p4c's front-end
-    inlines both before it generates P4Info."""
-    yield from _Calls(into_actions).stmts(stmts)
-
-
-class _Calls:
-    """A walk over statements and expressions that yields the calls it meets."""
-
-    def __init__(self, into_actions: bool) -> None:
-        self.inline = ("function", "action") if into_actions else ("function",)
-        self.functions: set[int] = set()
-
-    def stmts(self, stmts: Sequence[ir.Stmt]) -> Iterator[ir.Call]:
-        for stmt in stmts:
-            yield from self.stmt(stmt)
-
-    def stmt(self, stmt: ir.Stmt) -> Iterator[ir.Call]:
-        if isinstance(stmt, ir.CallStmt):
-            yield from self.expr(stmt.call)
-        elif isinstance(stmt, ir.Assign):
-            yield from self.exprs(stmt.lhs, stmt.rhs)
-        elif isinstance(stmt, ir.VarDecl):
-            yield from self.exprs(stmt.init)
-        elif isinstance(stmt, ir.Return):
-            yield from self.exprs(stmt.value)
-        elif isinstance(stmt, ir.If):
-            yield from self.expr(stmt.cond)
-            yield from self.stmts(stmt.then)
-            yield from self.stmts(stmt.else_)
-        elif isinstance(stmt, ir.Switch):
-            yield from self.expr(stmt.expr)
-            for case in stmt.cases:
-                yield from self.stmts(case.body)
-        elif isinstance(stmt, ir.Loop):
-            yield from self.stmts(stmt.init)
-            yield from self.exprs(stmt.cond)
-            yield from self.stmts(stmt.body)
-            yield from self.stmts(stmt.updates)
-        elif isinstance(stmt, ir.ForIn):
-            yield from self.expr(stmt.collection)
-            yield from self.stmts(stmt.body)
-
-    def exprs(self, *exprs: ir.Expr | None) -> Iterator[ir.Call]:
-        for e in exprs:
-            if e is not None:
-                yield from self.expr(e)
-
-    def expr(self, e: ir.Expr) -> Iterator[ir.Call]:
-        if isinstance(e, ir.Call):
-            yield e
-            for arg in e.args:
-                yield from self.exprs(arg.expr)
-            if e.kind in self.inline and id(e.target) not in self.functions:
-                self.functions.add(id(e.target))
-                yield from self.stmts(e.target.body)
-        elif isinstance(e, ir.TableResult):
-            yield from self.expr(e.call)
-        elif isinstance(e, ir.FieldRef | ir.StackRef):
-            yield from self.expr(e.base)
-        elif isinstance(e, ir.IndexRef):
-            yield from self.exprs(e.base, e.index)
-        elif isinstance(e, ir.SliceE):
-            yield from self.exprs(e.base, e.dyn_lo)
-        elif isinstance(e, ir.UnOp):
-            yield from self.expr(e.operand)
-        elif isinstance(e, ir.BinOp):
-            yield from self.exprs(e.left, e.right)
-        elif isinstance(e, ir.CastE):
-            yield from self.expr(e.expr)
-        elif isinstance(e, ir.Mux):
-            yield from self.exprs(e.cond, e.then, e.else_)
-        elif isinstance(e, ir.StructLit):
-            for _, value in e.fields:
-                yield from self.expr(value)

@@ -54,7 +54,7 @@ def test_every_format_and_the_device_config(tmp_path: Path) -> None:
     from_json = json_format.Parse(js.read_text(), p4i.P4Info())
     from_binary = p4i.P4Info.FromString(binary.read_bytes())
     assert from_text == from_json == from_binary
-    assert from_text.tables[0].preamble.name == "MyIngress.t"
+    assert from_text.tables[0].preamble.name == "MyIngress.i1.t"  # inlined, declared first
 
     config = device_config.read(dev)
     assert config.file == program

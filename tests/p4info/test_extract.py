@@ -29,7 +29,9 @@ control VC(inout headers hdr, inout meta m) {{ apply {{ }} }}
 control IG(inout headers hdr, inout meta m, inout standard_metadata_t sm) {{
 {ingress}
 }}
-control EG(inout headers hdr, inout meta m, inout standard_metadata_t sm) {{ apply {{ }} }}
+control EG(inout headers hdr, inout meta m, inout standard_metadata_t sm) {{
+{egress}
+}}
 control CK(inout headers hdr, inout meta m) {{ apply {{ }} }}
 control DP(packet_out pk, in headers hdr) {{ apply {{ pk.emit(hdr); }} }}
 V1Switch(P(), VC(), IG(), EG(), CK(), DP()) main;
@@ -42,9 +44,9 @@ Compile = Callable[..., p4i.P4Info]
 def compile_p4(tmp_path: Path) -> Compile:
     """The P4Info of a v1model program whose ingress (and top-level declarations) are given."""
 
-    def build(ingress: str, decls: str = "") -> p4i.P4Info:
+    def build(ingress: str, decls: str = "", egress: str = "apply { }") -> p4i.P4Info:
         path = tmp_path / "prog.p4"
-        path.write_text(SKELETON.format(ingress=ingress, decls=decls))
+        path.write_text(SKELETON.format(ingress=ingress, decls=decls, egress=egress))
         return p4info.p4info_of(p4info.load(str(path)))
 
     return build
@@ -136,3 +138,88 @@ def test_top_level_instances_come_first(compile_p4: Compile) -> None:
         ("IG.c", "c", 4),
     ]
     assert info.counters[0].preamble.id == p4c_id(Prefix.COUNTER, "top_c")
+
+
+# -- nested controls are inlined before P4Info ------------------------------
+
+NESTED_DECLS = """
+control Inner(inout headers hdr) {
+    action ia(bit<8> v) { hdr.h.g = v; }
+    table it { key = { hdr.h.f: exact; } actions = { ia; } }
+    apply { it.apply(); }
+}
+control Direct(inout headers hdr) {
+    action da() { hdr.h.g = 2; }
+    table dt { key = { hdr.h.g: exact; } actions = { da; } }
+    apply { dt.apply(); }
+}
+"""
+
+NESTED_INGRESS = """
+    action a1() { m.x = 1; }
+    table t1 { key = { hdr.h.f: exact; } actions = { a1; } }
+    Inner() inner;
+    action a2() { m.x = 2; }
+    table t2 { key = { hdr.h.g: exact; } actions = { a2; } }
+    apply { Direct.apply(hdr); t1.apply(); inner.apply(hdr); t2.apply(); }
+"""
+
+NESTED_EGRESS = """
+    action ea() { m.x = 3; }
+    table et { key = { m.x: exact; } actions = { ea; } }
+    apply { et.apply(); }
+"""
+
+
+def test_nested_instances_are_inlined_in_place(compile_p4: Compile) -> None:
+    # p4c's front-end inlines `inner` where it is declared and appends the
+    # instance it creates for `Direct.apply()` after every local of IG; only
+    # then does P4Info walk IG's tables, before EG's.
+    info = compile_p4(NESTED_INGRESS, NESTED_DECLS, NESTED_EGRESS)
+    assert [t.preamble.name for t in info.tables] == [
+        "IG.t1",
+        "IG.inner.it",
+        "IG.t2",
+        "IG.Direct.dt",
+        "EG.et",
+    ]
+    # the copy of the top-level NoAction (implicit default of every table)
+    # first, then each control's actions where the inlined declarations put them
+    assert [a.preamble.name for a in info.actions] == [
+        "NoAction",
+        "IG.a1",
+        "IG.inner.ia",
+        "IG.a2",
+        "IG.Direct.da",
+        "EG.ea",
+    ]
+    assert info.tables[1].preamble.id == p4c_id(Prefix.TABLE, "IG.inner.it")
+    assert info.tables[1].preamble.alias == "it"
+
+
+def test_sub_parser_value_sets_are_inlined(compile_p4: Compile, tmp_path: Path) -> None:
+    source = SKELETON.format(ingress="apply { }", decls="", egress="apply { }").replace(
+        """parser P(packet_in pk, out headers hdr, inout meta m, inout standard_metadata_t sm) {
+    state start { pk.extract(hdr.h); transition accept; }
+}""",
+        """parser Sub(packet_in pk, inout headers hdr) {
+    value_set<bit<8>>(4) sub_vs;
+    state start { transition select(hdr.h.g) { sub_vs: accept; default: reject; } }
+}
+parser P(packet_in pk, out headers hdr, inout meta m, inout standard_metadata_t sm) {
+    value_set<bit<8>>(2) top_vs;
+    Sub() sub;
+    state start {
+        pk.extract(hdr.h);
+        transition select(hdr.h.f) { top_vs: next; default: accept; }
+    }
+    state next { sub.apply(pk, hdr); transition accept; }
+}""",
+    )
+    path = tmp_path / "vs.p4"
+    path.write_text(source)
+    info = p4info.p4info_of(p4info.load(str(path)))
+    assert [(v.preamble.name, v.size) for v in info.value_sets] == [
+        ("P.top_vs", 2),
+        ("P.sub.sub_vs", 4),
+    ]
