@@ -17,8 +17,9 @@ Phases run one after the other. Offsets are relative to the start of their phase
 - *poisson*: exponential gaps of mean ``mean_gap`` (a Poisson process).
 
 Every transfer crosses the fabric: its receiver sits on another leaf than its sender.
-ECMP source ports are drawn without replacement below Linux's ephemeral range, so no
-port is reused within a run and none clashes with the kernel's own choices.
+ECMP source ports are drawn without replacement from nearly the whole port space: the
+data plane's CRC-16 hash is linear, and a narrow range of ports reaches only some of
+the uplinks, which would make the ECMP baseline worse (or better) than hashing is.
 """
 
 from __future__ import annotations
@@ -30,8 +31,12 @@ from dataclasses import dataclass
 from lab.roles import Roles
 from lab.scenario import Phase, PhaseKind
 
-ECMP_PORTS = range(20000, 32768)
-"""Source ports of transfers left to ECMP (below the default ephemeral range)."""
+ECMP_PORTS = tuple(
+    p for p in range(1024, 65536) if not 33000 <= p < 41000 and not 5201 <= p < 5400 and p != 7000
+)
+"""Source ports of transfers left to ECMP: nearly all of them, so that kv_fabric.p4's CRC-16
+ECMP hash spreads them evenly (a narrow range reaches only some uplinks: CRC is linear);
+the background's and the KV tags' ranges, iperf3's and the receiver's ports are left out."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,6 +64,11 @@ def _stat(intf: str, name: str) -> int:
         return 0
 
 
+def tx_bytes(intf: str) -> int:
+    """Bytes ``intf`` has transmitted (0 when it is gone)."""
+    return _stat(intf, "tx_bytes")
+
+
 def qdisc_drops(intf: str) -> int:
     """Packets the root qdisc of ``intf`` dropped (its queue overflowed)."""
     try:

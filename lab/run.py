@@ -41,12 +41,13 @@ from typing import Any
 
 from controller.config import FabricConfig
 from lab.arrivals import Arrival, PhasePlan, Schedule, generate
-from lab.control import ControllerProcess, FabricControl, HttpControl
+from lab.control import ControllerProcess, FabricControl, FlowKey, HttpControl
+from lab.ecmp import FLOWLET_STEP, EcmpOracle
 from lab.errors import LabError
 from lab.fabric import lab_fabric, write_fabric
 from lab.kvsize import Scaling, Setting, scale_to_lab
-from lab.kvtransfer import RECEIVER_PORT, Outcome, Receiver, Transfer, send
-from lab.monitor import Monitor
+from lab.kvtransfer import RECEIVER_PORT, Receiver, Transfer, send
+from lab.monitor import Monitor, tx_bytes
 from lab.net import Lab
 from lab.netns import factory_in, socket_in
 from lab.nodes import P4Switch
@@ -57,12 +58,16 @@ from lab.roles import Roles, resolve_roles
 from lab.scenario import ModeName, Scenario
 from lab.topo import MAX_LAB_BPS, FabricTopo
 from lab.traffic import (
+    BG_CLIENT_PORTS,
     Background,
     BackgroundFlow,
     PathOracle,
     best_spine,
     capacity_left,
+    misplaced,
     plan_background,
+    planned_uplinks,
+    resteer,
 )
 from lab.validity import Limits, judge
 
@@ -88,18 +93,38 @@ class Experiment:
     controller_argv: Sequence[str] | None = None
     control_factory: Callable[[FabricConfig], FabricControl] = HttpControl.for_fabric
     oracle: PathOracle | None = None
+    pin_background: bool = False
     limits: Limits = field(default_factory=Limits)
 
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """Everything decided before the lab starts."""
+    """Everything decided before the lab starts.
+
+    ``background`` is steered for ECMP (salt 0: the ``ecmp``, ``kv-aware`` and
+    ``isolated`` modes); :meth:`background_for` gives flowlet mode its own 5-tuples,
+    steered for a slot's first flowlet, so every mode sees the same load per spine.
+    """
 
     fabric: FabricConfig
     roles: Roles
     background: tuple[BackgroundFlow, ...]
     scaling: Scaling
     topo_queue: int
+    oracle_steered: bool = True
+
+    def background_for(self, mode: str, repeat: int) -> tuple[BackgroundFlow, ...]:
+        """The background flows of ``mode``'s run number ``repeat``."""
+        if mode != ModeName.FLOWLET or not self.oracle_steered or not self.background:
+            return self.background
+        # Flowlet slots remember their salt between runs: each flowlet run gets fresh ports.
+        oracle = EcmpOracle(self.fabric, salts=(FLOWLET_STEP,))
+        return tuple(resteer(self.background, oracle, _port_block(1 + repeat % 6)))
+
+
+def _port_block(k: int) -> tuple[int, ...]:
+    """The k-th of seven disjoint sets of background source ports (each spans 15 bits)."""
+    return BG_CLIENT_PORTS[k::7]
 
 
 def plan_experiment(exp: Experiment) -> Plan:
@@ -108,8 +133,14 @@ def plan_experiment(exp: Experiment) -> Plan:
     scale_to = exp.lab_link_bps if fastest > MAX_LAB_BPS else None
     fabric = lab_fabric(exp.fabric, link_bps=scale_to, link_rates=exp.scenario.shaping.links)
     roles = resolve_roles(exp.scenario, fabric)
+    oracle = exp.oracle or (None if exp.pin_background else EcmpOracle(fabric, salts=(0,)))
     flows = plan_background(
-        exp.scenario.background, fabric, roles, oracle=exp.oracle, source=exp.scenario.source
+        exp.scenario.background,
+        fabric,
+        roles,
+        oracle=oracle,
+        source=exp.scenario.source,
+        ports=_port_block(0),
     )
     return Plan(
         fabric,
@@ -117,6 +148,7 @@ def plan_experiment(exp: Experiment) -> Plan:
         tuple(flows),
         scaling_for(exp.scenario, fabric),
         exp.scenario.shaping.queue_packets,
+        oracle_steered=exp.oracle is None and not exp.pin_background,
     )
 
 
@@ -293,14 +325,17 @@ class Session:
         """One mode: background, warm-up, transfers under the monitor, then the verdict."""
         exp, lab, plan = self.exp, self.lab, self.plan
         await control.set_mode("kv-aware" if run.mode == ModeName.ISOLATED else run.mode)
-        bg = Background.start(lab, plan.background, exp.out / "logs" / f"{run.mode}-r{run.repeat}")
+        flows = plan.background_for(run.mode, run.repeat)
+        bg = Background.start(lab, flows, exp.out / "logs" / f"{run.mode}-r{run.repeat}")
         monitor: Monitor | None = None
         events: asyncio.Task[None] | None = None
+        placement_errors: list[str] = []
         try:
-            for f in plan.background:
+            for f in flows:
                 if f.pinned:
                     await control.pin_flow(f.key, f.spine)
             await asyncio.sleep(exp.scenario.run.warmup_s)
+            placement_errors = await _check_background(lab, flows) if flows else []
             before = _efficiency(await control.fabric())
             monitor = Monitor(lab.topo, lab.switch_pids)
             monitor.start()
@@ -319,13 +354,13 @@ class Session:
             observed = await monitor.stop() if monitor is not None else None
             failures = bg.failures()
             bg.stop(lab)
-            for f in plan.background:
+            for f in flows:
                 if f.pinned:
                     with contextlib.suppress(LabError):
                         await control.unpin_flow(f.key)
             if observed is not None:
                 run.tier_samples = observed.tier_samples
-                run.invalid_reasons = judge(observed, exp.limits, failures)
+                run.invalid_reasons = judge(observed, exp.limits, [*failures, *placement_errors])
 
     async def transfers(self, control: FabricControl, schedule: Schedule, run: ModeRun) -> None:
         """The schedule's transfers, phase after phase, as the mode wants them."""
@@ -333,6 +368,8 @@ class Session:
         paths = control if mode in (ModeName.KV_AWARE, ModeName.ISOLATED) else None
         left = capacity_left(plan.fabric, plan.background)
         timeout = self.exp.scenario.run.transfer_timeout_s
+
+        oracle = EcmpOracle(plan.fabric)
 
         async def one(a: Arrival) -> None:
             spine = None
@@ -345,7 +382,14 @@ class Session:
                 spine=spine,
                 timeout_s=timeout,
             )
-            run.transfers.append(_result(a, outcome))
+            taken = outcome.placement.spine if outcome.placement is not None else None
+            if mode == ModeName.ECMP:  # no placement: the documented hash says where it went
+                taken = oracle.spine(FlowKey(a.src, a.dst, "tcp", a.ecmp_port, RECEIVER_PORT))
+            run.transfers.append(
+                TransferResult(
+                    a.index, a.src, a.dst, a.nbytes, outcome.fct_s, spine=taken, error=outcome.error
+                )
+            )
             self.progress.advance()
 
         for phase in schedule.phases:
@@ -427,6 +471,18 @@ def _transfer(plan: Plan, a: Arrival) -> Transfer:
     )
 
 
-def _result(a: Arrival, o: Outcome) -> TransferResult:
-    spine = o.placement.spine if o.placement is not None else None
-    return TransferResult(a.index, a.src, a.dst, a.nbytes, o.fct_s, spine=spine, error=o.error)
+async def _check_background(
+    lab: Lab, flows: Sequence[BackgroundFlow], window_s: float = 1.0
+) -> list[str]:
+    """Measure the leaf uplinks for ``window_s`` and compare with the background plan."""
+    cables = lab.topo.cables
+
+    def read() -> dict[tuple[str, str], int]:
+        return {k: tx_bytes(c.leaf_intf) for k, c in cables.items()}
+
+    first = read()
+    await asyncio.sleep(window_s)
+    last = read()
+    measured = {k: (last[k] - first[k]) * 8 / window_s for k in cables}
+    capacity = {k: c.bps for k, c in cables.items()}
+    return misplaced(planned_uplinks(flows), measured, capacity)

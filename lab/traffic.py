@@ -29,6 +29,7 @@ lab, each tracked by pid, and reports flows that died early.
 from __future__ import annotations
 
 import dataclasses
+import random
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -48,7 +49,10 @@ if TYPE_CHECKING:
 PathOracle = Callable[[FlowKey], "str | None"]
 """The spine ECMP puts a flow on (None when unknown)."""
 
-BG_CLIENT_PORTS = range(33000, 33999)
+BG_CLIENT_PORTS = tuple(p for p in range(1024, 32768) if not 5201 <= p < 5400 and p != 7000)
+"""Source ports of background flows: below Linux's ephemeral range (iperf3's control
+connection takes one of those) and spread over 15 bits, because the CRC-16 ECMP hash is
+linear: ports that differ in their low bits only reach some of the uplinks."""
 BG_SERVER_PORT = 5201
 UDP_DATAGRAM = 8900
 DURATION_S = 86400
@@ -149,11 +153,16 @@ def plan_background(
     *,
     oracle: PathOracle | None = None,
     source: str = "<scenario>",
+    ports: Sequence[int] = BG_CLIENT_PORTS,
 ) -> list[BackgroundFlow]:
-    """Every background flow of a scenario, with fixed 5-tuples (see the module docstring)."""
+    """Every background flow of a scenario, with fixed 5-tuples (see the module docstring).
+
+    Source ports are searched in ``ports``, so that differently steered plans (ECMP and
+    flowlet mode) can use disjoint ports.
+    """
     spines = [s.name for s in fabric.spines]
     used: dict[str, int] = {}
-    ports = iter(BG_CLIENT_PORTS)
+    taken: set[int] = set()
     flows: list[BackgroundFlow] = []
     for i, load in enumerate(loads):
         targets = spines if load.spine is None else [load.spine]
@@ -171,7 +180,7 @@ def plan_background(
             for src, dst, rate, src_leaf, dst_leaf in planned:
                 dst_port = BG_SERVER_PORT + len(flows)
                 template = FlowKey(src, dst, str(load.protocol), 0, dst_port)
-                key = _choose_port(template, spine, ports, oracle)
+                key = _choose_port(template, spine, ports, oracle, taken)
                 flows.append(
                     BackgroundFlow(key, rate, spine, src_leaf, dst_leaf, pinned=oracle is None)
                 )
@@ -179,18 +188,42 @@ def plan_background(
 
 
 def _choose_port(
-    template: FlowKey, spine: str, ports: Iterable[int], oracle: PathOracle | None
+    template: FlowKey,
+    spine: str,
+    ports: Sequence[int],
+    oracle: PathOracle | None,
+    taken: set[int],
 ) -> FlowKey:
-    """``template`` with the first source port that ECMP puts on ``spine``."""
-    for port in ports:
+    """``template`` with a free source port of ``ports`` that ECMP puts on ``spine``.
+
+    Ports are tried in a fixed pseudo-random order: the CRC hash is linear, so ports in
+    sequence change only their low bits and may keep missing an uplink for thousands
+    of tries.
+    """
+    order = random.Random(f"kvfabric-bg:{len(ports)}:{ports[0] if ports else 0}")
+    for port in order.sample(list(ports), len(ports)):
+        if port in taken:
+            continue
         key = dataclasses.replace(template, src_port=port)
         if oracle is None or oracle(key) == spine:
+            taken.add(port)
             return key
     raise ScenarioError(
         "<scenario>",
         "background",
         f"no source port puts {template.src}->{template.dst} on {spine} by ECMP",
     )
+
+
+def resteer(
+    flows: Iterable[BackgroundFlow], oracle: PathOracle, ports: Sequence[int]
+) -> list[BackgroundFlow]:
+    """The same flows with source ports from ``ports`` that ``oracle`` puts on their spines."""
+    taken: set[int] = set()
+    return [
+        dataclasses.replace(f, key=_choose_port(f.key, f.spine, ports, oracle, taken), pinned=False)
+        for f in flows
+    ]
 
 
 def load_spine(
@@ -239,6 +272,32 @@ def best_spine(
         return None
     top = max(bps for bps, _ in options)
     return min(spine for bps, spine in options if bps == top)
+
+
+def planned_uplinks(flows: Iterable[BackgroundFlow]) -> dict[tuple[str, str], int]:
+    """Background bit/s planned on each leaf uplink, keyed (leaf, spine)."""
+    out: dict[tuple[str, str], int] = {}
+    for f in flows:
+        out[(f.src_leaf, f.spine)] = out.get((f.src_leaf, f.spine), 0) + f.rate_bps
+    return out
+
+
+def misplaced(
+    planned: Mapping[tuple[str, str], int],
+    measured: Mapping[tuple[str, str], float],
+    capacity: Mapping[tuple[str, str], int],
+    tolerance: float = 0.15,
+) -> list[str]:
+    """Uplinks whose measured background differs from the plan by more than ``tolerance``."""
+    out = []
+    for key in sorted(set(planned) | set(measured)):
+        want, got = planned.get(key, 0), measured.get(key, 0.0)
+        if abs(got - want) > tolerance * capacity.get(key, 1):
+            out.append(
+                f"background on {key[0]}->{key[1]} was {got / 1e6:.1f} Mb/s instead of the "
+                f"planned {want / 1e6:.1f} Mb/s (modes no longer see the same background)"
+            )
+    return out
 
 
 # -- iperf3 ----------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import pytest
 
 from controller.config_generate import leaf_spine
 from lab.control import FlowKey
+from lab.ecmp import FLOWLET_STEP, EcmpOracle
 from lab.errors import ScenarioError
 from lab.fabric import fabric_from_params
 from lab.monitor import Counters, Observed, unexplained_drops
@@ -49,7 +50,23 @@ def test_design_example_plan():
         ("spine1", "h13", "h23", 15_000_000, "udp"),
         ("spine2", "h14", "h24", 12_500_000, "udp"),
     }
-    assert all(f.pinned for f in plan.background)  # no ECMP oracle: the controller pins them
+    # Steered by the choice of source port: ECMP itself puts each flow on its spine.
+    oracle = EcmpOracle(plan.fabric, salts=(0,))
+    assert not any(f.pinned for f in plan.background)
+    assert all(oracle(f.key) == f.spine for f in plan.background)
+    # Flowlet mode gets its own ports, steered for a slot's first flowlet, fresh per repeat.
+    first = EcmpOracle(plan.fabric, salts=(FLOWLET_STEP,))
+    flowlet = plan.background_for("flowlet", 0)
+    assert [(f.spine, f.rate_bps) for f in flowlet] == [
+        (f.spine, f.rate_bps) for f in plan.background
+    ]
+    assert all(first(f.key) == f.spine for f in flowlet)
+    ports = {f.key.src_port for f in plan.background}
+    assert not ports & {f.key.src_port for f in flowlet}
+    assert {f.key.src_port for f in flowlet} != {
+        f.key.src_port for f in plan.background_for("flowlet", 1)
+    }
+    assert plan.background_for("kv-aware", 3) == plan.background
     left = capacity_left(plan.fabric, plan.background)
     assert left[("leaf1", "leaf2", "spine1")] == 5_000_000
     assert left[("leaf1", "leaf2", "spine2")] == 7_500_000
@@ -57,6 +74,28 @@ def test_design_example_plan():
     assert plan.scaling.lab_bytes == 1_000_000
     assert plan.scaling.real_bytes == 1_342_177_280
     assert plan.fabric.controller.api.port != 8080  # free ports for every run
+
+
+def test_pinned_background_when_asked():
+    s = load_scenario(SCENARIOS / "design-example.yaml")
+    exp = Experiment(s, fabric_from_params(s.fabric, s.name), Path("/tmp/x"), pin_background=True)
+    plan = plan_experiment(exp)
+    assert all(f.pinned for f in plan.background)
+    assert plan.background_for("flowlet", 0) == plan.background
+
+
+def test_ecmp_oracle_matches_the_p4_reference_model():
+    from tests.p4 import fabric_model as m
+
+    fabric = leaf_spine(4, 2, 2)
+    oracle = EcmpOracle(fabric)
+    uplinks = [3, 4, 5, 6]  # leaf1's uplinks to spine1..4, in member order
+    for sport in range(40000, 40100):
+        key = FlowKey("h11", "h21", "tcp", sport, 7000)
+        flow = m.Flow("10.0.1.1", "10.0.2.1", 6, sport, 7000)
+        for salt in (0, FLOWLET_STEP):
+            port = m.ecmp_port(flow, uplinks, salt)
+            assert oracle.spine(key, salt) == f"spine{uplinks.index(port) + 1}"
 
 
 def test_collisions_background_loads_every_spine_lightly():

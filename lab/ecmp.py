@@ -1,0 +1,89 @@
+"""Which spine ECMP gives a flow: kv_fabric.p4's selector hash, computed ahead of time.
+
+p4/README.md documents the data plane's choice exactly: the ``ecmp_selector`` hashes
+(IPv4 source, IPv4 destination, protocol, L4 source port, L4 destination port, flowlet
+salt), packed most significant bit first as BMv2 packs a field list, with CRC-16/ARC,
+and takes member ``hash % n`` of the group's ``n`` members in creation order. Outside
+flowlet mode the salt is 0; a slot's first flowlet uses salt ``0x9E37``.
+
+:class:`EcmpOracle` is that computation for a fabric: a :data:`~lab.traffic.PathOracle`
+that lets background flows be *steered by choice of source port* instead of being
+pinned, and that tells which spine each ECMP transfer took. It assumes the controller
+creates each leaf's group members in the fabric's spine order (give ``members``
+otherwise). By default it answers only when the flow lands on the same spine with salt 0
+and with the first flowlet's salt, so a background flow stays put in ECMP and in
+flowlet mode alike; a slot reused by an earlier flowlet run can still move it, which
+the run's background check reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from ipaddress import IPv4Address
+
+from controller.config import FabricConfig
+from lab.control import FlowKey
+
+FLOWLET_STEP = 0x9E37
+PROTOCOLS = {"tcp": 6, "udp": 17}
+
+
+def crc16_arc(data: bytes) -> int:
+    """CRC-16/ARC (BMv2's ``crc16``): reflected polynomial 0xA001, init 0, no final xor."""
+    crc = 0
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0xA001 if crc & 1 else crc >> 1
+    return crc
+
+
+def pack(fields: Sequence[tuple[int, int]]) -> bytes:
+    """``(value, width)`` fields MSB first without gaps, zero-padded to a whole byte."""
+    acc = nbits = 0
+    for value, width in fields:
+        acc = (acc << width) | (value & ((1 << width) - 1))
+        nbits += width
+    pad = -nbits % 8
+    return (acc << pad).to_bytes((nbits + pad) // 8, "big")
+
+
+def selector_hash(
+    src: IPv4Address, dst: IPv4Address, protocol: int, sport: int, dport: int, *, salt: int = 0
+) -> int:
+    """The ``ecmp_selector`` hash of a packet."""
+    return crc16_arc(
+        pack([(int(src), 32), (int(dst), 32), (protocol, 8), (sport, 16), (dport, 16), (salt, 16)])
+    )
+
+
+class EcmpOracle:
+    """The spine a flow's packets take up from its source leaf (see the module docstring)."""
+
+    def __init__(
+        self,
+        fabric: FabricConfig,
+        *,
+        members: Mapping[str, Sequence[str]] | None = None,
+        salts: Sequence[int] = (0, FLOWLET_STEP),
+    ) -> None:
+        self.hosts = {h.name: h for h in fabric.hosts}
+        spines = [s.name for s in fabric.spines]
+        self.members = {leaf.name: list(spines) for leaf in fabric.leaves}
+        if members is not None:
+            self.members.update({k: list(v) for k, v in members.items()})
+        self.salts = tuple(salts)
+
+    def spine(self, key: FlowKey, salt: int = 0) -> str:
+        """The spine ECMP picks for ``key`` with ``salt``."""
+        src, dst = self.hosts[key.src], self.hosts[key.dst]
+        group = self.members[src.leaf]
+        h = selector_hash(
+            src.ipv4, dst.ipv4, PROTOCOLS[key.protocol], key.src_port, key.dst_port, salt=salt
+        )
+        return group[h % len(group)]
+
+    def __call__(self, key: FlowKey) -> str | None:
+        """The spine, when every salt agrees on it; None otherwise."""
+        choices = {self.spine(key, salt) for salt in self.salts}
+        return choices.pop() if len(choices) == 1 else None
