@@ -623,7 +623,8 @@ class Elaborator(UnreachedChecks, StmtChecker):
             m = self._key_const(e.right, t, scope)
             if kind == "lpm":
                 return ("lpm", v & m, _prefix_len(m, bit_width(t), e.loc, self))
-            return ("ternary", v, m)
+            # the value matters only under the mask (BMv2 stores value & mask)
+            return ("ternary", v & m, m)
         if isinstance(e, ast.Binary) and e.op == "..":
             return ("range", self._key_const(e.left, t, scope), self._key_const(e.right, t, scope))
         v = self._key_const(e, t, scope)

@@ -155,9 +155,33 @@ def table_spec(table: ir.Table) -> TableSpec:
     )
 
 
+def _const_entry_priorities(table: ir.Table) -> list[int]:
+    """Priorities of ``const entries`` as p4c-bm2-ss gives them to BMv2.
+
+    p4c's EntryPriorities pass leaves const entries alone; the BMv2 back end
+    then gives each entry its ``@priority(n)`` annotation, or else its 1-based
+    position, and BMv2 prefers the smallest value.  The runtime prefers the
+    largest, so the order is turned around here."""
+    bmv2: list[int] = []
+    for position, e in enumerate(table.entries, start=1):
+        ann = ir.find_annotation(e.annotations, "priority")
+        if e.priority is not None:
+            bmv2.append(e.priority)
+        elif ann is not None and ann.args and isinstance(ann.args[0], int):
+            bmv2.append(ann.args[0])
+        else:
+            bmv2.append(position)
+    if not table.priority_largest_wins:
+        return bmv2
+    top = max(bmv2, default=0) + 1
+    return [top - p for p in bmv2]
+
+
 def _load_entries(table: ir.Table, rt: Table) -> None:
     needs_prio = any(k.match_kind in ("ternary", "range", "optional") for k in table.keys)
-    if needs_prio:
+    if needs_prio and table.entries_const:
+        prios = _const_entry_priorities(table)
+    elif needs_prio:
         prios = initial_entry_priorities(
             [e.priority for e in table.entries],
             largest_priority_wins=table.priority_largest_wins,
