@@ -273,7 +273,7 @@ class _Extractor:
                 self._convert(t)
             fields.append(
                 m.MatchField(
-                    name=key.name,
+                    name=_key_name(key),
                     bitwidth=self._width(t) if key.match_kind != "selector" else key.width,
                     match_kind=key.match_kind,
                     explicit_id=_explicit_id(key.annotations, key.expr.loc),
@@ -638,6 +638,17 @@ class _Extractor:
 
 # ---------------------------------------------------------------------------
 # helpers
+
+
+def _key_name(key: ir.TableKey) -> str:
+    """A match field's name as p4c's TableKeyNames makes it.
+
+    An ``@name`` wins; otherwise the key expression as written, except that a
+    header's ``isValid()`` is called ``$valid$`` ("what P4Runtime expects").
+    """
+    if _find(key.annotations, "name") is not None:
+        return key.name
+    return re.sub(r"\.isValid\(\s*\)$", ".$valid$", key.name)
 
 
 def _source_name(var: ir.Var) -> str:

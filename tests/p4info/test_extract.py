@@ -223,3 +223,25 @@ parser P(packet_in pk, out headers hdr, inout meta m, inout standard_metadata_t 
         ("P.top_vs", 2),
         ("P.sub.sub_vs", 4),
     ]
+
+
+def test_is_valid_key_is_named_dollar_valid(compile_p4: Compile) -> None:
+    # p4c's TableKeyNames: `$valid$` stands for isValid(); an @name wins
+    ingress = """
+        action a() { m.x = 1; }
+        table t {
+            key = {
+                hdr.h.isValid(): exact;
+                hdr.h.f: ternary @name("eff");
+                hdr.h.g[3:0]: lpm;
+            }
+            actions = { a; }
+        }
+        apply { t.apply(); }
+    """
+    info = compile_p4(ingress)
+    assert [(f.name, f.bitwidth) for f in info.tables[0].match_fields] == [
+        ("hdr.h.$valid$", 1),
+        ("eff", 8),
+        ("hdr.h.g[3:0]", 4),
+    ]
