@@ -1,0 +1,226 @@
+"""The coordinators' and operators' HTTP/JSON API.
+
+    POST /v1/transfers              {src, dst, bytes, trace_id?, spine?}
+                                    -> 201 {id, path, spine, tag: {dscp, tos, src_port}, ...}
+    POST /v1/transfers/{id}/complete {duration_s} (or duration_ms) -> 200
+    GET  /v1/fabric                 topology, utilisation, pins, mode, alerts, controller
+    POST /v1/mode  (or PUT)         {mode: kv-aware | ecmp | flowlet} -> 200
+    GET  /metrics                   Prometheus text
+    GET  /healthz                   {ok, role, ready} (no token needed)
+    POST /v1/pins, DELETE /v1/pins/{id}   501: see docs/controller-requests.md
+
+``tag`` says exactly what the sender sets: the IP DSCP (``tos`` is the whole TOS
+byte, ``dscp << 2``, for ``IP_TOS``) and the L4 source port to bind. A transfer the
+controller does not pin still gets a tag (its bytes are counted as KV traffic) and
+``path`` null; ``placement`` says ``pinned``, ``ecmp`` or ``local``. ``spine`` in a
+request forces the path (the lab's ``isolated`` reference).
+
+With a token configured every endpoint but ``/healthz`` needs
+``Authorization: Bearer <token>`` (401 otherwise). Errors are JSON
+``{"error", "status"}``: 400 malformed body or field, 401, 404 unknown endpoint or
+transfer, 405 wrong method, 413 body too large, 422 a request the engine refuses
+(unknown host, same source and destination, bad spine), 503 not ready or backup.
+"""
+
+from __future__ import annotations
+
+import hmac
+import math
+import re
+import time
+from collections.abc import Awaitable, Callable
+
+from controller.config import Mode
+from controller.engine import EngineError, UnknownTransferError
+from controller.service.http import HttpError, Request, Response
+from controller.service.metrics import CONTENT_TYPE
+from controller.service.service import NotReadyError, Service
+
+_COMPLETE = re.compile(r"^/v1/transfers/([A-Za-z0-9._-]{1,64})/complete$")
+_PIN = re.compile(r"^/v1/pins/([^/]{1,64})$")
+_MAX_BYTES = 1 << 50
+_PINS_MESSAGE = (
+    "static flow pins are not available: kv_pin matches only packets of the KV class "
+    "(DSCP), so it cannot hold an untagged background flow; see "
+    "docs/controller-requests.md"
+)
+
+
+class Api:
+    """Routes requests to the service (see the module docstring)."""
+
+    def __init__(self, service: Service, token: str | None) -> None:
+        self.service = service
+        self.token = token
+        self.metrics = service.metrics
+
+    async def __call__(self, request: Request) -> Response:
+        """Answer one request, timing it by endpoint."""
+        t0 = time.perf_counter()
+        endpoint = "unknown"
+        status = 500
+        try:
+            endpoint, call = self._route(request)
+            if endpoint != "healthz":
+                self._authorise(request)
+            response = await call(request)
+            status = response.status
+            return response
+        except HttpError as exc:
+            status = exc.status
+            raise
+        finally:
+            self.metrics.api_seconds.labels(endpoint).observe(time.perf_counter() - t0)
+            self.metrics.api_requests.labels(endpoint, str(status)).inc()
+
+    def _route(self, r: Request) -> tuple[str, Callable[[Request], Awaitable[Response]]]:
+        path, method = r.path.rstrip("/") or "/", r.method
+        routes: dict[str, dict[str, Callable[[Request], Awaitable[Response]]]] = {
+            "/v1/transfers": {"POST": self._transfer},
+            "/v1/fabric": {"GET": self._fabric},
+            "/v1/mode": {"POST": self._mode, "PUT": self._mode, "GET": self._get_mode},
+            "/metrics": {"GET": self._metrics},
+            "/healthz": {"GET": self._health},
+            "/v1/pins": {"POST": self._pins},
+        }
+        name = path.strip("/").replace("v1/", "") or "root"
+        methods = routes.get(path)
+        if methods is None:
+            if _COMPLETE.match(path):
+                name, methods = "complete", {"POST": self._complete}
+            elif _PIN.match(path):
+                name, methods = "pins", {"DELETE": self._pins}
+            else:
+                raise HttpError(404, f"no endpoint {path}; see GET /v1/fabric, POST /v1/transfers")
+        call = methods.get(method)
+        if call is None:
+            allowed = ", ".join(sorted(methods))
+            raise HttpError(
+                405, f"{method} is not allowed on {path}; use {allowed}", {"Allow": allowed}
+            )
+        return name, call
+
+    def _authorise(self, r: Request) -> None:
+        if self.token is None:
+            return
+        given = r.headers.get("authorization", "")
+        scheme, _, credential = given.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+            credential.strip().encode(), self.token.encode()
+        ):
+            raise HttpError(
+                401,
+                "missing or wrong bearer token (send 'Authorization: Bearer <token>')",
+                {"WWW-Authenticate": 'Bearer realm="kvfabric"'},
+            )
+
+    # -- endpoints ------------------------------------------------------------------------
+
+    async def _transfer(self, r: Request) -> Response:
+        body = _object(r)
+        _only(body, {"src", "dst", "bytes", "trace_id", "spine"})
+        src, dst = _text(body, "src"), _text(body, "dst")
+        nbytes = body.get("bytes")
+        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or not 0 < nbytes <= _MAX_BYTES:
+            raise HttpError(400, f"'bytes' must be a positive integer, got {nbytes!r}")
+        trace = _text(body, "trace_id") if "trace_id" in body else None
+        spine = _text(body, "spine") if body.get("spine") is not None else None
+        answer = await self._engine_call(
+            self.service.transfer(src, dst, nbytes, trace_id=trace, spine=spine)
+        )
+        return Response(201, answer, headers={"Location": f"/v1/transfers/{answer['id']}"})
+
+    async def _complete(self, r: Request) -> Response:
+        match = _COMPLETE.match(r.path.rstrip("/"))
+        assert match is not None
+        body = _object(r)
+        _only(body, {"duration_s", "duration_ms"})
+        if "duration_s" in body:
+            duration = _number(body, "duration_s")
+        elif "duration_ms" in body:
+            duration = _number(body, "duration_ms") / 1e3
+        else:
+            raise HttpError(400, "the body needs 'duration_s' (seconds) or 'duration_ms'")
+        if not duration > 0:
+            raise HttpError(400, f"the duration must be positive, got {duration}")
+        answer = await self._engine_call(self.service.complete(match.group(1), duration))
+        return Response(200, answer)
+
+    async def _fabric(self, _r: Request) -> Response:
+        return Response(200, _finite(self.service.fabric()))
+
+    async def _get_mode(self, _r: Request) -> Response:
+        e = self.service.engine
+        return Response(200, {"mode": str(e.mode), "effective_mode": str(e.effective_mode)})
+
+    async def _mode(self, r: Request) -> Response:
+        body = _object(r)
+        _only(body, {"mode"})
+        text = _text(body, "mode")
+        try:
+            mode = Mode(text)
+        except ValueError:
+            names = ", ".join(m.value for m in Mode)
+            raise HttpError(400, f"unknown mode {text!r}; expected one of {names}") from None
+        return Response(200, await self._engine_call(self.service.set_mode(mode)))
+
+    async def _metrics(self, _r: Request) -> Response:
+        return Response(200, text=self.metrics.render(), content_type=CONTENT_TYPE)
+
+    async def _health(self, _r: Request) -> Response:
+        s = self.service
+        return Response(200, {"ok": True, "role": s.role, "ready": s.ready, "instance": s.instance})
+
+    async def _pins(self, _r: Request) -> Response:
+        raise HttpError(501, _PINS_MESSAGE)
+
+    @staticmethod
+    async def _engine_call(call: Awaitable[dict[str, object]]) -> dict[str, object]:
+        try:
+            return await call
+        except NotReadyError as exc:
+            raise HttpError(503, str(exc), {"Retry-After": "1"}) from None
+        except UnknownTransferError as exc:
+            raise HttpError(404, str(exc)) from None
+        except EngineError as exc:
+            raise HttpError(422, str(exc)) from None
+
+
+def _object(r: Request) -> dict[str, object]:
+    body = r.json()
+    if not isinstance(body, dict):
+        raise HttpError(400, f"the body must be a JSON object, got {type(body).__name__}")
+    return body
+
+
+def _only(body: dict[str, object], allowed: set[str]) -> None:
+    unknown = sorted(set(body) - allowed)
+    if unknown:
+        raise HttpError(
+            400, f"unknown field(s) {', '.join(map(repr, unknown))}; allowed: {sorted(allowed)}"
+        )
+
+
+def _text(body: dict[str, object], name: str) -> str:
+    value = body.get(name)
+    if not isinstance(value, str) or not value or len(value) > 128:
+        raise HttpError(400, f"{name!r} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _number(body: dict[str, object], name: str) -> float:
+    value = body.get(name)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise HttpError(400, f"{name!r} must be a number, got {value!r}")
+    return float(value)
+
+
+def _finite(value: object) -> object:
+    """``value`` with NaN and infinities replaced by None (JSON has neither)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value

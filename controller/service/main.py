@@ -1,0 +1,52 @@
+"""Run a controller until told to stop: the service, its API server, signals.
+
+:func:`serve` is what ``kvfabric controller`` calls; tests and benchmarks start the
+command as a process. Once the API listens it prints one line to standard output,
+``kvfabric controller: API listening on HOST:PORT``, so a parent that asked for
+port 0 learns the port (as ``kvfabric switch`` does with its gRPC port).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+
+from controller.service.api import Api
+from controller.service.http import HttpServer
+from controller.service.service import Service, ServiceOptions
+
+READY_PREFIX = "kvfabric controller: API listening on "
+
+
+async def serve(options: ServiceOptions, host: str, port: int, token: str | None) -> None:
+    """Run the controller until SIGTERM or SIGINT."""
+    service = Service(options)
+    server = HttpServer(Api(service, token))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+
+    async def started() -> None:
+        bound_host, bound_port = await server.start(host, port)
+        print(f"{READY_PREFIX}{bound_host}:{bound_port}", flush=True)
+        print(
+            f"kvfabric controller: instance {service.instance}, "
+            f"{'backup' if options.backup else 'primary'}, "
+            f"{len(service.links)} switches",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    runner = asyncio.create_task(service.run(started))
+    waiter = asyncio.create_task(stop.wait())
+    try:
+        done, _ = await asyncio.wait({runner, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        if runner in done:
+            runner.result()
+    finally:
+        await server.close()
+        runner.cancel()
+        waiter.cancel()
+        await asyncio.gather(runner, waiter, return_exceptions=True)

@@ -1,0 +1,245 @@
+"""Every Prometheus metric of the controller, in one class, on its own registry.
+
+Two kinds of metric live here:
+
+- what the shell itself observes (API latency, pin writes, reconciliation writes,
+  telemetry polls, audit rounds, alert transitions, switch channels): ordinary
+  counters, gauges and histograms updated as things happen;
+- what the engine knows (placements, completions, reroutes, fallbacks, efficiency,
+  per-tier utilisation, staleness, active alerts, link status): read at scrape time
+  from a :class:`Snapshot` the service builds, so the numbers are the engine's own
+  and never drift from ``GET /v1/fabric``.
+
+The registry is private to one :class:`Metrics` (no process-global default), so two
+controllers in one process, or one per test, never share a sample.
+
+Alert conditions of the design are all visible as ``kvfabric_alert_active`` (one
+series per active alert) and ``kvfabric_alerts_total`` (firings), besides the log.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+from controller.engine.view import Counts
+
+LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.02, 0.05, 0.1, 0.5, 1.0)
+TRANSFER_BUCKETS = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The engine's figures at one instant, as the metrics need them."""
+
+    counts: Counts
+    mode: str
+    effective_mode: str
+    fallback_active: bool
+    efficiency_evaluated: int
+    efficiency_efficient: int
+    efficiency_last: float | None
+    tiers: Mapping[str, tuple[float, float]]
+    staleness_s: Mapping[str, float | None]
+    alerts: Sequence[tuple[str, str, str]]
+    links: Sequence[tuple[str, str]]
+    pins: int
+    in_flight: int
+    modes: Sequence[str] = field(default_factory=tuple)
+
+
+class Metrics:
+    """The controller's metrics (see the module docstring)."""
+
+    def __init__(self, snapshot: Callable[[], Snapshot] | None = None) -> None:
+        r = self.registry = CollectorRegistry(auto_describe=True)
+        self.api_seconds = Histogram(
+            "kvfabric_api_request_seconds",
+            "Time to answer an API request, by endpoint",
+            ["endpoint"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.api_requests = Counter(
+            "kvfabric_api_requests", "API requests, by endpoint and HTTP status",
+            ["endpoint", "status"], registry=r,
+        )  # fmt: skip
+        self.decision_seconds = Histogram(
+            "kvfabric_decision_seconds",
+            "From a transfer request to its pin written on the leaf",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.transfer_seconds = Histogram(
+            "kvfabric_transfer_duration_seconds",
+            "Transfer durations reported by the senders (p50/p95/p99 from the buckets)",
+            buckets=TRANSFER_BUCKETS,
+            registry=r,
+        )
+        self.pin_writes = Counter(
+            "kvfabric_pin_writes", "Pin entries written, by operation and result",
+            ["op", "result"], registry=r,
+        )  # fmt: skip
+        self.reconcile_writes = Counter(
+            "kvfabric_reconcile_writes",
+            "Entities written by reconciliation, by switch and operation",
+            ["switch", "op"],
+            registry=r,
+        )
+        self.reconciliations = Counter(
+            "kvfabric_reconciliations", "Completed reconciliations, by switch",
+            ["switch"], registry=r,
+        )  # fmt: skip
+        self.pins_adopted = Counter(
+            "kvfabric_pins_adopted",
+            "Pins of transfers in flight found on a leaf and adopted",
+            ["switch"],
+            registry=r,
+        )
+        self.pins_removed_stale = Counter(
+            "kvfabric_pins_removed_stale",
+            "Pins found on a leaf that were expired or not kvfabric's, and removed",
+            ["switch"],
+            registry=r,
+        )
+        self.polls = Counter(
+            "kvfabric_telemetry_polls", "Telemetry polls, by switch and result",
+            ["switch", "result"], registry=r,
+        )  # fmt: skip
+        self.poll_seconds = Histogram(
+            "kvfabric_telemetry_poll_seconds",
+            "Duration of one concurrent poll of every switch",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.audit_rounds = Counter(
+            "kvfabric_audit_rounds", "Topology audit rounds (probes sent and judged)",
+            registry=r,
+        )  # fmt: skip
+        self.probes_seen = Counter(
+            "kvfabric_probes_seen", "Link probes that came back as PacketIns", registry=r
+        )
+        self.alerts = Counter(
+            "kvfabric_alerts", "Alerts that started firing, by name and severity",
+            ["name", "severity"], registry=r,
+        )  # fmt: skip
+        self.link_changes = Counter(
+            "kvfabric_link_status_changes", "Audit verdicts that changed a cable's status",
+            ["status"], registry=r,
+        )  # fmt: skip
+        self.mode_changes = Counter(
+            "kvfabric_mode_changes", "Data-plane mode changes applied, by mode",
+            ["mode"], registry=r,
+        )  # fmt: skip
+        self.switch_up = Gauge(
+            "kvfabric_switch_up", "1 while the P4Runtime channel to the switch is open",
+            ["switch"], registry=r,
+        )  # fmt: skip
+        self.switch_primary = Gauge(
+            "kvfabric_switch_primary", "1 while this controller is the switch's primary",
+            ["switch"], registry=r,
+        )  # fmt: skip
+        self.write_errors = Counter(
+            "kvfabric_switch_errors", "Failed P4Runtime calls, by switch and call",
+            ["switch", "call"], registry=r,
+        )  # fmt: skip
+        if snapshot is not None:
+            r.register(_EngineCollector(snapshot))
+
+    def render(self) -> bytes:
+        """The Prometheus text exposition of every metric."""
+        data: bytes = generate_latest(self.registry)
+        return data
+
+
+class _EngineCollector:
+    """Scrape-time metrics read from the engine's snapshot."""
+
+    def __init__(self, snapshot: Callable[[], Snapshot]) -> None:
+        self._snapshot = snapshot
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        s = self._snapshot()
+        c = s.counts
+        placed = CounterMetricFamily(
+            "kvfabric_transfers", "Transfers answered, by placement", labels=["placement"]
+        )
+        placed.add_metric(["pinned"], c.pinned)
+        placed.add_metric(["ecmp"], c.ecmp)
+        placed.add_metric(["local"], c.local)
+        yield placed
+        for name, help_text, value in (
+            ("kvfabric_transfers_completed", "Transfers reported complete", c.completed),
+            ("kvfabric_transfer_timeouts", "Transfers that timed out", c.timeouts),
+            ("kvfabric_reroutes", "Pairs rerouted after a slow transfer", c.reroutes),
+            ("kvfabric_fallback_trips", "Times the reroute limit disabled kv-aware", c.trips),
+            ("kvfabric_transfers_moved", "Pinned transfers moved off a broken link", c.moved),
+            ("kvfabric_efficiency_evaluated", "Transfers judged offline", s.efficiency_evaluated),
+            ("kvfabric_efficiency_efficient", "Judged transfers on the best path",
+             s.efficiency_efficient),
+        ):  # fmt: skip
+            yield CounterMetricFamily(name, help_text, value=value)
+        fallbacks = CounterMetricFamily(
+            "kvfabric_fallbacks", "Transfers left to ECMP, by reason", labels=["reason"]
+        )
+        for reason, n in sorted(c.fallbacks.items()):
+            fallbacks.add_metric([reason], n)
+        yield fallbacks
+        yield GaugeMetricFamily(
+            "kvfabric_fallback_active",
+            "1 while the reroute limit holds kv-aware placement off",
+            value=1.0 if s.fallback_active else 0.0,
+        )
+        mode = GaugeMetricFamily(
+            "kvfabric_mode", "1 for the placement mode in force", labels=["mode"]
+        )
+        for m in s.modes:
+            mode.add_metric([m], 1.0 if m == s.effective_mode else 0.0)
+        yield mode
+        yield GaugeMetricFamily(
+            "kvfabric_scheduling_efficiency",
+            "Share of the last window's judged transfers on the offline-best path",
+            value=s.efficiency_last if s.efficiency_last is not None else math.nan,
+        )
+        tiers = GaugeMetricFamily(
+            "kvfabric_tier_utilisation",
+            "Smoothed utilisation of a tier's ports, mean and p95",
+            labels=["tier", "stat"],
+        )
+        for tier, (mean, p95) in sorted(s.tiers.items()):
+            tiers.add_metric([tier, "mean"], mean)
+            tiers.add_metric([tier, "p95"], p95)
+        yield tiers
+        stale = GaugeMetricFamily(
+            "kvfabric_telemetry_staleness_seconds",
+            "Age of each switch's last telemetry sample (+Inf before the first)",
+            labels=["switch"],
+        )
+        for switch, age in sorted(s.staleness_s.items()):
+            stale.add_metric([switch], age if age is not None else math.inf)
+        yield stale
+        active = GaugeMetricFamily(
+            "kvfabric_alert_active", "1 for each alert firing now",
+            labels=["name", "subject", "severity"],
+        )  # fmt: skip
+        for name, subject, severity in s.alerts:
+            active.add_metric([name, subject, severity], 1.0)
+        yield active
+        links = GaugeMetricFamily(
+            "kvfabric_link_up", "1 while the audit finds a cable up", labels=["link", "status"]
+        )
+        for link, status in s.links:
+            links.add_metric([link, status], 1.0 if status == "up" else 0.0)
+        yield links
+        yield GaugeMetricFamily("kvfabric_pins", "Pin entries on the leaves", value=s.pins)
+        yield GaugeMetricFamily(
+            "kvfabric_transfers_in_flight", "Transfers not yet completed", value=s.in_flight
+        )

@@ -1,0 +1,151 @@
+"""The topology audit's I/O: link probes out of every switch port, PacketIns back.
+
+Every audit round, the primary sends one probe (``p4/README.md``, "Link discovery")
+out of each switch port the model wires to another switch, all with the round's
+nonce; the neighbour punts each probe to its controller with the port it arrived on.
+After a collection window the round is handed to the engine as an
+:class:`~controller.engine.AuditRound`: the ports probed, and where each probe was
+seen. A probe from a port whose switch is not connected is not sent, so its
+direction gets no verdict; the probes *towards* a dead switch are sent and never
+seen, which marks its cables down.
+
+``misses`` (default 1) is how many consecutive rounds a probe must go unseen before
+the engine hears of it: with 1 a cable that dies is out of path selection one
+window after the next round starts (at most an interval and a window); a lossy lab
+can ask for 2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from controller.engine import AuditRound, ProbeSeen
+from controller.service.errors import SwitchError
+from controller.service.intent import switch_mac
+from controller.service.switches import SwitchLink
+from controller.topology import PortRef, Topology
+
+ETHERTYPE = 0x88B5
+MAGIC = 0x4B564650
+VERSION = 1
+DST_MAC = bytes.fromhex("0180c200000e")
+_HEADER = struct.Struct("!IBBHQI")  # magic, version, flags, sender port, device id, nonce
+MIN_FRAME = 60
+
+
+def probe_frame(src_mac: int, device_id: int, port: int, nonce: int) -> bytes:
+    """The probe sent out of ``port`` of switch ``device_id``, padded to 60 bytes."""
+    eth = DST_MAC + src_mac.to_bytes(6, "big") + ETHERTYPE.to_bytes(2, "big")
+    frame = eth + _HEADER.pack(MAGIC, VERSION, 0, port, device_id, nonce & 0xFFFFFFFF)
+    return frame.ljust(MIN_FRAME, b"\0")
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """What a received probe says: who sent it, from which port, in which round."""
+
+    device_id: int
+    port: int
+    nonce: int
+
+
+def parse_probe(frame: bytes) -> Probe | None:
+    """The probe in ``frame``, or None if it is not a kvfabric probe."""
+    if len(frame) < 14 + _HEADER.size or frame[12:14] != ETHERTYPE.to_bytes(2, "big"):
+        return None
+    magic, version, _flags, port, device, nonce = _HEADER.unpack_from(frame, 14)
+    if magic != MAGIC or version != VERSION:
+        return None
+    return Probe(device, port, nonce)
+
+
+@dataclass(slots=True)
+class _Round:
+    sent: list[PortRef] = field(default_factory=list)
+    seen: list[ProbeSeen] = field(default_factory=list)
+
+
+class Prober:
+    """Sends probe rounds and collects what comes back (see the module docstring)."""
+
+    def __init__(self, topology: Topology, window_s: float, misses: int = 1) -> None:
+        self.window_s = window_s
+        self.misses = max(1, misses)
+        self.targets: dict[str, tuple[int, ...]] = {}
+        for port in topology.egress.values():
+            if port.link is not None:
+                ports = self.targets.get(port.ref.switch, ())
+                self.targets[port.ref.switch] = (*ports, port.ref.port)
+        cfg = topology.config
+        self.device_of = {s.name: s.device_id for s in cfg.switches}
+        self.switch_of = {s.device_id: s.name for s in cfg.switches}
+        self.nonce = 0
+        self._rounds: dict[int, _Round] = {}
+        self._missed: dict[PortRef, int] = defaultdict(int)
+        self.received = 0
+
+    def on_packet(self, at_switch: str, payload: bytes, ingress_port: int) -> bool:
+        """A PacketIn from ``at_switch``; True if it was a probe of a round in progress."""
+        probe = parse_probe(payload)
+        if probe is None:
+            return False
+        current = self._rounds.get(probe.nonce)
+        sender = self.switch_of.get(probe.device_id)
+        if current is None or sender is None:
+            return False
+        self.received += 1
+        current.seen.append(
+            ProbeSeen(PortRef(sender, probe.port), PortRef(at_switch, ingress_port))
+        )
+        return True
+
+    async def round(self, links: Mapping[str, SwitchLink]) -> tuple[AuditRound, list[str]]:
+        """Send one round, wait the window, return it and the send errors."""
+        self.nonce = (self.nonce + 1) & 0xFFFFFFFF
+        nonce = self.nonce
+        state = self._rounds[nonce] = _Round()
+        errors: list[str] = []
+        sends = []
+        for name, link in links.items():
+            if not link.primary:
+                continue
+            device = self.device_of[name]
+            mac = switch_mac(device)
+            for port in self.targets.get(name, ()):
+                sends.append(self._send(link, probe_frame(mac, device, port, nonce), port, state))
+        for result in await asyncio.gather(*sends, return_exceptions=True):
+            if isinstance(result, SwitchError):
+                errors.append(str(result))
+            elif isinstance(result, BaseException):
+                raise result
+        await asyncio.sleep(self.window_s)
+        del self._rounds[nonce]
+        return self._debounced(state), errors
+
+    async def _send(self, link: SwitchLink, frame: bytes, port: int, state: _Round) -> None:
+        await link.packet_out(frame, port)
+        state.sent.append(PortRef(link.name, port))
+
+    def _debounced(self, state: _Round) -> AuditRound:
+        seen_from = {s.origin for s in state.seen}
+        sent: list[PortRef] = []
+        for origin in state.sent:
+            if origin in seen_from:
+                self._missed.pop(origin, None)
+                sent.append(origin)
+                continue
+            self._missed[origin] += 1
+            if self._missed[origin] >= self.misses:
+                sent.append(origin)
+        return AuditRound(tuple(sent), tuple(state.seen))
+
+
+def probe_ports(topology: Topology) -> Iterable[PortRef]:
+    """Every port a round probes."""
+    for port in topology.egress.values():
+        if port.link is not None:
+            yield port.ref

@@ -1,0 +1,588 @@
+"""The controller service: the engine wrapped by everything that talks to the world.
+
+:class:`Service` owns one :class:`~controller.engine.Engine` and feeds it events
+stamped with one monotonic clock; whatever the engine returns goes to the
+:class:`~controller.service.enforce.Enforcer`. Its tasks:
+
+- one finsy channel per switch (:mod:`switches`); on every channel that comes up
+  as primary, :meth:`_on_ready` reconciles the switch (:mod:`provision`), resumes
+  its data-plane mode, and syncs its pins: the book's pins the
+  leaf lost are written back, pins the leaf holds that the book does not know are
+  adopted (:mod:`adopt`) or, if expired or foreign, deleted;
+- the telemetry loop (:mod:`telemetry`): every poll interval, every connected
+  switch at once, then ``engine.tick``;
+- the audit loop (:mod:`prober`), as primary: a probe round every audit interval;
+- one PacketIn reader per switch, feeding the prober;
+- the HTTP API (:mod:`api`), which calls :meth:`transfer`, :meth:`complete`,
+  :meth:`set_mode` and :meth:`fabric`.
+
+A transfer's API id is ``<instance>-<engine id>``: the instance tag is random per
+process, so ids never collide across restarts or between a primary and its backup,
+and ids of adopted transfers are recognised as such.
+
+Backup: an instance started with ``backup=True`` bids a lower election id. While
+backup it connects, polls (reads only) and serves ``GET`` requests, but refuses
+transfers with 503. When the primary dies each switch promotes it, finsy's
+cookie check skips the pipeline, and :meth:`_on_ready` reconciles: the switch
+already holds the intent (an empty plan), the ECMP groups are kept as found until
+this instance's first audit round, and the pins in flight are adopted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from ipaddress import IPv4Address
+from pathlib import Path
+from typing import Any
+
+import finsy as fy
+
+from controller.config import FabricConfig, Mode, Role, TlsSettings
+from controller.engine import (
+    Decision,
+    Engine,
+    EngineError,
+    InstallPin,
+    TransferRequest,
+    UnknownTransferError,
+    fabric_view,
+    tier_utilisation,
+)
+from controller.service.adopt import Adoptions
+from controller.service.enforce import Enforcer
+from controller.service.errors import ServiceError, SwitchError
+from controller.service.metrics import Metrics, Snapshot
+from controller.service.pins import Pin, PinKey, PinMeta
+from controller.service.prober import ETHERTYPE, Prober
+from controller.service.provision import ReadBack, reconcile
+from controller.service.switches import Pipeline, SwitchLink
+from controller.service.telemetry import Poller
+from controller.service.translog import TransferLog
+from controller.topology import Topology
+
+log = logging.getLogger("kvfabric.controller")
+
+RETRY_S = 1.0
+"""Wait between two attempts at reconciling a switch."""
+
+
+class NotReadyError(ServiceError):
+    """The service cannot take transfers now (backup, or switches not provisioned)."""
+
+
+class ForcedSpineError(EngineError):
+    """A request forced a spine that has no path between the two hosts."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceOptions:
+    """How to run a controller; everything else comes from the fabric file."""
+
+    config: FabricConfig
+    pipeline: Pipeline
+    log_path: Path | None = None
+    backup: bool = False
+    audit: bool = True
+    audit_misses: int = 1
+    tls: TlsSettings | None = None
+    instance: str | None = None
+    switch_timeout_s: float = 3.0
+
+
+class Service:
+    """The running controller (see the module docstring)."""
+
+    def __init__(
+        self,
+        options: ServiceOptions,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
+        self.options = options
+        self.clock = clock
+        self.wall = wall
+        self.instance = options.instance or secrets.token_hex(3)
+        config = options.config
+        self.settings = s = config.controller
+        now = clock()
+        self.engine = Engine(Topology(config), now)
+        self.metrics = Metrics(self.snapshot)
+        self.translog = TransferLog(options.log_path, wall() - now)
+        self.links: dict[str, SwitchLink] = {
+            sw.name: SwitchLink(
+                sw,
+                options.pipeline,
+                backup=options.backup,
+                tls=options.tls or s.p4runtime_tls,
+                on_ready=self._on_ready,
+                timeout_s=options.switch_timeout_s,
+            )
+            for sw in config.switches
+        }
+        self.enforcer = Enforcer(
+            self.links,
+            lambda: self.engine.topology,
+            self.metrics,
+            self.translog,
+            clock=clock,
+            flowlet_timeout_s=s.flowlet_timeout_s,
+        )
+        self.enforcer.mode = self.engine.effective_mode
+        self.adoptions = Adoptions(self.engine)
+        self.poller = Poller(self.engine.topology)
+        audit_window = min(0.5 * s.audit_interval_s, 0.5)
+        self.prober = Prober(self.engine.topology, audit_window, options.audit_misses)
+        self.provisioned: set[str] = set()
+        self.audited = False
+        self._mode_adopted = False
+        self._forced: dict[str, tuple[PinKey, float]] = {}
+        self._traces = 0
+        self._tasks: list[asyncio.Task[Any]] = []
+        for link in self.links.values():
+            link.switch.ee.on(fy.SwitchEvent.CHANNEL_DOWN, self._on_down)
+            link.switch.ee.on(fy.SwitchEvent.BECOME_BACKUP, self._on_down)
+
+    # -- state ------------------------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        """True when every switch is provisioned by this controller as primary."""
+        return len(self.provisioned) == len(self.links)
+
+    @property
+    def role(self) -> str:
+        """``primary``, ``backup``, ``mixed`` or ``disconnected``."""
+        up = [link for link in self.links.values() if link.up]
+        if not up:
+            return "disconnected"
+        primary = sum(1 for link in up if link.primary)
+        if primary == len(self.links):
+            return "primary"
+        return "backup" if primary == 0 else "mixed"
+
+    def api_id(self, transfer_id: int) -> str:
+        """The API id of one of this instance's engine transfers."""
+        return f"{self.instance}-{transfer_id}"
+
+    def snapshot(self) -> Snapshot:
+        """The engine's figures for the metrics."""
+        e = self.engine
+        now = self.clock()
+        sampled = e.table.sampled_at
+        return Snapshot(
+            counts=e.counts,
+            mode=str(e.mode),
+            effective_mode=str(e.effective_mode),
+            fallback_active=e.guard.tripped,
+            efficiency_evaluated=e.efficiency.total_evaluated,
+            efficiency_efficient=e.efficiency.total_efficient,
+            efficiency_last=e.efficiency.last.ratio if e.efficiency.last is not None else None,
+            tiers={str(t): (v.mean, v.p95) for t, v in tier_utilisation(e).items()},
+            staleness_s={sw: (now - sampled[sw]) if sw in sampled else None for sw in self.links},
+            alerts=[(a.name, a.subject, a.severity) for a in e.book.active.values()],
+            links=[(str(link), str(e.topology.link_status(link))) for link in e.topology.links],
+            pins=len(self.enforcer.pins),
+            in_flight=len(e.inflight) + len(self.adoptions),
+            modes=[str(m) for m in Mode],
+        )
+
+    # -- the API's operations ---------------------------------------------------------
+
+    async def transfer(
+        self, src: str, dst: str, nbytes: int, *, trace_id: str | None, spine: str | None
+    ) -> dict[str, object]:
+        """Decide a transfer, write its pin, and return the answer of ``POST /v1/transfers``."""
+        self._writable()
+        t0 = self.clock()
+        if trace_id is None:
+            self._traces += 1
+            trace_id = f"kv-{self.instance}-{self._traces}"
+        request = TransferRequest(src, dst, nbytes, trace_id)
+        if spine is not None:
+            self._check_spine(src, dst, spine)
+        decision, updates = self.engine.decide(request, t0)
+        if spine is not None:
+            updates = self._force(decision, updates, spine, t0)
+        written = await self.enforcer.apply(updates, self._meta_for(decision, t0))
+        pinned = written.get(decision.transfer_id, False)
+        forced = self._forced.get(self.api_id(decision.transfer_id))
+        self.metrics.decision_seconds.observe(self.clock() - t0)
+        return self._answer(decision, pinned, forced_spine=spine if forced or spine else None)
+
+    def _answer(self, d: Decision, pinned: bool, *, forced_spine: str | None) -> dict[str, object]:
+        path = str(d.path) if d.path is not None else None
+        spine = d.path.spine if d.path is not None else None
+        if forced_spine is not None and d.path is not None:
+            path = f"{d.path.src_leaf}>{forced_spine}>{d.path.dst_leaf}"
+            spine = forced_spine
+        elif forced_spine is not None and pinned:
+            src, dst = self.engine.topology.hosts[d.src], self.engine.topology.hosts[d.dst]
+            path, spine = f"{src.leaf}>{forced_spine}>{dst.leaf}", forced_spine
+        placement = "local" if d.local else ("pinned" if pinned else "ecmp")
+        fallbacks = list(d.fallbacks)
+        if d.path is not None and not pinned:
+            fallbacks.append("the pin could not be written: the transfer takes ECMP")
+            path, spine = None, None
+        tag = None
+        if d.tag is not None:
+            tag = {"dscp": d.tag.dscp, "tos": d.tag.dscp << 2, "src_port": d.tag.src_port}
+        return {
+            "id": self.api_id(d.transfer_id),
+            "trace_id": d.trace_id,
+            "src": d.src,
+            "dst": d.dst,
+            "bytes": d.bytes,
+            "path": path,
+            "spine": spine,
+            "placement": placement,
+            "best": str(d.best) if d.best is not None else None,
+            "mode": str(d.mode),
+            "reason": d.reason,
+            "expected_s": d.expected_s,
+            "fallbacks": fallbacks,
+            "tag": tag,
+        }
+
+    def _meta_for(self, d: Decision, t0: float) -> Callable[[InstallPin], PinMeta]:
+        wall0 = self.wall()
+        timeout = self.settings.safety.transfer_timeout_s
+
+        def meta(u: InstallPin) -> PinMeta:
+            if u.transfer_id == d.transfer_id:
+                return PinMeta(
+                    id=self.api_id(d.transfer_id),
+                    trace_id=d.trace_id,
+                    src=d.src,
+                    dst=d.dst,
+                    size=d.bytes,
+                    requested_wall=wall0,
+                    deadline_wall=wall0 + timeout,
+                    spine=u.spine,
+                )
+            known = self.enforcer.pins.by_id.get(self.api_id(u.transfer_id))
+            if known is None:  # cannot happen: the engine moves only transfers it pinned
+                raise ServiceError(f"no pin known for transfer {u.transfer_id}")
+            m = known.meta
+            return PinMeta(
+                m.id, m.trace_id, m.src, m.dst, m.size, m.requested_wall, m.deadline_wall, u.spine
+            )
+
+        del t0
+        return meta
+
+    def _check_spine(self, src: str, dst: str, spine: str) -> None:
+        topo = self.engine.topology
+        if src not in topo.hosts or dst not in topo.hosts:
+            return  # the engine names the unknown host
+        paths = topo.spine_paths(topo.hosts[src].leaf, topo.hosts[dst].leaf)
+        if not any(p.spine == spine for p in paths):
+            names = ", ".join(p.spine for p in paths) or "none (same rack)"
+            raise ForcedSpineError(f"spine {spine!r} is not on a path from {src} to {dst}: {names}")
+
+    def _force(self, d: Decision, updates: list[Any], spine: str, now: float) -> list[Any]:
+        """Pin a transfer to ``spine`` whatever the engine chose (the lab's reference)."""
+        topo = self.engine.topology
+        src, dst = topo.hosts[d.src], topo.hosts[d.dst]
+        path = next(p for p in topo.spine_paths(src.leaf, dst.leaf) if p.spine == spine)
+        if d.tag is None:
+            return updates
+        pin = InstallPin(d.transfer_id, src.leaf, src.ipv4, dst.ipv4, d.tag, spine, path.up.port)
+        out = [
+            u for u in updates if not (isinstance(u, InstallPin) and u.transfer_id == d.transfer_id)
+        ]
+        out.append(pin)
+        if d.path is None:  # the engine will not remove a pin it did not ask for
+            key = PinKey(src.leaf, src.ipv4, dst.ipv4, d.tag.src_port)
+            deadline = now + self.settings.safety.transfer_timeout_s
+            self._forced[self.api_id(d.transfer_id)] = (key, deadline)
+        return out
+
+    async def complete(self, transfer_id: str, duration_s: float) -> dict[str, object]:
+        """Record a transfer's completion (``POST /v1/transfers/{id}/complete``)."""
+        self._writable()
+        now = self.clock()
+        if not duration_s > 0:
+            raise EngineError(f"a duration must be positive, got {duration_s}")
+        adopted = self.adoptions.finish(transfer_id)
+        if adopted is not None:
+            await self.enforcer.remove(adopted.pin.key)
+            self.metrics.transfer_seconds.observe(duration_s)
+            self._log_adopted_end(adopted.pin, now, duration_s)
+            return {"id": transfer_id, "completed": True, "adopted": True}
+        engine_id = self._engine_id(transfer_id)
+        updates = self.engine.complete(engine_id, duration_s, now)
+        self.metrics.transfer_seconds.observe(duration_s)
+        await self.enforcer.apply(updates, self._no_meta)
+        forced = self._forced.pop(transfer_id, None)
+        if forced is not None:
+            await self.enforcer.remove(forced[0])
+        return {"id": transfer_id, "completed": True, "adopted": False}
+
+    def _engine_id(self, transfer_id: str) -> int:
+        prefix, _, number = transfer_id.rpartition("-")
+        if prefix != self.instance or not number.isdigit():
+            raise UnknownTransferError(f"no transfer {transfer_id!r} in flight")
+        return int(number)
+
+    async def set_mode(self, mode: Mode) -> dict[str, object]:
+        """The operator sets the mode (``POST /v1/mode``); kv-aware also ends a fallback."""
+        self._writable()
+        updates = self.engine.set_mode(mode, self.clock(), reason="operator")
+        await self.enforcer.apply(updates, self._no_meta)
+        if self.enforcer.mode is not self.engine.effective_mode:
+            await self.enforcer.set_mode(self.engine.effective_mode, "operator")
+        return {"mode": str(self.engine.mode), "effective_mode": str(self.engine.effective_mode)}
+
+    def fabric(self) -> dict[str, object]:
+        """The answer of ``GET /v1/fabric``: the engine's view and the controller's state."""
+        view = fabric_view(self.engine, self.clock())
+        view["controller"] = {
+            "instance": self.instance,
+            "role": self.role,
+            "ready": self.ready,
+            "audited": self.audited,
+            "switches": {
+                name: {
+                    "address": link.config.p4runtime,
+                    "up": link.up,
+                    "primary": link.primary,
+                    "provisioned": name in self.provisioned,
+                }
+                for name, link in self.links.items()
+            },
+            "pins": [
+                {"pin": str(p.key), "id": p.meta.id, "port": p.egress_port, "spine": p.meta.spine}
+                for p in self.enforcer.pins.by_key.values()
+            ],
+            "adopted": sorted(self.adoptions.by_id),
+        }
+        return view
+
+    def _writable(self) -> None:
+        if self.ready:
+            return
+        if self.role in ("backup", "mixed"):
+            raise NotReadyError(
+                "this controller is the backup; send transfers to the primary controller"
+            )
+        waiting = sorted(set(self.links) - self.provisioned)
+        raise NotReadyError(f"the fabric is not provisioned yet: waiting for {', '.join(waiting)}")
+
+    @staticmethod
+    def _no_meta(u: InstallPin) -> PinMeta:
+        raise ServiceError(f"unexpected pin install for transfer {u.transfer_id}")
+
+    # -- switches coming and going ------------------------------------------------------
+
+    def _on_down(self, switch: Any) -> None:
+        self.provisioned.discard(switch.name)
+        self.metrics.switch_primary.labels(switch.name).set(0)
+        self.metrics.switch_up.labels(switch.name).set(1 if switch.is_up else 0)
+
+    async def _on_ready(self, link: SwitchLink) -> None:
+        """A channel is ready: reconcile as primary, or just note the backup role."""
+        self.metrics.switch_up.labels(link.name).set(1)
+        self.metrics.switch_primary.labels(link.name).set(1 if link.primary else 0)
+        if not link.primary:
+            self.provisioned.discard(link.name)
+            log.info("%s: connected as backup", link.name)
+            return
+        while link.primary:
+            try:
+                await self._provision(link)
+            except SwitchError as exc:
+                self.metrics.write_errors.labels(link.name, "reconcile").inc()
+                log.warning("%s: reconciliation failed, retrying: %s", link.name, exc)
+                await asyncio.sleep(RETRY_S)
+                continue
+            self.provisioned.add(link.name)
+            return
+
+    async def _provision(self, link: SwitchLink) -> None:
+        t0 = self.clock()
+        topology = self.engine.topology
+        back = await reconcile(
+            link, topology, self.settings.kv_class.dscp, self.metrics, keep_groups=not self.audited
+        )
+        if link.config.role is Role.LEAF:
+            await self._sync_mode(link, back)
+            await self._sync_pins(link, back)
+        log.info(
+            "%s: provisioned as primary in %.0f ms (%d writes, %d pins found)",
+            link.name,
+            (self.clock() - t0) * 1e3,
+            back.writes,
+            len(back.pins),
+        )
+
+    async def _sync_mode(self, link: SwitchLink, back: ReadBack) -> None:
+        if back.mode_action == "flowlet_mode":
+            generation = back.mode_args.get("generation", 0)
+            self.enforcer.generation = max(self.enforcer.generation, generation)
+            if not self._mode_adopted and self.engine.mode is not Mode.FLOWLET:
+                log.info("%s is in flowlet mode: adopting it", link.name)
+                updates = self.engine.set_mode(Mode.FLOWLET, self.clock(), reason="adopted")
+                self.enforcer.mode = Mode.FLOWLET
+                await self.enforcer.apply(updates, self._no_meta)
+        self._mode_adopted = True
+        self.enforcer.mode = self.engine.effective_mode
+        want: Any = self.enforcer.mode_entry()
+        wanted_args = {k: int(v) for k, v in want.action.args.items()}
+        if back.mode_action != want.action.name or dict(back.mode_args) != wanted_args:
+            await self.enforcer.write_mode(link)
+
+    async def _sync_pins(self, link: SwitchLink, back: ReadBack) -> None:
+        now, wall = self.clock(), self.wall()
+        booked = {p.key: p for p in self.enforcer.pins.on_leaf(link.name)}
+        removed = set(self.enforcer.removed)
+        stale: list[Any] = []
+        for entry in back.pins:
+            key = PinKey(
+                link.name,
+                IPv4Address(int(entry.match["src_addr"])),
+                IPv4Address(int(entry.match["dst_addr"])),
+                int(entry.match["l4_src_port"]),
+            )
+            port = int(entry.action.args["port"])
+            meta = PinMeta.decode(bytes(entry.metadata))
+            mine = booked.pop(key, None)
+            if mine is not None:
+                if mine.egress_port != port or mine.meta != meta:
+                    await self.enforcer.write_pin(mine)
+                continue
+            if meta is None or meta.deadline_wall <= wall or meta.id in removed:
+                stale.append(entry)
+                continue
+            pin = Pin(key, port, meta)
+            self.enforcer.pins.put(pin)
+            if meta.id not in self.adoptions.by_id:
+                self.adoptions.adopt(pin, now, wall)
+                self.metrics.pins_adopted.labels(link.name).inc()
+                self.translog.write(
+                    "adopted",
+                    {"time": now, "id": meta.id, "trace_id": meta.trace_id, "pin": str(key),
+                     "spine": meta.spine, "deadline_s": meta.deadline_wall - wall},
+                )  # fmt: skip
+        if stale:
+            await link.write("delete", stale)
+            self.metrics.pins_removed_stale.labels(link.name).inc(len(stale))
+        for pin in booked.values():  # the leaf lost them (it restarted): write them back
+            await self.enforcer.write_pin(pin)
+
+    def _log_adopted_end(self, pin: Pin, now: float, duration_s: float | None) -> None:
+        m = pin.meta
+        self.translog.write(
+            "transfer",
+            {
+                "time": now,
+                "trace_id": m.trace_id,
+                "transfer_id": m.id,
+                "src": m.src,
+                "dst": m.dst,
+                "bytes": m.size,
+                "requested_at_wall": m.requested_wall,
+                "completed_at": now if duration_s is not None else None,
+                "duration_s": duration_s,
+                "timed_out": duration_s is None,
+                "path": f"{pin.key.leaf}>{m.spine}",
+                "adopted": True,
+            },
+        )
+
+    # -- loops ----------------------------------------------------------------------------
+
+    async def _telemetry_loop(self) -> None:
+        interval = self.settings.telemetry.poll_interval_s
+        deadline = self.clock()
+        while True:
+            deadline += interval
+            links = [link for link in self.links.values() if link.up]
+            t0 = self.clock()
+            results = await asyncio.gather(*(self._poll(link) for link in links))
+            self.metrics.poll_seconds.observe(self.clock() - t0)
+            updates: list[Any] = []
+            for result in results:
+                if result is not None:
+                    reading, at = result
+                    updates += self.engine.telemetry(reading, at)
+            now = self.clock()
+            updates += self.engine.tick(now)
+            await self.enforcer.apply(updates, self._no_meta)
+            await self._expire(now)
+            deadline = max(deadline, self.clock())
+            await asyncio.sleep(deadline - self.clock())
+
+    async def _poll(self, link: SwitchLink) -> tuple[Any, float] | None:
+        try:
+            reading = await self.poller.poll(link)
+        except SwitchError as exc:
+            self.metrics.polls.labels(link.name, "error").inc()
+            log.debug("poll failed: %s", exc)
+            return None
+        self.metrics.polls.labels(link.name, "ok").inc()
+        return reading, self.clock()
+
+    async def _expire(self, now: float) -> None:
+        for adopted in self.adoptions.expired(now):
+            self.adoptions.finish(adopted.pin.meta.id)
+            await self.enforcer.remove(adopted.pin.key)
+            self._log_adopted_end(adopted.pin, now, None)
+        for api_id, (key, deadline) in list(self._forced.items()):
+            if deadline <= now:
+                del self._forced[api_id]
+                await self.enforcer.remove(key)
+
+    async def _audit_loop(self) -> None:
+        interval = self.settings.audit_interval_s
+        while True:
+            started = self.clock()
+            if any(link.primary for link in self.links.values()):
+                round_, errors = await self.prober.round(self.links)
+                for error in errors:
+                    log.debug("probe not sent: %s", error)
+                self.metrics.audit_rounds.inc()
+                updates = self.engine.audit(round_, self.clock())
+                await self.enforcer.apply(updates, self._no_meta)
+                if not self.audited and self.ready:
+                    self.audited = True
+                    await self.enforcer.refresh_all_groups()
+            await asyncio.sleep(max(0.0, started + interval - self.clock()))
+
+    async def _packets(self, link: SwitchLink) -> None:
+        async for packet in link.switch.read_packets(eth_types=[ETHERTYPE]):
+            if self.prober.on_packet(link.name, bytes(packet.payload), int(packet["ingress_port"])):
+                self.metrics.probes_seen.inc()
+
+    async def run(self, started: Callable[[], Coroutine[Any, Any, None]] | None = None) -> None:
+        """Run until cancelled: switches, loops, and ``started`` once everything runs."""
+        async with fy.Controller([link.switch for link in self.links.values()]):
+            tasks = [asyncio.create_task(self._telemetry_loop(), name="telemetry")]
+            if self.options.audit:
+                tasks.append(asyncio.create_task(self._audit_loop(), name="audit"))
+            for link in self.links.values():
+                tasks.append(asyncio.create_task(self._packets(link), name=f"packets-{link.name}"))
+            self._tasks = tasks
+            try:
+                if started is not None:
+                    await started()
+                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+                for task in done:
+                    task.result()
+            finally:
+                for task in tasks:
+                    task.cancel()
+                for task in tasks:
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+                self.translog.close()
+
+    def links_by_name(self) -> Mapping[str, SwitchLink]:
+        """The switch channels, by switch name."""
+        return self.links

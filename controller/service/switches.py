@@ -1,0 +1,176 @@
+"""One switch's P4Runtime channel, with finsy and gRPC errors translated at the edge.
+
+:class:`SwitchLink` owns a ``finsy.Switch`` (connection, arbitration, pipeline cookie
+check, reconnection) and offers the few calls the service makes: batched reads
+that return protobuf entities, batched writes by operation, and PacketOut. Every
+call has a deadline, and every failure becomes a :class:`SwitchError` naming the
+switch and the call, so the rest of the service never handles a gRPC type.
+
+Election ids: a controller bids ``base + 1`` on every switch as primary and ``base``
+as backup (``base`` is the switch's ``election_id`` from the fabric file, else 100).
+When the primary's stream closes, the switch tells the backup there is no primary,
+and finsy bids again with the highest id seen, so the backup takes over. Its
+pipeline cookie matches, so the pipeline is not pushed again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import finsy as fy
+import grpc
+from finsy.p4client import P4ClientError
+from finsy.proto import p4r
+
+from controller.config import SwitchConfig, TlsSettings
+from controller.service.errors import NotPrimaryError, SwitchError, SwitchUnavailable
+
+DEFAULT_ELECTION_BASE = 100
+"""Election id of a backup when the fabric file gives none; the primary bids one more."""
+
+ReadyHandler = Callable[["SwitchLink"], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Pipeline:
+    """The program to push: its P4Info file and the device config bytes."""
+
+    p4info: Path
+    blob: bytes
+
+
+def election_id(config: SwitchConfig, backup: bool) -> int:
+    """The election id this controller bids on ``config``'s switch."""
+    base = config.election_id if config.election_id is not None else DEFAULT_ELECTION_BASE
+    return base if backup else base + 1
+
+
+def credentials(tls: TlsSettings | None) -> fy.GRPCCredentialsTLS | None:
+    """finsy's TLS credentials for the fabric's ``p4runtime_tls`` settings."""
+    if tls is None:
+        return None
+    return fy.GRPCCredentialsTLS(cacert=tls.ca_cert, cert=tls.cert, private_key=tls.key)
+
+
+class SwitchLink:
+    """A P4Runtime client of one switch (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: SwitchConfig,
+        pipeline: Pipeline,
+        *,
+        backup: bool,
+        tls: TlsSettings | None,
+        on_ready: ReadyHandler,
+        timeout_s: float = 3.0,
+    ) -> None:
+        self.config = config
+        self.name = config.name
+        self.timeout_s = timeout_s
+        self._on_ready = on_ready
+        options = fy.SwitchOptions(
+            p4info=pipeline.p4info,
+            p4blob=pipeline.blob,
+            device_id=config.device_id,
+            initial_election_id=election_id(config, backup),
+            channel_credentials=credentials(tls),
+            ready_handler=self._ready,
+        )
+        self.switch: Any = fy.Switch(config.name, config.p4runtime, options)
+
+    async def _ready(self, _switch: Any) -> None:
+        await self._on_ready(self)
+
+    # -- state ------------------------------------------------------------------------
+
+    @property
+    def up(self) -> bool:
+        """True while the P4Runtime stream is open."""
+        return bool(self.switch.is_up)
+
+    @property
+    def primary(self) -> bool:
+        """True while this controller is the switch's primary."""
+        return bool(self.switch.is_up and self.switch.is_primary)
+
+    @property
+    def schema(self) -> Any:
+        """The switch's P4 schema (finsy's ``P4Schema``)."""
+        return self.switch.p4info
+
+    def encode(self, entity: Any) -> p4r.Entity:
+        """A finsy entity as its P4Runtime protobuf."""
+        if isinstance(entity, p4r.Entity):
+            return entity
+        message: p4r.Entity = entity.encode(self.switch.p4info)
+        return message
+
+    # -- calls ------------------------------------------------------------------------
+
+    async def read(self, entities: Sequence[Any]) -> list[Any]:
+        """One ReadRequest; the decoded finsy entities."""
+        self._check(write=False)
+
+        async def go() -> list[Any]:
+            return [e async for e in self.switch.read(list(entities))]
+
+        result: list[Any] = await self._call("read", go())
+        return result
+
+    async def write(self, op: str, entities: Iterable[Any]) -> None:
+        """One WriteRequest of ``op`` (insert, modify, delete) for every entity.
+
+        Deletions ignore entities already gone (NOT_FOUND), so a retried removal
+        is harmless.
+        """
+        batch = [self.encode(e) for e in entities]
+        if not batch:
+            return
+        self._check(write=True)
+        sw = self.switch
+        if op == "insert":
+            call = sw.insert(batch)
+        elif op == "modify":
+            call = sw.modify(batch)
+        elif op == "delete":
+            call = sw.delete(batch, strict=False)
+        else:
+            raise ValueError(f"unknown write operation {op!r}")
+        await self._call(op, call)
+
+    async def packet_out(self, frame: bytes, port: int) -> None:
+        """Send ``frame`` out of ``port`` (a PacketOut on the stream)."""
+        self._check(write=True)
+        await self._call(
+            "packet-out", self.switch.write([fy.P4PacketOut(frame, egress_port=port, _pad=0)])
+        )
+
+    def _check(self, *, write: bool) -> None:
+        if not self.switch.is_up:
+            raise SwitchUnavailable(self.name, f"no P4Runtime channel to {self.config.p4runtime}")
+        if write and not self.switch.is_primary:
+            raise NotPrimaryError(self.name, "this controller is a backup here; it does not write")
+
+    async def _call(self, what: str, call: Awaitable[Any]) -> Any:
+        try:
+            return await asyncio.wait_for(call, self.timeout_s)
+        except TimeoutError:
+            raise SwitchError(self.name, f"{what}: no answer in {self.timeout_s:g}s") from None
+        except P4ClientError as exc:
+            raise SwitchError(self.name, f"{what}: {_describe(exc)}") from None
+        except grpc.aio.AioRpcError as exc:
+            raise SwitchError(self.name, f"{what}: {exc.code().name}: {exc.details()}") from None
+        except AssertionError:
+            # finsy asserts an open client; the stream closed under the call.
+            raise SwitchUnavailable(self.name, f"{what}: the P4Runtime channel closed") from None
+
+
+def _describe(exc: P4ClientError) -> str:
+    details = "; ".join(f"#{i}: {e}" for i, e in sorted(exc.details.items()))
+    text = f"{exc.code.name}: {exc.message}"
+    return f"{text} ({details})" if details else text

@@ -1,0 +1,139 @@
+"""The telemetry poller: counters and queue histograms of every switch, read concurrently.
+
+Each poll of a switch is one ReadRequest for exactly the cells of its modelled
+egress ports (``p4/README.md``, "Queue occupancy"): ``port_tx`` and ``port_kv_tx``
+(cumulative bytes and packets), and the eight cells ``port * 8 + bucket`` of each
+queue histogram, ``port_qdepth_hist`` (packets found queued ahead) and
+``port_qdelay_hist`` (microseconds spent queued). Reading never writes the switch,
+so a backup polls exactly as the primary does and has warm telemetry when it takes
+over.
+
+The largest depth (delay) of the period is in the highest bucket whose packet count
+grew since the previous read; the poller takes the bucket's lower bound, a value
+every packet of the bucket reached. The engine takes a queue depth in packets, so
+the delay is turned into the depth that drains in that time at the port's capacity
+and the period's mean packet size, and the larger of the two is passed on.
+Counter deltas use :func:`controller.telemetry_math.counter_delta`, which unwraps a
+wrap and restarts after a reset (a pipeline push zeroes every counter).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import finsy as fy
+
+from controller.engine import SwitchReading
+from controller.service import intent as i
+from controller.service.switches import SwitchLink
+from controller.telemetry_math import DEFAULT_PACKET_BYTES, PortCounters, counter_delta
+from controller.topology import Topology
+
+PORT_TX = "port_tx"
+PORT_KV_TX = "port_kv_tx"
+QDEPTH_HIST = "port_qdepth_hist"
+QDELAY_HIST = "port_qdelay_hist"
+BUCKETS = 8
+
+
+def highest_grown(prev: Sequence[int] | None, now: Sequence[int]) -> int | None:
+    """The highest bucket whose count grew between two reads (None: none grew)."""
+    if prev is None:
+        return None
+    for bucket in range(len(now) - 1, -1, -1):
+        if counter_delta(prev[bucket], now[bucket]) > 0:
+            return bucket
+    return None
+
+
+def equivalent_depth(delay_us: int, capacity_bps: float, packet_bytes: float) -> int:
+    """Packets of ``packet_bytes`` that take ``delay_us`` to drain at ``capacity_bps``."""
+    if delay_us <= 0 or capacity_bps <= 0 or packet_bytes <= 0:
+        return 0
+    return math.ceil(delay_us * 1e-6 * capacity_bps / (8 * packet_bytes))
+
+
+class Poller:
+    """Polls switches' telemetry; one instance serves every switch of the fabric."""
+
+    def __init__(self, topology: Topology) -> None:
+        self.capacity: dict[str, dict[int, float]] = {}
+        for port in topology.egress.values():
+            if port.capacity_bps > 0:  # the engine divides by a port's capacity
+                self.capacity.setdefault(port.ref.switch, {})[port.ref.port] = port.capacity_bps
+        self._requests: dict[str, list[Any]] = {
+            name: _cells(sorted(ports)) for name, ports in self.capacity.items()
+        }
+        self._tx: dict[tuple[str, int], tuple[int, int]] = {}
+        self._hist: dict[tuple[str, str, int], list[int]] = {}
+
+    async def poll(self, link: SwitchLink) -> SwitchReading:
+        """One poll of ``link``'s switch (see the module docstring)."""
+        request = self._requests.get(link.name)
+        if not request:
+            return SwitchReading(link.name, {})
+        return self.reading(link.name, await link.read(request))
+
+    def reading(self, name: str, entities: Sequence[Any]) -> SwitchReading:
+        """Turn one read's counter entities into the engine's reading (and remember it)."""
+        tx: dict[int, tuple[int, int]] = {}
+        kv: dict[int, int] = {}
+        hist: dict[tuple[str, int], list[int]] = {}
+        for e in entities:
+            if not isinstance(e, fy.P4CounterEntry) or e.data is None or e.index is None:
+                continue
+            data = e.data
+            if e.counter_id == PORT_TX:
+                tx[e.index] = (_u64(data.byte_count), _u64(data.packet_count))
+            elif e.counter_id == PORT_KV_TX:
+                kv[e.index] = _u64(data.byte_count)
+            elif e.counter_id in (QDEPTH_HIST, QDELAY_HIST):
+                port, bucket = divmod(e.index, BUCKETS)
+                cells = hist.setdefault((e.counter_id, port), [0] * BUCKETS)
+                cells[bucket] = _u64(data.packet_count)
+        capacity = self.capacity.get(name, {})
+        ports: dict[int, PortCounters] = {}
+        for port, (nbytes, packets) in tx.items():
+            last = self._tx.get((name, port))
+            self._tx[name, port] = (nbytes, packets)
+            mean = float(DEFAULT_PACKET_BYTES)
+            if last is not None:
+                d_packets = counter_delta(last[1], packets)
+                if d_packets > 0:
+                    mean = counter_delta(last[0], nbytes) / d_packets
+            depth = 0
+            grown = self._grown(name, QDEPTH_HIST, port, hist)
+            if grown is not None:
+                depth = i.DEPTH_BUCKETS[grown][0]
+            grown = self._grown(name, QDELAY_HIST, port, hist)
+            if grown is not None:
+                delay_us = i.DELAY_BUCKETS[grown][0]
+                depth = max(depth, equivalent_depth(delay_us, capacity.get(port, 0.0), mean))
+            ports[port] = PortCounters(nbytes, packets, kv.get(port), depth)
+        return SwitchReading(name, ports)
+
+    def _grown(
+        self, name: str, counter: str, port: int, hist: dict[tuple[str, int], list[int]]
+    ) -> int | None:
+        now = hist.get((counter, port))
+        if now is None:
+            return None
+        prev = self._hist.get((name, counter, port))
+        self._hist[name, counter, port] = now
+        return highest_grown(prev, now)
+
+
+def _u64(value: int) -> int:
+    """A P4Runtime int64 counter value as the unsigned count it is."""
+    return int(value) % (1 << 64)
+
+
+def _cells(ports: Sequence[int]) -> list[Any]:
+    out: list[Any] = []
+    for p in ports:
+        out += [fy.P4CounterEntry(PORT_TX, index=p), fy.P4CounterEntry(PORT_KV_TX, index=p)]
+        for counter in (QDEPTH_HIST, QDELAY_HIST):
+            out += [fy.P4CounterEntry(counter, index=p * BUCKETS + b) for b in range(BUCKETS)]
+    return out
