@@ -7,10 +7,16 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import grpc
 import pytest
-from finsy.proto import p4r, p4r_grpc
+from finsy.proto import p4i, p4r, p4r_grpc
+from google.protobuf import text_format
+
+from softswitch.switch.process import SwitchProcess
+
+from .harness import FABRIC_P4
 
 COMMAND = [sys.executable, "-m", "kvfabric.cli", "switch"]
 
@@ -113,3 +119,32 @@ def test_sigint_stops_it_too() -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_compiled_device_config_is_a_program(tmp_path: Path) -> None:
+    config, p4info = tmp_path / "fabric.json", tmp_path / "fabric.p4info.txtpb"
+    subprocess.run(
+        [sys.executable, "-m", "kvfabric.cli", "compile", str(FABRIC_P4), "-o", str(config),
+         "--p4runtime-files", str(p4info)],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    with SwitchProcess([str(config), "--", "--grpc-server-addr", "127.0.0.1:0"]) as switch:
+        with grpc.insecure_channel(switch.address) as channel:
+            stub = p4r_grpc.P4RuntimeStub(channel)
+            reply = stub.GetForwardingPipelineConfig(
+                p4r.GetForwardingPipelineConfigRequest(device_id=0), timeout=10
+            )
+        assert reply.config.p4info == text_format.Parse(p4info.read_text(), p4i.P4Info())
+        assert reply.config.p4_device_config == config.read_bytes()
+
+
+def test_a_program_with_an_error_is_reported_at_its_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.p4"
+    bad.write_text(FABRIC_P4.read_text().replace("bit<48> dst;", "bit<48> dst", 1))
+    proc = subprocess.run(
+        [*COMMAND, str(bad), "--", "--grpc-server-addr", "127.0.0.1:0"],
+        check=False, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert f"{bad}:" in proc.stderr and "error" in proc.stderr
+    assert "Traceback" not in proc.stderr
