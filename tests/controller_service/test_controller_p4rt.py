@@ -1,0 +1,319 @@
+"""The controller against four real ``kvfabric switch`` processes over real gRPC.
+
+No interfaces: P4Runtime only, so the audit is off (probes would find no cable) and
+traffic counters stay at zero. Each test starts ``kvfabric controller`` processes and
+checks what the switches hold (plain Read RPCs), what the API answers and what the
+metrics say.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from ipaddress import IPv4Address
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.controller_service.conftest import Controllers
+from tests.controller_service.harness import Fabric, Reader, metric, wait_for
+
+TRANSFER = {"src": "h11", "dst": "h21", "bytes": 2_000_000}
+
+
+def _pins(reader: Reader, fabric: Fabric) -> list[dict[str, Any]]:
+    return [
+        {"port": e.match["l4_src_port"], "egress": e.action.args["port"],
+         "meta": json.loads(e.metadata)}
+        for e in reader.table(fabric, "leaf1", "kv_pin")
+    ]  # fmt: skip
+
+
+def test_provisioning_installs_the_intent_once(
+    fabric: Fabric, controllers: Controllers, reader: Reader
+) -> None:
+    c = controllers.start(fabric.path, "--no-audit")
+    api = c.api()
+    view = api.wait_ready()
+    assert view["controller"]["role"] == "primary"
+    assert set(view["controller"]["switches"]) == {"leaf1", "leaf2", "spine1", "spine2"}
+
+    routes = {
+        (str(IPv4Address(e.match["dst_addr"][0])), e.match["dst_addr"][1], e.action.name,
+         tuple(e.action.args.values()))
+        for e in reader.table(fabric, "leaf1", "ipv4_route")
+    }  # fmt: skip
+    assert routes == {
+        ("10.0.2.0", 24, "route_ecmp", (2,)),
+        ("10.0.1.1", 32, "forward", (1,)),
+        ("10.0.1.2", 32, "forward", (2,)),
+    }
+    assert reader.groups(fabric, "leaf1") == {2: [3, 4]}  # to leaf2: both uplinks
+    assert reader.groups(fabric, "leaf2") == {1: [3, 4]}
+    spine_routes = {e.action.args["port"] for e in reader.table(fabric, "spine1", "ipv4_route")}
+    assert spine_routes == {1, 2}
+    assert len(reader.table(fabric, "spine1", "qdelay_buckets")) == 8
+    kv = reader.table(fabric, "leaf2", "kv_class")
+    assert [e.match["dscp"] for e in kv] == [10]
+
+    scrape = api.call("GET", "/metrics")[1]
+    inserted = metric(scrape, "kvfabric_reconcile_writes_total", switch="leaf1", op="insert")
+    assert inserted is not None and inserted >= 30 - 1  # a first start writes everything
+    assert metric(scrape, "kvfabric_switch_primary", switch="spine2") == 1.0
+
+    def polls() -> float:
+        scrape = api.call("GET", "/metrics")[1]
+        return metric(scrape, "kvfabric_telemetry_polls_total", switch="leaf1", result="ok") or 0
+
+    assert wait_for(lambda: polls() > 5)
+    stale = metric(api.call("GET", "/metrics")[1], "kvfabric_telemetry_staleness_seconds",
+                   switch="spine1")  # fmt: skip
+    assert stale is not None and stale < 0.5
+
+    # a second controller on the same switches writes nothing: the state is already right
+    c.stop()
+    total_before = sum(reader.count(fabric, s) for s in fabric.switches)
+    c2 = controllers.start(fabric.path, "--no-audit")
+    api2 = c2.api()
+    api2.wait_ready()
+    scrape = api2.call("GET", "/metrics")[1]
+    for switch in fabric.switches:
+        for op in ("insert", "modify", "delete"):
+            assert not metric(scrape, "kvfabric_reconcile_writes_total", switch=switch, op=op)
+        assert metric(scrape, "kvfabric_reconciliations_total", switch=switch) == 1.0
+    assert sum(reader.count(fabric, s) for s in fabric.switches) == total_before
+
+
+def test_api_transfers_pins_and_errors(
+    fabric: Fabric, controllers: Controllers, reader: Reader, tmp_path: Path
+) -> None:
+    log = tmp_path / "transfers.jsonl"
+    c = controllers.start(fabric.path, "--no-audit", "--log", str(log))
+    api = c.api()
+    api.wait_ready()
+
+    status, t = api.call("POST", "/v1/transfers", {**TRANSFER, "trace_id": "trace-1"})
+    assert status == 201, t
+    assert t["placement"] == "pinned" and t["path"] in ("leaf1>spine1>leaf2", "leaf1>spine2>leaf2")
+    assert t["tag"] == {"dscp": 10, "tos": 40, "src_port": t["tag"]["src_port"]}
+    assert 40000 <= t["tag"]["src_port"] <= 40999
+    # the pin is on the leaf before the answer, with the transfer's identity in its metadata
+    [pin] = _pins(reader, fabric)
+    assert pin["port"] == t["tag"]["src_port"]
+    assert pin["egress"] == (3 if t["spine"] == "spine1" else 4)
+    assert pin["meta"]["id"] == t["id"] and pin["meta"]["trace"] == "trace-1"
+
+    # the second transfer of the pair avoids the spine the first one loads (no herding)
+    status, t2 = api.call("POST", "/v1/transfers", {**TRANSFER, "src": "h12"})
+    assert status == 201 and t2["spine"] != t["spine"]
+
+    status, done = api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 0.25})
+    assert status == 200 and done["completed"] is True
+    assert [p["port"] for p in _pins(reader, fabric)] == [t2["tag"]["src_port"]]
+    status, _ = api.call("POST", f"/v1/transfers/{t2['id']}/complete", {"duration_ms": 180})
+    assert status == 200
+    assert _pins(reader, fabric) == []
+
+    # a transfer inside one rack is not pinned
+    status, local = api.call("POST", "/v1/transfers", {"src": "h11", "dst": "h12", "bytes": 10})
+    assert status == 201 and local["placement"] == "local" and local["path"] is None
+
+    # bad input: the status and a message that says what is wrong
+    cases: list[tuple[tuple[str, str], dict[str, Any], int, str]] = [
+        (("POST", "/v1/transfers"), {"raw": b"{not json"}, 400, "not valid JSON"),
+        (("POST", "/v1/transfers"), {"body": [1, 2]}, 400, "JSON object"),
+        (("POST", "/v1/transfers"), {"body": {"src": "h11", "dst": "h21"}}, 400, "'bytes'"),
+        (("POST", "/v1/transfers"), {"body": {**TRANSFER, "bytes": -5}}, 400, "positive"),
+        (("POST", "/v1/transfers"), {"body": {**TRANSFER, "size": 1}}, 400, "unknown field"),
+        (("POST", "/v1/transfers"), {"body": {**TRANSFER, "dst": "h2l"}}, 422, "did you mean"),
+        (("POST", "/v1/transfers"), {"body": {**TRANSFER, "dst": "h11"}}, 422, "both"),
+        (("POST", "/v1/transfers"), {"body": {**TRANSFER, "spine": "spine9"}}, 422, "spine9"),
+        (("POST", "/v1/transfers/nope-1/complete"), {"body": {"duration_s": 1}}, 404, "nope-1"),
+        (("POST", f"/v1/transfers/{t['id']}/complete"), {"body": {"duration_s": 0}}, 400, "posit"),
+        (("GET", "/v1/nothing"), {}, 404, "no endpoint"),
+        (("DELETE", "/v1/fabric"), {}, 405, "GET"),
+        (("POST", "/v1/mode"), {"body": {"mode": "fastest"}}, 400, "kv-aware"),
+        (("POST", "/v1/transfers"), {"raw": b"x" * 70_000}, 413, "limit"),
+    ]
+    for (method, path), kw, code, text in cases:
+        status, answer = api.call(method, path, kw.get("body"), raw=kw.get("raw"))
+        assert status == code, (method, path, kw, answer)
+        assert isinstance(answer, dict) and answer["status"] == code
+        assert text in answer["error"], answer
+
+    # a forced spine (the lab's isolated reference) pins there whatever the engine prefers
+    for spine, port in (("spine1", 3), ("spine2", 4)):
+        status, forced = api.call("POST", "/v1/transfers", {**TRANSFER, "spine": spine})
+        assert status == 201 and forced["spine"] == spine
+        assert any(p["egress"] == port and p["meta"]["id"] == forced["id"]
+                   for p in _pins(reader, fabric))  # fmt: skip
+        api.call("POST", f"/v1/transfers/{forced['id']}/complete", {"duration_s": 0.1})
+    assert _pins(reader, fabric) == []
+
+    scrape = api.call("GET", "/metrics")[1]
+    assert metric(scrape, "kvfabric_transfers_total", placement="pinned") == 4.0
+    assert metric(scrape, "kvfabric_transfers_total", placement="local") == 1.0
+    assert metric(scrape, "kvfabric_transfers_completed_total") == 4.0
+    assert metric(scrape, "kvfabric_transfer_duration_seconds_count") == 4.0
+    assert metric(scrape, "kvfabric_transfer_duration_seconds_bucket", le="0.2") == 3.0
+    assert metric(scrape, "kvfabric_pin_writes_total", op="insert", result="ok") == 4.0
+    assert metric(scrape, "kvfabric_pin_writes_total", op="delete", result="ok") == 4.0
+    assert metric(scrape, "kvfabric_api_requests_total", endpoint="transfers", status="422") == 3
+    assert metric(scrape, "kvfabric_pins") == 0.0
+
+    c.stop()
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    done_records = [r for r in records if r["event"] == "transfer"]
+    first = next(r for r in done_records if r["trace_id"] == "trace-1")
+    assert first["path"] == t["path"] and first["duration_s"] == 0.25
+    assert first["best"] is not None and first["requested_at_wall"] <= first["completed_at_wall"]
+    assert first["utilisation"]["spine"] == ["spine1", "spine2"]
+    assert abs(first["time_wall"] - time.time()) < 60
+
+
+def test_modes_reach_the_leaves(fabric: Fabric, controllers: Controllers, reader: Reader) -> None:
+    c = controllers.start(fabric.path, "--no-audit")
+    api = c.api()
+    api.wait_ready()
+
+    def leaf_mode(leaf: str) -> tuple[str, dict[str, int]]:
+        import finsy as fy
+
+        [entry] = reader.read(
+            fabric.switches[leaf].address,
+            1 if leaf == "leaf1" else 2,
+            fy.P4TableEntry("switch_config", is_default_action=True),
+        )
+        return entry.action.name, dict(entry.action.args)
+
+    status, answer = api.call("POST", "/v1/mode", {"mode": "flowlet"})
+    assert status == 200 and answer["effective_mode"] == "flowlet"
+    for leaf in ("leaf1", "leaf2"):
+        name, args = leaf_mode(leaf)
+        assert name == "flowlet_mode" and args["timeout_us"] == 50_000
+    status, t = api.call("POST", "/v1/transfers", TRANSFER)
+    assert t["placement"] == "ecmp" and t["path"] is None and t["tag"] is not None
+    assert "flowlet" in t["reason"]
+
+    status, answer = api.call("PUT", "/v1/mode", {"mode": "ecmp"})
+    assert status == 200 and leaf_mode("leaf1")[0] == "ecmp_mode"
+    status, answer = api.call("POST", "/v1/mode", {"mode": "kv-aware"})
+    assert answer == {"mode": "kv-aware", "effective_mode": "kv-aware"}
+    status, t = api.call("POST", "/v1/transfers", TRANSFER)
+    assert t["placement"] == "pinned"
+    scrape = api.call("GET", "/metrics")[1]
+    assert metric(scrape, "kvfabric_mode", mode="kv-aware") == 1.0
+    assert metric(scrape, "kvfabric_mode_changes_total", mode="flowlet") == 1.0
+    api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 0.1})
+
+
+def test_bearer_token(fabric: Fabric, controllers: Controllers) -> None:
+    c = controllers.start(fabric.path, "--no-audit", "--token", "s3cret")
+    anonymous = c.api()
+    status, answer = anonymous.call("GET", "/v1/fabric")
+    assert status == 401 and "bearer token" in answer["error"]
+    status, answer = anonymous.call("POST", "/v1/transfers", TRANSFER)
+    assert status == 401
+    status, _ = anonymous.call("GET", "/metrics")
+    assert status == 401
+    status, answer = anonymous.call("GET", "/healthz")
+    assert status == 200 and answer["ok"] is True
+    wrong = c.api(token="s3cres")
+    assert wrong.call("GET", "/v1/fabric")[0] == 401
+    good = c.api(token="s3cret")
+    good.wait_ready()
+    status, t = good.call("POST", "/v1/transfers", TRANSFER)
+    assert status == 201
+    assert good.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 1})[0] == 200
+
+
+def test_restart_keeps_pins_in_flight_without_churn(
+    fabric: Fabric, controllers: Controllers, reader: Reader
+) -> None:
+    a = controllers.start(fabric.path, "--no-audit")
+    api = a.api()
+    api.wait_ready()
+    status, t = api.call("POST", "/v1/transfers", TRANSFER)
+    assert status == 201 and t["placement"] == "pinned"
+    before = {s: reader.count(fabric, s) for s in fabric.switches}
+    a.stop(signal.SIGKILL)  # a crash: no goodbye
+
+    b = controllers.start(fabric.path, "--no-audit")
+    api_b = b.api()
+    view = api_b.wait_ready()
+    assert view["controller"]["adopted"] == [t["id"]]
+    assert {s: reader.count(fabric, s) for s in fabric.switches} == before  # no duplicates
+    [pin] = _pins(reader, fabric)
+    assert pin["meta"]["id"] == t["id"]
+    scrape = api_b.call("GET", "/metrics")[1]
+    assert metric(scrape, "kvfabric_pins_adopted_total", switch="leaf1") == 1.0
+    assert not metric(scrape, "kvfabric_reconcile_writes_total", switch="leaf1", op="insert")
+    assert not metric(scrape, "kvfabric_pin_writes_total", op="insert", result="ok")
+    assert metric(scrape, "kvfabric_transfers_in_flight") == 1.0
+
+    # the new controller's next transfer of the pair neither reuses the adopted tag port
+    # nor herds onto the adopted transfer's spine
+    status, t2 = api_b.call("POST", "/v1/transfers", TRANSFER)
+    assert t2["tag"]["src_port"] != t["tag"]["src_port"] and t2["spine"] != t["spine"]
+    # the completion of the old controller's transfer is accepted and removes its pin
+    status, done = api_b.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 0.3})
+    assert status == 200 and done["adopted"] is True
+    assert [p["meta"]["id"] for p in _pins(reader, fabric)] == [t2["id"]]
+    api_b.call("POST", f"/v1/transfers/{t2['id']}/complete", {"duration_s": 0.3})
+
+
+def test_backup_takes_over_when_the_primary_dies(
+    fabric: Fabric, controllers: Controllers, reader: Reader
+) -> None:
+    primary = controllers.start(fabric.path, "--no-audit")
+    api = primary.api()
+    api.wait_ready()
+    backup = controllers.start(fabric.path, "--no-audit", "--backup")
+    api_b = backup.api()
+    wait_for(lambda: api_b.call("GET", "/healthz")[1]["role"] == "backup")
+    status, refused = api_b.call("POST", "/v1/transfers", TRANSFER)
+    assert status == 503 and "backup" in refused["error"]
+    # the backup polls too (reads only), so its telemetry is warm
+    wait_for(
+        lambda: all(
+            a is not None for a in api_b.call("GET", "/v1/fabric")[1]["staleness_s"].values()
+        )
+    )
+
+    status, t = api.call("POST", "/v1/transfers", TRANSFER)
+    assert status == 201 and t["placement"] == "pinned"
+    before = {s: reader.count(fabric, s) for s in fabric.switches}
+
+    killed = time.monotonic()
+    primary.stop(signal.SIGKILL)
+    view = wait_for(lambda: (v := api_b.call("GET", "/v1/fabric")[1])["controller"]["ready"] and v)
+    took = time.monotonic() - killed
+    assert view["controller"]["role"] == "primary"
+    assert took < 5.0, took
+    assert view["controller"]["adopted"] == [t["id"]]
+    assert {s: reader.count(fabric, s) for s in fabric.switches} == before
+    scrape = api_b.call("GET", "/metrics")[1]
+    for switch in fabric.switches:
+        for op in ("insert", "modify", "delete"):
+            assert not metric(scrape, "kvfabric_reconcile_writes_total", switch=switch, op=op)
+        assert metric(scrape, "kvfabric_switch_primary", switch=switch) == 1.0
+    status, t2 = api_b.call("POST", "/v1/transfers", TRANSFER)
+    assert status == 201 and t2["placement"] == "pinned"
+    assert api_b.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 1})[0] == 200
+    assert api_b.call("POST", f"/v1/transfers/{t2['id']}/complete", {"duration_s": 1})[0] == 200
+    assert _pins(reader, fabric) == []
+
+
+@pytest.mark.parametrize("argv", [["--p4", "/nonexistent.p4"], ["--p4info", "x"]])
+def test_command_line_errors(fabric: Fabric, argv: list[str]) -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "kvfabric.cli", "controller", str(fabric.path), *argv],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode in (1, 2)
+    assert "kvfabric controller: error:" in result.stderr
