@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import finsy as fy
 import pytest
+from finsy.proto import stratum
 from google.protobuf import text_format
 
 from .harness import ServerThread, fabric, make_device
@@ -158,3 +160,41 @@ def test_finsy_reconnect_keeps_the_pipeline_by_cookie(
 
     # the second connection finds the same cookie and does not reset the state
     assert asyncio.run(connect_twice()) == 5
+
+
+def test_finsy_with_a_role_and_a_stratum_role_config(
+    server: ServerThread, p4info_file: Path
+) -> None:
+    l2_id = next(t.preamble.id for t in fabric()[0].tables if t.preamble.name.endswith(".l2"))
+    config = stratum.P4RoleConfig(exclusive_p4_ids=[l2_id], can_push_pipeline=True)
+    role_options = dataclasses.replace(
+        options(p4info_file), role_name="l2-controller", role_config=config
+    )
+
+    async def scenario() -> fy.P4ClientError:
+        async with fy.Switch("sw", server.address, role_options) as switch:
+            sw: Any = switch
+            assert sw.is_primary
+            await sw.write(
+                [
+                    +fy.P4TableEntry(
+                        "l2",
+                        match=fy.P4TableMatch(dst=0x020000000001),
+                        action=fy.P4TableAction("forward", port=3),
+                    )
+                ]
+            )
+            with pytest.raises(fy.P4ClientError) as exc:
+                await sw.write(
+                    [
+                        +fy.P4TableEntry(
+                            "ipv4_lpm",
+                            match=fy.P4TableMatch(dst="10.0.0.0/8"),
+                            action=fy.P4TableAction("drop"),
+                        )
+                    ]
+                )
+            return exc.value
+
+    error = asyncio.run(scenario())
+    assert error.details[0].canonical_code == fy.GRPCStatusCode.PERMISSION_DENIED
