@@ -10,16 +10,22 @@
  *   spine: ipv4_route maps each leaf prefix to forward(port towards that leaf)
  *          (or route_ecmp(group) for parallel links).
  * Every switch counts bytes and packets per egress port (all traffic, and the
- * KV class alone), keeps the largest egress queue depth and queueing delay
- * per port in two register banks selected by a controller-set epoch, answers ARP requests for
- * the prefixes of arp_proxy, and punts link-discovery probes to its controller
- * with their ingress port.
+ * KV class alone), keeps per egress port histograms of the queue depth and
+ * the queueing delay in indexed counters (bucket boundaries set by the
+ * controller), answers ARP requests for the prefixes of arp_proxy, and punts
+ * link-discovery probes to its controller with their ingress port.
  *
- * p4/README.md documents the tables, the KV tag, the counters, the queue read
- * protocol and the probe format. The program keeps to what p4c-bm2-ss and
- * BMv2 support: no table applied twice, no table inside an action, no
- * conditionals inside actions, register read-modify-write only in control
- * bodies, default actions only on tables without an action selector.
+ * Everything the controller reads or writes is a table, an action profile,
+ * an indexed counter or a packet-in/out header: the parts of P4Runtime that
+ * BMv2's server (PI) implements. Registers (flowlet state) are read and
+ * written by the data plane only; PI answers register reads with
+ * UNIMPLEMENTED (p4lang/PI#376).
+ *
+ * p4/README.md documents the tables, the KV tag, the counters, the queue
+ * histogram read procedure and the probe format. The program keeps to what
+ * p4c-bm2-ss and BMv2 support: no table applied twice, no table inside an
+ * action, no conditionals inside actions, register read-modify-write only in
+ * control bodies, default actions only on tables without an action selector.
  */
 #include <core.p4>
 #include <v1model.p4>
@@ -41,6 +47,7 @@ const bit<16> ARP_REQUEST = 1;
 const bit<16> ARP_REPLY   = 2;
 
 const bit<32> PORTS         = 512;   // every bit<9> port number
+const bit<32> HIST_BUCKETS  = 8;     // buckets per port of a queue histogram (bit<3>)
 const bit<32> FLOWLET_SLOTS = 4096;  // flowlet table: flows hashed into slots
 const bit<16> FLOWLET_STEP  = 0x9E37; // salt step of a new flowlet (2^16 / golden ratio)
 
@@ -145,7 +152,10 @@ struct metadata_t {
     bit<1>  flowlet_mode;      // switch_config: LetFlow on
     bit<48> flowlet_timeout;   // switch_config: idle gap (microseconds)
     bit<8>  flowlet_gen;       // switch_config: bumping it restarts every flowlet
-    bit<32> telemetry_epoch;   // telemetry_epoch: selects the queue bank
+    bit<1>  qdepth_binned;     // qdepth_buckets gave enq_qdepth a bucket
+    bit<3>  qdepth_bucket;
+    bit<1>  qdelay_binned;     // qdelay_buckets gave deq_timedelta a bucket
+    bit<3>  qdelay_bucket;
 }
 
 /* ------------------------------------------------------------------- parser */
@@ -448,22 +458,41 @@ control FabricEgress(inout headers_t hdr, inout metadata_t meta,
     counter(PORTS, CounterType.packets_and_bytes) port_tx;
     counter(PORTS, CounterType.packets_and_bytes) port_kv_tx;
 
-    /* Queue occupancy per egress port, in two banks. A cell is
-     *   [95:64] the epoch it was last written in,
-     *   [63:32] the largest enq_qdepth (packets) seen in that epoch,
-     *   [31:0]  the largest deq_timedelta (microseconds queued) seen in it.
-     * Epoch e writes bank e % 2; a cell stamped with another epoch restarts
-     * from this packet's values, so the controller never resets a bank. */
-    register<bit<96>>(PORTS) queue_bank0;
-    register<bit<96>>(PORTS) queue_bank1;
+    /* Queue histograms per egress port. Cell port * HIST_BUCKETS + bucket
+     * (port ++ bucket) counts the packets, and their bytes, that left by the
+     * port with an enq_qdepth (packets queued ahead of them) or a
+     * deq_timedelta (microseconds they waited) in that bucket. The bucket
+     * boundaries are the controller's range entries in qdepth_buckets and
+     * qdelay_buckets; a value no entry covers takes the default action (no
+     * bucket: not counted, unless the controller made the default a bucket).
+     * Counters only grow, so the controller needs no reset: the highest
+     * bucket whose cell grew between two reads bounds the largest depth (or
+     * delay) of the period, and every packet lands in exactly one period. */
+    counter(PORTS * HIST_BUCKETS, CounterType.packets_and_bytes) port_qdepth_hist;
+    counter(PORTS * HIST_BUCKETS, CounterType.packets_and_bytes) port_qdelay_hist;
 
-    action set_epoch(bit<32> epoch) {
-        meta.telemetry_epoch = epoch;
+    action set_qdepth_bucket(bit<3> bucket) {
+        meta.qdepth_bucket = bucket;
+        meta.qdepth_binned = 1;
     }
 
-    table telemetry_epoch {
-        actions = { set_epoch; }
-        default_action = set_epoch(0);
+    table qdepth_buckets {
+        key = { standard_metadata.enq_qdepth: range; }
+        actions = { set_qdepth_bucket; NoAction; }
+        default_action = NoAction();
+        size = 16;
+    }
+
+    action set_qdelay_bucket(bit<3> bucket) {
+        meta.qdelay_bucket = bucket;
+        meta.qdelay_binned = 1;
+    }
+
+    table qdelay_buckets {
+        key = { standard_metadata.deq_timedelta: range; }
+        actions = { set_qdelay_bucket; NoAction; }
+        default_action = NoAction();
+        size = 16;
     }
 
     action rewrite_macs(bit<48> src_mac, bit<48> dst_mac) {
@@ -493,30 +522,13 @@ control FabricEgress(inout headers_t hdr, inout metadata_t meta,
             port_kv_tx.count(port);
         }
 
-        telemetry_epoch.apply();
-        bit<96> cell;
-        if (meta.telemetry_epoch[0:0] == 0) {
-            queue_bank0.read(cell, port);
-        } else {
-            queue_bank1.read(cell, port);
+        qdepth_buckets.apply();
+        if (meta.qdepth_binned == 1) {
+            port_qdepth_hist.count((bit<32>) (standard_metadata.egress_port ++ meta.qdepth_bucket));
         }
-        bit<32> max_depth = cell[63:32];
-        bit<32> max_delay = cell[31:0];
-        if (cell[95:64] != meta.telemetry_epoch) {
-            max_depth = 0;
-            max_delay = 0;
-        }
-        if ((bit<32>) standard_metadata.enq_qdepth > max_depth) {
-            max_depth = (bit<32>) standard_metadata.enq_qdepth;
-        }
-        if (standard_metadata.deq_timedelta > max_delay) {
-            max_delay = standard_metadata.deq_timedelta;
-        }
-        cell = meta.telemetry_epoch ++ max_depth ++ max_delay;
-        if (meta.telemetry_epoch[0:0] == 0) {
-            queue_bank0.write(port, cell);
-        } else {
-            queue_bank1.write(port, cell);
+        qdelay_buckets.apply();
+        if (meta.qdelay_binned == 1) {
+            port_qdelay_hist.count((bit<32>) (standard_metadata.egress_port ++ meta.qdelay_bucket));
         }
     }
 }

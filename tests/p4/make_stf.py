@@ -538,57 +538,175 @@ def counters() -> Stf:
     return stf
 
 
-def telemetry() -> Stf:
-    stf = Stf("telemetry", "the queue banks and their epoch (README: the queue read protocol)")
-    leaf_setup(stf, [3])
+def histogram_setup(stf: Stf) -> None:
+    """README's default boundaries of both queue histograms, as the controller writes them."""
     stf.comment(
-        "A queue_bank cell is epoch << 64 | max enq_qdepth << 32 | max deq_timedelta, and\n"
-        "epoch e writes bank e % 2. In this target a packet of an STF file always finds its\n"
-        "queue empty (one packet at a time, no rate limit), so its depth and delay are 0;\n"
-        "what this file checks is which bank a packet writes, the epoch stamp, that a\n"
-        "cell keeps its maxima within an epoch, and that a bank resets itself.\n"
+        "Queue histograms: README's default buckets, enq_qdepth in packets queued ahead\n"
+        "(BMv2's queue holds 64) and deq_timedelta in microseconds."
+    )
+    for bucket, (low, high) in enumerate(m.QDEPTH_BOUNDS):
+        stf.cmd(f"add qdepth_buckets 1 enq_qdepth:{low}->{high} set_qdepth_bucket(bucket:{bucket})")
+    for bucket, (low, high) in enumerate(m.QDELAY_BOUNDS):
+        stf.cmd(
+            f"add qdelay_buckets 1 deq_timedelta:{low}->{high} set_qdelay_bucket(bucket:{bucket})"
+        )
+    stf.blank()
+
+
+HISTOGRAMS = ("port_qdepth_hist", "port_qdelay_hist")
+
+
+def read_cell(stf: Stf, counter: str, port: int, bucket: int, packets: int, nbytes: int) -> None:
+    stf.cmd(
+        f"counter_read {counter} {m.hist_index(port, bucket)} packets == {packets} "
+        f"bytes == {nbytes}"
+    )
+
+
+def telemetry() -> Stf:
+    stf = Stf("telemetry", "queue histograms per egress port count every packet that leaves once")
+    leaf_setup(stf, [3])
+    histogram_setup(stf)
+    stf.cmd(f"add arp_proxy tpa:10.0.0.0/8 arp_reply(mac:{mac_hex(LEAF_MAC)})")
+    stf.comment(
+        "port_qdepth_hist and port_qdelay_hist: cell port * 8 + bucket counts the packets\n"
+        "(and bytes) that left by the port with an enq_qdepth (a deq_timedelta) in the\n"
+        "bucket. In this target a packet of an STF file always finds its queue empty (one\n"
+        "packet at a time, no rate limit): depth 0 and delay 0, so bucket 0 of both. This\n"
+        "file checks the cell layout and that each packet that leaves is counted once, as\n"
+        "port_tx counts it; telemetry_buckets.stf moves the boundaries, and\n"
         "tests/p4/test_kv_fabric.py checks real depths and delays with a fake clock."
     )
-    flow = m.Flow(H1[0], H2[0], 17, 5000, 6000)
+    counted: dict[int, list[int]] = {}
 
-    def send() -> None:
-        p = from_h1(flow)
+    def send(port: int, data: bytes | Packet, out: int, want: bytes | Packet) -> None:
+        stf.packet(port, data)
+        stf.expect(out, want)
+        counted.setdefault(out, []).append(len(bytes(data)))
+
+    local = m.Flow(H1[0], H2[0], 17, 5000, 6000)
+    stf.comment("Three packets h1 -> h2 (port 2), of three sizes.")
+    for size in (5, 300, 1000):
+        p = from_h1(local, payload=bytes(size))
+        send(1, p, 2, down_to(H2, p))
+    stf.comment("Two packets up the one uplink (port 3), one of them KV-tagged.")
+    for dscp in (0, m.KV_DSCP):
+        p = from_h1(m.Flow(H1[0], REMOTE, 6, 40010 + dscp, 5201), dscp=dscp)
+        send(1, p, 3, up_to(3, p))
+    stf.comment("An ARP reply leaves by port 1.")
+    req = m.arp_request(sender_mac=H1[1], sender_ip=H1[0], target_ip=H2[0])
+    send(1, req, 1, m.arp_reply_from_switch(req, mac=LEAF_MAC))
+    stf.comment(
+        f"A probe punted to the CPU port {m.CPU_PORT} (cells {m.hist_index(m.CPU_PORT, 0)}-"
+        f"{m.hist_index(m.CPU_PORT, 7)}), and a PacketOut\nto port 3 (counted with its "
+        "2-byte packet_out header, as port_tx counts it)."
+    )
+    neighbour = m.probe(sender_device_id=2, sender_port=1, nonce=9, src_mac=SPINE_MACS[3])
+    send(3, neighbour, m.CPU_PORT, m.packet_in_header(3) + neighbour)
+    own = m.probe(sender_device_id=1, sender_port=3, nonce=10, src_mac=LEAF_MAC)
+    send(m.CPU_PORT, m.packet_out_header(3) + own, 3, own)
+    stf.comment("Dropped packets (no route, TTL 1) leave by no port and are not counted.")
+    stf.packet(1, from_h1(m.Flow(H1[0], "192.168.0.1", 17, 1, 2)))
+    stf.packet(1, from_h1(local, ttl=1))
+    stf.blank()
+    for port, lengths in sorted(counted.items()):
+        n, b = len(lengths), sum(lengths)
+        stf.comment(f"Port {port}: {n} packets, {b} bytes; all in bucket 0 of both histograms.")
+        stf.cmd(f"counter_read port_tx {port} packets == {n} bytes == {b}")
+        for counter in HISTOGRAMS:
+            read_cell(stf, counter, port, 0, n, b)
+            for bucket in range(1, m.HIST_BUCKETS):
+                read_cell(stf, counter, port, bucket, 0, 0)
+    stf.comment("Port 4 sent nothing; the last cell (port 511, bucket 7) exists and is 0.")
+    for counter in HISTOGRAMS:
+        read_cell(stf, counter, 4, 0, 0, 0)
+        read_cell(stf, counter, 511, 7, 0, 0)
+    return stf
+
+
+@dataclass
+class Buckets:
+    """A bucket table as the controller wrote it: range entries and a default action."""
+
+    entries: list[tuple[int, int, int, int]] = field(default_factory=list)  # prio, low, high, b
+    default: int | None = None
+
+    def bucket(self, value: int) -> int | None:
+        """The bucket of ``value``: the matching entry of highest priority, else the default."""
+        hits = [(prio, b) for prio, low, high, b in self.entries if low <= value <= high]
+        return max(hits)[1] if hits else self.default
+
+
+def telemetry_buckets() -> Stf:
+    stf = Stf(
+        "telemetry_buckets",
+        "the controller sets the histogram buckets: ranges, priorities, the default action",
+    )
+    leaf_setup(stf, [3])
+    stf.comment(
+        "Every packet here has enq_qdepth 0 and deq_timedelta 0 (telemetry.stf says why):\n"
+        "the cell it lands in shows the bucket the controller's entries give to 0."
+    )
+    tables = {"port_qdepth_hist": Buckets(), "port_qdelay_hist": Buckets()}
+    cells: Counter[tuple[str, int]] = Counter()
+    flows = {2: m.Flow(H1[0], H2[0], 17, 5000, 6000), 3: m.Flow(H1[0], REMOTE, 17, 5000, 6000)}
+    size = len(from_h1(flows[2]))
+
+    def send(port: int) -> None:
+        p = from_h1(flows[port])
         stf.packet(1, p)
-        stf.expect(2, down_to(H2, p))
+        stf.expect(port, down_to(H2, p) if port == 2 else up_to(port, p))
+        for counter, table in tables.items():
+            bucket = table.bucket(0)
+            if bucket is not None:
+                cells[counter, m.hist_index(port, bucket)] += 1
 
-    def read(bank: int, port: int, cell: int) -> None:
-        stf.cmd(f"register_read queue_bank{bank} {port} == {cell:#x}")
+    def check(port: int) -> None:
+        for counter in HISTOGRAMS:
+            for bucket in range(m.HIST_BUCKETS):
+                n = cells[counter, m.hist_index(port, bucket)]
+                read_cell(stf, counter, port, bucket, n, n * size)
 
-    stf.cmd("setdefault telemetry_epoch set_epoch(epoch:5)")
-    stf.comment("Epoch 5 (bank 1): a packet to port 2 stamps bank 1 cell 2; bank 0 untouched.")
-    send()
-    read(1, 2, m.queue_cell(5))
-    read(0, 2, 0)
-    stf.comment("Within the epoch a cell keeps its maxima (depth 7 > 0, delay 300 us > 0).")
-    stf.cmd(f"register_write queue_bank1 2 {m.queue_cell(5, 7, 300):#x}")
-    send()
-    read(1, 2, m.queue_cell(5, 7, 300))
     stf.comment(
-        "The controller flips to epoch 6: packets now go to bank 0, and bank 1 holds\n"
-        "epoch 5's maxima for the controller to read."
+        "No bucket entries, default action NoAction: a packet to port 2 is counted in\n"
+        "port_tx and in no histogram cell (the controller can see such a gap: the\n"
+        "port's buckets add up to less than port_tx)."
     )
-    stf.cmd("setdefault telemetry_epoch set_epoch(epoch:6)")
-    send()
-    read(0, 2, m.queue_cell(6))
-    read(1, 2, m.queue_cell(5, 7, 300))
+    send(2)
+    stf.cmd(f"counter_read port_tx 2 packets == 1 bytes == {size}")
+    check(2)
+    stf.blank()
+    stf.comment("The default action made a catch-all bucket 7: cell 2 * 8 + 7 = 23.")
+    for short, counter in (("qdepth", "port_qdepth_hist"), ("qdelay", "port_qdelay_hist")):
+        stf.cmd(f"setdefault {short}_buckets set_{short}_bucket(bucket:7)")
+        tables[counter].default = 7
+    send(2)
+    check(2)
+    stf.blank()
     stf.comment(
-        "Epoch 7 reuses bank 1: the first packet replaces the epoch-5 cell instead of\n"
-        "taking maxima with it, so the controller never has to reset a bank."
+        "A range entry wins over the default: depths 0-15 are bucket 3 (cell 19). A delay\n"
+        "range from 1 us up leaves 0 to the default, bucket 7."
     )
-    stf.cmd("setdefault telemetry_epoch set_epoch(epoch:7)")
-    send()
-    read(1, 2, m.queue_cell(7))
+    stf.cmd("add qdepth_buckets 1 enq_qdepth:0->15 set_qdepth_bucket(bucket:3)")
+    tables["port_qdepth_hist"].entries.append((1, 0, 15, 3))
+    stf.cmd(f"add qdelay_buckets 1 deq_timedelta:1->{m.QDELAY_MAX} set_qdelay_bucket(bucket:1)")
+    tables["port_qdelay_hist"].entries.append((1, 1, m.QDELAY_MAX, 1))
+    send(2)
+    check(2)
+    stf.blank()
     stf.comment(
-        "No packet left by port 1 in any epoch: its cells carry no current stamp, which\n"
-        "the controller reads as 'nothing queued'."
+        "Overlapping ranges: the entry of higher priority wins, so depth 0 is bucket 5\n"
+        "(priority 10) and not 3 (priority 1). Delay 0 gets its own bucket 6. A packet\n"
+        "to port 2 counts in cells 21 and 22, one to port 3 in 29 and 30."
     )
-    read(1, 1, 0)
-    read(0, 1, 0)
+    stf.cmd("add qdepth_buckets 10 enq_qdepth:0->0 set_qdepth_bucket(bucket:5)")
+    tables["port_qdepth_hist"].entries.append((10, 0, 0, 5))
+    stf.cmd("add qdelay_buckets 1 deq_timedelta:0->0 set_qdelay_bucket(bucket:6)")
+    tables["port_qdelay_hist"].entries.append((1, 0, 0, 6))
+    send(2)
+    send(3)
+    check(2)
+    check(3)
     return stf
 
 
@@ -687,6 +805,7 @@ TESTS: tuple[Callable[[], Stf], ...] = (
     flowlet,
     counters,
     telemetry,
+    telemetry_buckets,
     probes,
     arp,
 )
