@@ -3,9 +3,12 @@
 A leaf and a spine, cabled leaf port 3 <-> spine port 1 by a veth pair. Leaf port 1 and
 spine port 2 are veths too, whose far ends Scapy uses as the hosts. The controller side is
 finsy, the library the controller uses: it pushes the pipeline, writes the entries of
-p4/README.md (action-selector groups, the default actions of the keyless tables, a pin),
-sends probes with PacketOut and receives them with PacketIn, and reads counters and
-registers back. Every link is named after this process and removed by name; each switch
+p4/README.md (action-selector groups, the default action of switch_config, a pin, the
+range entries of the histogram buckets), sends probes with PacketOut and receives them
+with PacketIn, and reads counters back, among them the queue histograms by README's read
+procedure (counter reads only). The leaf's host port 1 is rate-limited to 10 packets/s
+(``--queue-rate 1:10``, BMv2's ``set_queue_rate``) so that a burst towards h1 builds a
+real queue. Every link is named after this process and removed by name; each switch
 process is stopped by its pid.
 """
 
@@ -25,7 +28,7 @@ from typing import Any
 import finsy as fy
 import pytest
 from scapy.arch.linux import L2Socket
-from scapy.layers.inet import IP, TCP
+from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw
 
@@ -42,6 +45,7 @@ LEAF_MAC = "02:00:00:00:01:00"
 SPINE_MAC = "02:00:00:00:f0:01"
 H1 = ("10.0.1.1", "00:00:0a:00:01:01")
 H2 = ("10.0.2.7", "00:00:0a:00:02:07")
+H1_PORT_PPS = 10  # the leaf's port 1 sends a packet every 100 ms
 _ids = itertools.count()
 
 
@@ -119,7 +123,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         h2_side, h2_end = stack.enter_context(_veth())
         leaf_ports = ["-i", f"1@{h1_side}", "-i", f"3@{leaf_up}"]
         spine_ports = ["-i", f"1@{spine_down}", "-i", f"2@{h2_side}"]
-        leaf = stack.enter_context(SwitchProcess([*leaf_ports, "--device-id", "1", *target]))
+        leaf_queue = ["--queue-rate", f"1:{H1_PORT_PPS}"]
+        leaf = stack.enter_context(
+            SwitchProcess([*leaf_ports, "--device-id", "1", *leaf_queue, *target])
+        )
         spine = stack.enter_context(SwitchProcess([*spine_ports, "--device-id", "2", *target]))
         h1, h2 = Host(h1_end), Host(h2_end)
         stack.callback(h1.close)
@@ -148,6 +155,54 @@ def leaf_entries() -> list[Any]:
         +fy.P4TableEntry("arp_proxy", match=fy.P4TableMatch(tpa="10.0.0.0/8"),
                          action=fy.P4TableAction("arp_reply", mac=_mac(LEAF_MAC))),
     ]  # fmt: skip
+
+
+def bucket_entries() -> list[Any]:
+    """README's default buckets of both histograms, as range entries of priority 1."""
+    out = []
+    for table, key, action, bounds in (
+        ("qdepth_buckets", "enq_qdepth", "set_qdepth_bucket", m.QDEPTH_BOUNDS),
+        ("qdelay_buckets", "deq_timedelta", "set_qdelay_bucket", m.QDELAY_BOUNDS),
+    ):
+        for bucket, (low, high) in enumerate(bounds):
+            out.append(
+                +fy.P4TableEntry(
+                    table,
+                    match=fy.P4TableMatch({key: (low, high)}),
+                    action=fy.P4TableAction(action, bucket=bucket),
+                    priority=1,
+                )
+            )
+    return out
+
+
+HISTOGRAMS = (("port_qdepth_hist", m.QDEPTH_BOUNDS), ("port_qdelay_hist", m.QDELAY_BOUNDS))
+
+
+async def _read_histograms(sw: Any, ports: tuple[int, ...]) -> dict[tuple[str, int], list[int]]:
+    """One ReadRequest for every histogram cell of ``ports``: (counter, port) -> packets."""
+    wanted = [
+        fy.P4CounterEntry(counter, index=m.hist_index(port, b))
+        for counter, _ in HISTOGRAMS
+        for port in ports
+        for b in range(m.HIST_BUCKETS)
+    ]
+    cells: dict[tuple[str, int], list[int]] = {}
+    async for entry in sw.read(wanted):
+        counter = entry.counter_id.split(".")[-1]
+        port, bucket = divmod(entry.index, m.HIST_BUCKETS)
+        cells.setdefault((counter, port), [0] * m.HIST_BUCKETS)[bucket] = entry.packet_count
+    assert len(cells) == len(HISTOGRAMS) * len(ports)
+    return cells
+
+
+def _deltas(
+    before: dict[tuple[str, int], list[int]], after: dict[tuple[str, int], list[int]]
+) -> dict[tuple[str, int], list[int]]:
+    return {
+        key: [m.counter_delta(a, b) for a, b in zip(before[key], after[key], strict=True)]
+        for key in after
+    }
 
 
 def spine_entries() -> list[Any]:
@@ -190,6 +245,16 @@ def _kv_packet(sport: int, dscp: int, tag: bytes) -> Packet:
     )
 
 
+def _to_h1(tag: bytes) -> Packet:
+    """A packet h2 sends to h1 (spine port 2 -> leaf port 3 -> leaf port 1)."""
+    return (
+        Ether(src=H2[1], dst=SPINE_MAC)
+        / IP(src=H2[0], dst=H1[0], ttl=64, id=9)
+        / UDP(sport=7000, dport=7001)
+        / Raw(b"kv-p4rt-" + tag)
+    )
+
+
 def _has(tag: bytes) -> Any:
     return lambda p: Raw in p and p[Raw].load.endswith(tag)
 
@@ -200,7 +265,11 @@ def test_the_controller_programs_probes_and_reads_a_leaf_and_a_spine(lab: Lab) -
     kv = _kv_packet(40001, m.KV_DSCP, b"pinned")
     plain = _kv_packet(30000, 0, b"plain")
 
+    burst = [_to_h1(b"burst-%d" % i) for i in range(8)]
+
     counters: dict[tuple[str, str, int], tuple[int, int]] = {}
+    hist: dict[tuple[str, int], dict[tuple[str, int], list[int]]] = {}
+    tx: dict[tuple[str, int], dict[int, tuple[int, int]]] = {}
 
     async def scenario() -> dict[str, Any]:
         seen: dict[str, Any] = {}
@@ -221,10 +290,15 @@ def test_the_controller_programs_probes_and_reads_a_leaf_and_a_spine(lab: Lab) -
                 ~fy.P4TableEntry("switch_config", is_default_action=True,
                                  action=fy.P4TableAction("flowlet_mode", timeout_us=5000,
                                                          generation=1)),
-                ~fy.P4TableEntry("telemetry_epoch", is_default_action=True,
-                                 action=fy.P4TableAction("set_epoch", epoch=1)),
             ])  # fmt: skip
+            await leaf.write(bucket_entries())
             await spine.write(spine_entries())
+            await spine.write(bucket_entries())
+            # the read procedure's baseline, before any traffic
+            leaf_ports, spine_ports = (1, 3, m.CPU_PORT), (1, 2, m.CPU_PORT)
+            hist["leaf", 0] = await _read_histograms(leaf, leaf_ports)
+            hist["spine", 0] = await _read_histograms(spine, spine_ports)
+            tx["leaf", 0] = {p: await _counter(leaf, "port_tx", p) for p in leaf_ports}
             # the controller reads the configuration back (as after a restart)
             seen["config"] = [
                 e async for e in leaf.read(fy.P4TableEntry("switch_config", is_default_action=True))
@@ -245,8 +319,18 @@ def test_the_controller_programs_probes_and_reads_a_leaf_and_a_spine(lab: Lab) -
                 for counter in ("port_tx", "port_kv_tx"):
                     for port in (1, 2, 3, m.CPU_PORT):
                         counters[name, counter, port] = await _counter(sw, counter, port)
-            [cell] = [e async for e in leaf.read(fy.P4RegisterEntry("queue_bank1", index=3))]
-            seen["queue_cell"] = int(cell.data)
+            # first polling period: the read procedure on both switches
+            hist["leaf", 1] = await _read_histograms(leaf, leaf_ports)
+            hist["spine", 1] = await _read_histograms(spine, spine_ports)
+            tx["leaf", 1] = {p: await _counter(leaf, "port_tx", p) for p in leaf_ports}
+            # second period: a burst h2 -> h1 queues on the leaf's rate-limited port 1
+            lab.h2.send(*burst)
+            seen["burst"] = [lab.h1.expect(_has(b"burst-%d" % i)) for i in range(len(burst))]
+            await asyncio.sleep(0.2)
+            hist["leaf", 2] = await _read_histograms(leaf, leaf_ports)
+            tx["leaf", 2] = {p: await _counter(leaf, "port_tx", p) for p in leaf_ports}
+            # a wildcard read returns every cell of a histogram
+            seen["wildcard"] = [e async for e in leaf.read(fy.P4CounterEntry("port_qdepth_hist"))]
         return seen
 
     seen = asyncio.run(scenario())
@@ -274,4 +358,44 @@ def test_the_controller_programs_probes_and_reads_a_leaf_and_a_spine(lab: Lab) -
     assert counters["spine", "port_kv_tx", 2] == (1, kv_len)
     assert counters["spine", "port_tx", m.CPU_PORT][0] == 1
     assert counters["spine", "port_tx", 1][0] == 1  # the spine's probe PacketOut
-    assert seen["queue_cell"] >> 64 == 1  # stamped with epoch 1 (bank 1)
+
+    # Period 1, no rate limit on the way: every packet found an empty queue (bucket 0).
+    # Each cell grew by what port_tx counted on its port: leaf port 3 kv, plain and the
+    # PacketOut probe; the leaf's CPU port the spine's probe; spine port 2 kv and plain.
+    grew = {name: _deltas(hist[name, 0], hist[name, 1]) for name in ("leaf", "spine")}
+    for name, port, packets in (("leaf", 3, 3), ("leaf", m.CPU_PORT, 1), ("spine", 2, 2)):
+        for counter, _ in HISTOGRAMS:
+            assert grew[name][counter, port] == [packets] + [0] * 7, (name, counter, port)
+            assert (
+                m.max_bucket_grown(hist[name, 0][counter, port], hist[name, 1][counter, port]) == 0
+            )
+    assert tx["leaf", 1][3][0] - tx["leaf", 0][3][0] == 3
+    for counter, _ in HISTOGRAMS:
+        assert m.max_bucket_grown(hist["leaf", 0][counter, 1], hist["leaf", 1][counter, 1]) is None
+
+    # Period 2: 8 packets arrive within a few ms at a port that sends one per 100 ms. The
+    # first leaves at once; packet k >= 1 finds k - 1 queued ahead and waits about k * 100
+    # ms: the largest depth is 6 (bucket 3, 4-7 packets), the largest delay bucket 7.
+    assert len(seen["burst"]) == len(burst)
+    period = _deltas(hist["leaf", 1], hist["leaf", 2])
+    depth, delay = period["port_qdepth_hist", 1], period["port_qdelay_hist", 1]
+    assert sum(depth) == sum(delay) == len(burst) == tx["leaf", 2][1][0] - tx["leaf", 1][1][0]
+    before, after = hist["leaf", 1], hist["leaf", 2]
+    assert m.max_bucket_grown(before["port_qdepth_hist", 1], after["port_qdepth_hist", 1]) == (
+        m.bucket_of(len(burst) - 2, m.QDEPTH_BOUNDS)
+    )
+    assert m.max_bucket_grown(before["port_qdelay_hist", 1], after["port_qdelay_hist", 1]) == 7
+    assert depth[0] == 2  # the first packet, and the second (the first had left)
+    assert delay[0] == 1 and delay[7] == len(burst) - 1
+    for counter, _ in HISTOGRAMS:  # nothing else left the leaf in period 2
+        assert period[counter, 3] == [0] * 8 and period[counter, m.CPU_PORT] == [0] * 8
+
+    # the wildcard read: all 4096 cells, non-zero only where traffic left
+    wildcard = {e.index: e.packet_count for e in seen["wildcard"]}
+    assert len(wildcard) == 512 * m.HIST_BUCKETS
+    nonzero = {i for i, n in wildcard.items() if n}
+    assert nonzero == {
+        i
+        for i in range(4096)
+        if i // 8 in (1, 3, m.CPU_PORT) and after["port_qdepth_hist", i // 8][i % 8]
+    }
