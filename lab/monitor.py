@@ -69,8 +69,8 @@ def tx_bytes(intf: str) -> int:
     return _stat(intf, "tx_bytes")
 
 
-def qdisc_drops(intf: str) -> int:
-    """Packets the root qdisc of ``intf`` dropped (its queue overflowed)."""
+def qdisc_stats(intf: str) -> tuple[int, int]:
+    """(packets dropped, packets queued now) of the root qdisc of ``intf``."""
     try:
         out = subprocess.run(
             ["tc", "-s", "-j", "qdisc", "show", "dev", intf],
@@ -81,18 +81,22 @@ def qdisc_drops(intf: str) -> int:
         ).stdout
         qdiscs = json.loads(out)
     except (OSError, subprocess.SubprocessError, json.JSONDecodeError):
-        return 0
-    return sum(int(q.get("drops", 0)) for q in qdiscs if q.get("root"))
+        return 0, 0
+    roots = [q for q in qdiscs if q.get("root")]
+    drops = sum(int(q.get("drops", 0)) for q in roots)
+    queued = sum(int(q.get("qlen", 0)) for q in roots)
+    return drops, queued
 
 
 @dataclass(frozen=True, slots=True)
 class Counters:
-    """One switch's packet totals over its interfaces."""
+    """One switch's packet totals over its interfaces (``queued``: in its egress queues now)."""
 
     rx: int = 0
     tx: int = 0
     rx_dropped: int = 0
     queue_drops: int = 0
+    queued: int = 0
 
     def __sub__(self, other: Counters) -> Counters:
         return Counters(
@@ -100,26 +104,42 @@ class Counters:
             self.tx - other.tx,
             self.rx_dropped - other.rx_dropped,
             self.queue_drops - other.queue_drops,
+            self.queued - other.queued,
+        )
+
+    def __add__(self, other: Counters) -> Counters:
+        return Counters(
+            self.rx + other.rx,
+            self.tx + other.tx,
+            self.rx_dropped + other.rx_dropped,
+            self.queue_drops + other.queue_drops,
+            self.queued + other.queued,
         )
 
 
 def read_counters(ports: list[PortInfo]) -> dict[str, Counters]:
-    """Per switch, the totals of its interfaces now."""
+    """Per switch, the totals of its interfaces now.
+
+    The packet counters of every interface are read first, together (a millisecond),
+    so that a packet crossing a switch during the read is not counted in on one port
+    and not yet out on another; the queue statistics, which take a ``tc`` call per
+    interface, follow.
+    """
     totals: dict[str, Counters] = {}
     for p in ports:
-        c = totals.get(p.switch, Counters())
-        totals[p.switch] = Counters(
-            c.rx + _stat(p.intf, "rx_packets"),
-            c.tx + _stat(p.intf, "tx_packets"),
-            c.rx_dropped + _stat(p.intf, "rx_dropped"),
-            c.queue_drops + qdisc_drops(p.intf),
+        c = Counters(
+            _stat(p.intf, "rx_packets"), _stat(p.intf, "tx_packets"), _stat(p.intf, "rx_dropped")
         )
+        totals[p.switch] = totals.get(p.switch, Counters()) + c
+    for p in ports:
+        drops, queued = qdisc_stats(p.intf)
+        totals[p.switch] = totals[p.switch] + Counters(queue_drops=drops, queued=queued)
     return totals
 
 
 def unexplained_drops(delta: Counters) -> int:
-    """Packets a switch received and neither sent nor lost in an egress queue."""
-    return max(0, delta.rx - delta.tx - delta.queue_drops) + delta.rx_dropped
+    """Packets a switch received and neither sent, nor lost or still held in an egress queue."""
+    return max(0, delta.rx - delta.tx - delta.queue_drops - delta.queued) + delta.rx_dropped
 
 
 def _machine_cpu() -> tuple[float, float]:

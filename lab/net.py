@@ -139,16 +139,21 @@ class Lab:
                 with contextlib.suppress(Exception):  # keep tearing down whatever fails
                     switch.stop_process()
             net.stop()
-        footprint = Footprint(
-            frozenset(self._pids),
-            frozenset(self._netns),
-            frozenset([*self.topo.switch_intfs.values()]),
-        )
+        footprint = self.current_footprint()
         self.footprint = footprint
         remaining = leftovers(footprint, wait_s=5.0 if check else 2.0)
         if remaining and check:
             raise FabricError("left behind after teardown: " + ", ".join(remaining))
         return remaining
+
+    def current_footprint(self) -> Footprint:
+        """Everything the lab has created so far."""
+        self._record()
+        return Footprint(
+            frozenset(self._pids),
+            frozenset(self._netns),
+            frozenset(self.topo.switch_intfs.values()),
+        )
 
     def __enter__(self) -> Lab:
         return self.start()

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import signal
 import subprocess
 import threading
@@ -56,7 +57,7 @@ from lab.progress import Progress
 from lab.results import ModeRun, TransferResult, build_results, write_results
 from lab.roles import Roles, resolve_roles
 from lab.scenario import ModeName, Scenario
-from lab.topo import MAX_LAB_BPS, FabricTopo
+from lab.topo import MAX_LAB_BPS, FabricTopo, socket_queue_limit
 from lab.traffic import (
     BG_CLIENT_PORTS,
     Background,
@@ -91,6 +92,7 @@ class Experiment:
     switch_cls: type[P4Switch] = P4Switch
     program: str | None = None
     controller_argv: Sequence[str] | None = None
+    start_controller: bool = True
     control_factory: Callable[[FabricConfig], FabricControl] = HttpControl.for_fabric
     oracle: PathOracle | None = None
     pin_background: bool = False
@@ -189,6 +191,7 @@ class Collector:
             "scenario_file": self.exp.scenario.source,
             "lab": {
                 "queue_packets": self.plan.topo_queue,
+                "socket_queue_limit": socket_queue_limit(),
                 "link_rates_bps": sorted({link.capacity_bps for link in self.plan.fabric.links}),
                 "netem": False,
                 "note": "this kernel has no netem: link delay and loss are not emulated",
@@ -225,6 +228,12 @@ def run_experiment(exp: Experiment, progress: Progress | None = None) -> dict[st
     exp.out.mkdir(parents=True, exist_ok=True)
     fabric_file = write_fabric(plan.fabric, exp.out / "fabric.yaml")
     collector = Collector(exp, plan)
+    if plan.topo_queue > socket_queue_limit():
+        collector.notes.append(
+            f"the queue of {plan.topo_queue} packets exceeds the ~{socket_queue_limit()} jumbo "
+            "frames a switch's packet socket can hold: drops beyond that happen inside the "
+            "switch, uncounted, and make modes with full queues invalid"
+        )
     total = exp.scenario.transfers * exp.repeat * len(exp.modes)
     progress = progress or Progress(total)
     lab = Lab(
@@ -237,10 +246,12 @@ def run_experiment(exp: Experiment, progress: Progress | None = None) -> dict[st
     try:
         progress.set_stage("starting the fabric")
         lab.start()
+        _write_footprint(lab, exp.out / "lab.json")
         controller = ControllerProcess(
             fabric_file, exp.out / "logs" / "controller.log", lab.processes, exp.controller_argv
         )
-        controller.start()
+        if exp.start_controller:
+            controller.start()
         asyncio.run(Session(exp, lab, controller, collector, progress).run())
     except KeyboardInterrupt:
         interrupted = True
@@ -258,6 +269,18 @@ def run_experiment(exp: Experiment, progress: Progress | None = None) -> dict[st
     if interrupted:
         raise KeyboardInterrupt
     return doc
+
+
+def _write_footprint(lab: Lab, path: Path) -> None:
+    """What the lab created (pids, namespaces, interfaces): for cleanup checks and debugging."""
+    fp = lab.current_footprint()
+    doc = {
+        "pids": sorted(fp.pids),
+        "netns": sorted(fp.netns),
+        "interfaces": sorted(fp.interfaces),
+        "switch_pids": lab.switch_pids,
+    }
+    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
 
 
 @contextlib.contextmanager

@@ -7,7 +7,7 @@ keys, exactly as the fabric file's errors (it uses the same located YAML reader)
 
     name: design-example
     fabric: {spines: 2, leaves: 2, hosts_per_leaf: 4, link_rate: 20Mbps}
-    shaping: {queue: 100, links: [{leaf: leaf1, spine: spine2, rate: 5Mbps}]}
+    shaping: {queue: 10, links: [{leaf: leaf1, spine: spine2, rate: 5Mbps}]}
     hosts: {senders: [h11, h12], receivers: [h21, h22], background: [h13, h23]}
     transfer: {model: llama-3-70b, dtype: bf16, tokens: 4096, real_link_rate: 400Gbps,
                lab_bytes: 2MB}
@@ -92,7 +92,7 @@ class LinkRate:
 class Shaping:
     """Queue size of every shaped interface (packets) and per-cable rate overrides."""
 
-    queue_packets: int = 100
+    queue_packets: int = 10
     links: tuple[LinkRate, ...] = ()
 
 
@@ -290,7 +290,7 @@ def _parse_shaping(node: Node) -> Shaping:
         g = n.fields(["leaf", "spine", "rate"])
         links.append(LinkRate(v.name(g["leaf"]), v.name(g["spine"]), v.capacity(g["rate"])))
     return Shaping(
-        queue_packets=v.integer(f["queue"], 2, 100_000) if "queue" in f else 100,
+        queue_packets=v.integer(f["queue"], 2, 100_000) if "queue" in f else 10,
         links=tuple(links),
     )
 

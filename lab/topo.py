@@ -35,8 +35,23 @@ from lab.links import JUMBO_MTU
 IFNAMSIZ = 15
 MAX_LAB_BPS = 1_000_000_000
 """Mininet's TCIntf shapes up to 1000 Mbit/s; lab fabrics run at 10-20 Mb/s."""
-DEFAULT_QUEUE = 100
-"""Packets per shaped interface: 360 ms of 9000-byte frames at 20 Mb/s."""
+DEFAULT_QUEUE = 10
+"""Packets per shaped interface: 36 ms of 9000-byte frames at 20 Mb/s, several times a lab
+path's bandwidth-delay product. A switch process sends into the queue through a packet
+socket whose send buffer (``net.core.wmem_default``, 208 KiB here) holds about 12 jumbo
+frames: a deeper tc queue would never fill, and the switch would drop the excess itself,
+where no counter shows it (see :func:`socket_queue_limit`)."""
+JUMBO_TRUESIZE = 17_000
+"""Kernel memory a queued 9000-byte frame is charged (skb truesize, rounded up)."""
+
+
+def socket_queue_limit() -> int:
+    """Jumbo frames a switch's packet socket can have queued with the default send buffer."""
+    try:
+        with open("/proc/sys/net/core/wmem_default") as f:
+            return int(f.read()) // JUMBO_TRUESIZE
+    except (OSError, ValueError):
+        return 12
 
 
 def default_prefix(pid: int | None = None) -> str:

@@ -190,13 +190,13 @@ def test_unexplained_drops_and_validity():
     bad = dataclasses.replace(
         ok,
         switch_cpu={"leaf1": [0.2, 0.97, 0.99]},
-        machine_cpu=[0.99],
+        machine_cpu=[0.99, 0.5, 0.97],
         counters={"spine1": Counters(rx=10_000, tx=9_000, queue_drops=100)},
     )
     reasons = judge(bad, extra=["background flow stopped"])
     assert len(reasons) == 4
     assert "switch leaf1 saturated: 99% of a core" in reasons[0] and "for 2s" in reasons[0]
-    assert "machine's CPUs were 99% busy" in reasons[1]
+    assert "above 95% busy for 67% of the run" in reasons[1]
     assert "switch spine1 lost 900 of 10000 packets" in reasons[2]
     assert reasons[3] == "background flow stopped"
 

@@ -34,7 +34,7 @@ def test_minimal_scenario_and_defaults():
     assert s.phases[0].kind is PhaseKind.SEQUENTIAL
     assert s.transfers == 3
     assert s.modes == tuple(ModeName)
-    assert s.shaping.queue_packets == 100
+    assert s.shaping.queue_packets == 10
     assert s.max_concurrency == 1
 
 
