@@ -2,7 +2,8 @@
 
 Run: ``.venv/bin/python benchmarks/kv_fabric_pps.py [--packets N]``. Loads the program,
 configures a leaf the way the controller does (two hosts, four uplinks in one ECMP group,
-the KV class, 512 pins of transfers in flight, MACs per port, proxy ARP), and times
+the KV class, 512 pins of transfers in flight, MACs per port, proxy ARP, README's default
+buckets of the queue-depth and queueing-delay histograms), and times
 ``process`` on a rotation of packets that mixes
 
 * ECMP flows: TCP and UDP to other leaves, untagged, or tagged without a pin;
@@ -27,7 +28,7 @@ from scapy.packet import Raw
 
 from softswitch.frontend import load_program
 from softswitch.interp.pipeline import Pipeline
-from softswitch.runtime.tables import ActionCall, Exact, Lpm, TableEntry
+from softswitch.runtime.tables import ActionCall, Exact, Lpm, Range, TableEntry
 
 PROGRAM = Path(__file__).resolve().parents[1] / "p4" / "kv_fabric.p4"
 LEAF_MAC = 0x020000000100
@@ -36,6 +37,18 @@ UPLINKS = (3, 4, 5, 6)
 KV_DSCP = 10
 PINS = 512
 PAYLOAD = bytes(64)
+# README's default histogram buckets (p4/README.md, "Default buckets"), inclusive ranges
+QDEPTH_BOUNDS = ((0, 0), (1, 1), (2, 3), (4, 7), (8, 15), (16, 31), (32, 47), (48, 2**19 - 1))
+QDELAY_BOUNDS = (
+    (0, 99),
+    (100, 499),
+    (500, 999),
+    (1000, 2499),
+    (2500, 4999),
+    (5000, 9999),
+    (10000, 49999),
+    (50000, 2**32 - 1),
+)
 
 
 def ip(address: str) -> int:
@@ -80,8 +93,23 @@ def configure_leaf(pipeline: Pipeline) -> None:
         )
 
 
+def configure_histograms(pipeline: Pipeline) -> None:
+    """The bucket entries of both queue histograms, as the controller writes them."""
+    for table, action, bounds in (
+        ("qdepth_buckets", "set_qdepth_bucket", QDEPTH_BOUNDS),
+        ("qdelay_buckets", "set_qdelay_bucket", QDELAY_BOUNDS),
+    ):
+        buckets = pipeline.state.table(table)
+        for bucket, (low, high) in enumerate(bounds):
+            entry = TableEntry((Range(low, high),), priority=1, action=call(action, bucket))
+            buckets.insert(entry)
+
+
+EGRESS_ACTIONS = {"rewrite_macs", "set_qdepth_bucket", "set_qdelay_bucket"}
+
+
 def call(action: str, *args: int) -> ActionCall:
-    prefix = "FabricEgress." if action == "rewrite_macs" else "FabricIngress."
+    prefix = "FabricEgress." if action in EGRESS_ACTIONS else "FabricIngress."
     return ActionCall(prefix + action, args)
 
 
@@ -151,6 +179,7 @@ def main() -> None:
 
     leaf = Pipeline.load(program, cpu_port=255)
     configure_leaf(leaf)
+    configure_histograms(leaf)
     mix, counts = leaf_mix()
     for port, data in mix:
         assert leaf.process(port, data), "every benchmark packet must be forwarded"
@@ -161,7 +190,10 @@ def main() -> None:
 
     spine = Pipeline.load(program, cpu_port=255)
     spine_mix = configure_spine(spine)
+    configure_histograms(spine)
     spine_pps = measure(spine.process, spine_mix, args.packets)
+    counted = sum(c.packets for c in leaf.state.counter("port_qdepth_hist").read_all())
+    assert counted == len(mix) + 2 * args.packets, "every packet must land in a depth bucket"
 
     print(f"leaf, ECMP mode:    {ecmp_pps:10,.0f} packets/s ({1e6 / ecmp_pps:.1f} us/packet)")
     print(f"leaf, flowlet mode: {flowlet_pps:10,.0f} packets/s ({1e6 / flowlet_pps:.1f} us/packet)")
