@@ -70,11 +70,18 @@ class NsPort:
         timeout: float = 1.0,
         match: Callable[[Packet], bool] = lambda p: True,
         count: int = 0,
+        quiet: float | None = None,
     ) -> list[Packet]:
-        """Frames received within ``timeout`` seconds that ``match`` (stop at ``count``)."""
+        """Frames received within ``timeout`` seconds that ``match``.
+
+        Stops early at ``count`` matching frames, or once a frame has matched and
+        nothing more arrived for ``quiet`` seconds.
+        """
         deadline = time.monotonic() + timeout
         got: list[Packet] = []
         while (left := deadline - time.monotonic()) > 0:
+            if got and quiet is not None:
+                left = min(left, quiet)
             if not self.sock.select([self.sock], left):
                 break
             packet = self.sock.recv()

@@ -203,7 +203,7 @@ def test_multicast_flood_copies_to_every_replica(fab: Fabric) -> None:
     )
     fab.hosts[1].send(l2_frame("ff:ff:ff:ff:ff:ff", MAC[1], b"flooded"))
     for port in (2, 3):
-        assert len(fab.hosts[port].sniff(1.0, payload_is(b"flooded"))) == 1
+        assert len(fab.hosts[port].sniff(1.0, payload_is(b"flooded"), quiet=0.3)) == 1
 
 
 def _ecmp_packets() -> list[Packet]:
@@ -220,7 +220,8 @@ def _spread(fab: Fabric) -> dict[int, set[bytes]]:
     packets = _ecmp_packets()
     fab.hosts[1].send(*packets)
     seen = {
-        port: {p[Raw].load for p in fab.hosts[port].sniff(1.0, payload_is(b""))} for port in (2, 3)
+        port: {p[Raw].load for p in fab.hosts[port].sniff(1.0, payload_is(b""), quiet=0.3)}
+        for port in (2, 3)
     }
     assert seen[2] | seen[3] == {p[Raw].load for p in packets}
     assert not seen[2] & seen[3]
@@ -344,8 +345,8 @@ def test_queue_rate_and_depth_options_shape_one_port(tmp_path: Path) -> None:
         )
         fab.hosts[1].send(*[l2_frame(MAC[2], MAC[1], b"burst-b-%02d" % i) for i in range(40)])
         fab.hosts[1].send(*[l2_frame(MAC[3], MAC[1], b"burst-c-%02d" % i) for i in range(40)])
-        to_b = fab.hosts[2].sniff(1.0, payload_is(b""))
-        to_c = fab.hosts[3].sniff(1.0, payload_is(b""))
+        to_b = fab.hosts[2].sniff(1.0, payload_is(b""), quiet=0.3)
+        to_c = fab.hosts[3].sniff(1.0, payload_is(b""), quiet=0.3)
     assert len(to_c) == 40
     assert 5 <= len(to_b) <= 12, len(to_b)
     assert [p[Raw].load for p in to_b[:5]] == [b"kvfabric-burst-b-%02d" % i for i in range(5)]
