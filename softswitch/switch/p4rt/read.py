@@ -4,7 +4,9 @@ Every entity kind accepts the spec's wildcards: id 0 means every object of the
 kind, an unset key or index means every entry or cell.  Values are returned in
 canonical bytestring form.  A request for one specific table entry that does
 not exist returns nothing, as BMv2 does; a malformed filter (bad id, bad key)
-fails the whole Read with its status.
+fails the whole Read with its status.  Entries programmed one-shot read back
+with their action set; the hidden members and groups behind them are not
+listed.  A default entry is read without direct resources (bmv2 has none).
 """
 
 from __future__ import annotations

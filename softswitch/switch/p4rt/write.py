@@ -13,6 +13,13 @@ returns an *undo* closure.  Atomicity:
 Errors are returned as one ``p4.v1.Error`` per update (OK for the successful
 ones), which the service packs into the ``google.rpc.Status`` details of an
 UNKNOWN status, as BMv2 does.  A failed update leaves the state as it was.
+
+Before its handler runs, each update is checked against the writer's role
+config (:mod:`softswitch.switch.p4rt.roles`).  A table entry may carry an
+action set (one-shot selector programming, :mod:`softswitch.switch.p4rt.oneshot`):
+its hidden group is made with the entry and removed with it, undo included.
+Value sets take MODIFY only, which replaces every member.  Direct counters and
+meters of a default entry are UNIMPLEMENTED, as on bmv2.
 """
 
 from __future__ import annotations
