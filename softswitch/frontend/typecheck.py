@@ -348,6 +348,9 @@ class ExprChecker:
             and len(vs.elements) == len(vt.elements)
         ):
             return e
+        if isinstance(vs, BlockT) and isinstance(vt, BlockT) and _block_conforms(vs, vt):
+            # a parser or control instance where a parser/control type is expected
+            return e
         self.fail(loc, f"type mismatch: expected {t}, got {src}")
 
     def _retype(self, e: ir.Expr, t: P4Type) -> ir.Expr:
@@ -1012,6 +1015,23 @@ class ExprChecker:
                 continue
             break
         self.fail(loc, "expression cannot be assigned: it is not a variable, field or slice")
+
+
+def _block_conforms(have: BlockT, want: BlockT) -> bool:
+    """Whether a parser/control of type ``have`` can be used as ``want``: the
+    same kind and apply parameters of the same directions and types (a type
+    variable of ``want`` accepts any type)."""
+    if have.kind != want.kind or len(have.params) != len(want.params):
+        return False
+    for h, w in zip(have.params, want.params, strict=True):
+        if h.direction != w.direction:
+            return False
+        if isinstance(w.type, TypeVar) or isinstance(h.type, TypeVar):
+            continue
+        ht, wt = strip_newtype(h.type), strip_newtype(w.type)
+        if ht != wt and ht is not wt:
+            return False
+    return True
 
 
 def _has_typevar(t: P4Type) -> bool:

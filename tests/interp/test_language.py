@@ -117,3 +117,21 @@ def test_generic_control_instantiated_with_type_arguments(
         deparser="pk.emit(hdr.h);",
     )
     assert pl.process(0, bytes([5, 0, 0])) == [(1, bytes([7, 0, 0]))]
+
+
+def test_control_instance_passed_as_a_control_type_constructor_argument(
+    pipeline: Callable[..., Pipeline],
+) -> None:
+    pl = pipeline(
+        decls=DECLS
+        + """
+        control Step(inout bit<8> v);
+        control AddOne(inout bit<8> v) { apply { v = v + 1; } }
+        control Twice(inout bit<8> v)(Step s) { apply { s.apply(v); s.apply(v); } }""",
+        ingress="""
+        AddOne() add;
+        Twice(add) twice;
+        apply { twice.apply(hdr.h.a); sm.egress_spec = 1; }""",
+        deparser="pk.emit(hdr.h);",
+    )
+    assert pl.process(0, bytes([5, 0, 0])) == [(1, bytes([7, 0, 0]))]
