@@ -60,6 +60,7 @@ class ModeRun:
     efficiency: tuple[int, int] | None = None  # (efficient, evaluated), from the controller
     invalid_reasons: list[str] = field(default_factory=list)
     complete: bool = True
+    health: dict[str, object] = field(default_factory=dict)  # lab.validity.health
 
     @property
     def valid(self) -> bool:
@@ -176,6 +177,7 @@ def _mode_doc(
             if v
         },
         "paths": dict(sorted(Counter(t.spine or "unknown" for t in transfers).items())),
+        "lab_health": [r.health for r in runs],
         "fct_samples_ms": ok,
     }
     return doc, reasons

@@ -70,7 +70,7 @@ from lab.traffic import (
     planned_uplinks,
     resteer,
 )
-from lab.validity import Limits, judge
+from lab.validity import Limits, health, judge
 
 NOMINAL_LAB_RTT_S = 2e-3
 """Round trip through two Python switches, until the run measures it with ping."""
@@ -384,6 +384,7 @@ class Session:
             if observed is not None:
                 run.tier_samples = observed.tier_samples
                 run.invalid_reasons = judge(observed, exp.limits, [*failures, *placement_errors])
+                run.health = health(observed, exp.limits)
 
     async def transfers(self, control: FabricControl, schedule: Schedule, run: ModeRun) -> None:
         """The schedule's transfers, phase after phase, as the mode wants them."""

@@ -67,3 +67,30 @@ def judge(observed: Observed, limits: Limits = Limits(), extra: Sequence[str] = 
             )
     reasons.extend(extra)
     return reasons
+
+
+def health(observed: Observed, limits: Limits = Limits()) -> dict[str, object]:
+    """The figures behind the verdict, JSON-ready: how close the lab came to its limits."""
+    return {
+        "switch_cpu_peak": {
+            sw: round(max(v, default=0.0), 3) for sw, v in sorted(observed.switch_cpu.items())
+        },
+        "switch_cpu_mean": {
+            sw: round(sum(v) / len(v), 3) for sw, v in sorted(observed.switch_cpu.items()) if v
+        },
+        "machine_cpu_peak": round(max(observed.machine_cpu, default=0.0), 3),
+        "machine_busy_share": (
+            round(
+                sum(1 for x in observed.machine_cpu if x > limits.machine_cpu_max)
+                / len(observed.machine_cpu),
+                3,
+            )
+            if observed.machine_cpu
+            else None
+        ),
+        "unexplained_drops": {
+            sw: unexplained_drops(d) for sw, d in sorted(observed.counters.items())
+        },
+        "queue_drops": {sw: d.queue_drops for sw, d in sorted(observed.counters.items())},
+        "packets_received": {sw: d.rx for sw, d in sorted(observed.counters.items())},
+    }
