@@ -35,7 +35,7 @@ from controller.engine import (
     Update,
 )
 from controller.service import intent as i
-from controller.service.errors import SwitchError
+from controller.service.errors import ServiceError, SwitchError
 from controller.service.metrics import Metrics
 from controller.service.pins import Pin, PinBook, PinKey, PinMeta
 from controller.service.provision import refresh_groups
@@ -78,7 +78,13 @@ class Enforcer:
         written: dict[int, bool] = {}
         for u in updates:
             if isinstance(u, InstallPin):
-                written[u.transfer_id] = await self.install(u, meta_for(u))
+                try:
+                    meta = meta_for(u)
+                except ServiceError as exc:
+                    log.warning("pin of transfer %d not written: %s", u.transfer_id, exc)
+                    written[u.transfer_id] = False
+                    continue
+                written[u.transfer_id] = await self.install(u, meta)
             elif isinstance(u, RemovePin):
                 await self.remove(PinKey(u.leaf, u.src_ipv4, u.dst_ipv4, u.tag.src_port))
             elif isinstance(u, SetMode):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import struct
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from controller.engine import AuditRound, ProbeSeen
@@ -80,6 +80,9 @@ class Prober:
             if port.link is not None:
                 ports = self.targets.get(port.ref.switch, ())
                 self.targets[port.ref.switch] = (*ports, port.ref.port)
+        self.peer_of = {
+            p.ref: p.peer_port.switch for p in topology.egress.values() if p.peer_port is not None
+        }
         cfg = topology.config
         self.device_of = {s.name: s.device_id for s in cfg.switches}
         self.switch_of = {s.device_id: s.name for s in cfg.switches}
@@ -103,19 +106,30 @@ class Prober:
         )
         return True
 
-    async def round(self, links: Mapping[str, SwitchLink]) -> tuple[AuditRound, list[str]]:
-        """Send one round, wait the window, return it and the send errors."""
+    async def round(
+        self, links: Mapping[str, SwitchLink], provisioned: Collection[str]
+    ) -> tuple[AuditRound, list[str]]:
+        """Send one round, wait the window, return it and the send errors.
+
+        Probes leave only switches in ``provisioned``, and only towards neighbours
+        that are provisioned too or not connected at all (a dead switch's cables must
+        be judged); a neighbour still being provisioned gets no probe, since without
+        its pipeline it could not punt it and the cable would look dead.
+        """
         self.nonce = (self.nonce + 1) & 0xFFFFFFFF
         nonce = self.nonce
         state = self._rounds[nonce] = _Round()
         errors: list[str] = []
         sends = []
         for name, link in links.items():
-            if not link.primary:
+            if not link.primary or name not in provisioned:
                 continue
             device = self.device_of[name]
             mac = switch_mac(device)
             for port in self.targets.get(name, ()):
+                peer = links.get(self.peer_of[PortRef(name, port)])
+                if peer is not None and peer.up and peer.name not in provisioned:
+                    continue
                 sends.append(self._send(link, probe_frame(mac, device, port, nonce), port, state))
         for result in await asyncio.gather(*sends, return_exceptions=True):
             if isinstance(result, SwitchError):

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import secrets
 import time
@@ -210,7 +211,7 @@ class Service:
         decision, updates = self.engine.decide(request, t0)
         if spine is not None:
             updates = self._force(decision, updates, spine, t0)
-        written = await self.enforcer.apply(updates, self._meta_for(decision, t0))
+        written = await self.enforcer.apply(updates, self._meta_for(decision))
         pinned = written.get(decision.transfer_id, False)
         forced = self._forced.get(self.api_id(decision.transfer_id))
         self.metrics.decision_seconds.observe(self.clock() - t0)
@@ -250,7 +251,7 @@ class Service:
             "tag": tag,
         }
 
-    def _meta_for(self, d: Decision, t0: float) -> Callable[[InstallPin], PinMeta]:
+    def _meta_for(self, d: Decision) -> Callable[[InstallPin], PinMeta]:
         wall0 = self.wall()
         timeout = self.settings.safety.transfer_timeout_s
 
@@ -266,15 +267,8 @@ class Service:
                     deadline_wall=wall0 + timeout,
                     spine=u.spine,
                 )
-            known = self.enforcer.pins.by_id.get(self.api_id(u.transfer_id))
-            if known is None:  # cannot happen: the engine moves only transfers it pinned
-                raise ServiceError(f"no pin known for transfer {u.transfer_id}")
-            m = known.meta
-            return PinMeta(
-                m.id, m.trace_id, m.src, m.dst, m.size, m.requested_wall, m.deadline_wall, u.spine
-            )
+            return self._moved_meta(u)
 
-        del t0
         return meta
 
     def _check_spine(self, src: str, dst: str, spine: str) -> None:
@@ -319,7 +313,7 @@ class Service:
         engine_id = self._engine_id(transfer_id)
         updates = self.engine.complete(engine_id, duration_s, now)
         self.metrics.transfer_seconds.observe(duration_s)
-        await self.enforcer.apply(updates, self._no_meta)
+        await self.enforcer.apply(updates, self._moved_meta)
         forced = self._forced.pop(transfer_id, None)
         if forced is not None:
             await self.enforcer.remove(forced[0])
@@ -335,7 +329,7 @@ class Service:
         """The operator sets the mode (``POST /v1/mode``); kv-aware also ends a fallback."""
         self._writable()
         updates = self.engine.set_mode(mode, self.clock(), reason="operator")
-        await self.enforcer.apply(updates, self._no_meta)
+        await self.enforcer.apply(updates, self._moved_meta)
         if self.enforcer.mode is not self.engine.effective_mode:
             await self.enforcer.set_mode(self.engine.effective_mode, "operator")
         return {"mode": str(self.engine.mode), "effective_mode": str(self.engine.effective_mode)}
@@ -375,9 +369,12 @@ class Service:
         waiting = sorted(set(self.links) - self.provisioned)
         raise NotReadyError(f"the fabric is not provisioned yet: waiting for {', '.join(waiting)}")
 
-    @staticmethod
-    def _no_meta(u: InstallPin) -> PinMeta:
-        raise ServiceError(f"unexpected pin install for transfer {u.transfer_id}")
+    def _moved_meta(self, u: InstallPin) -> PinMeta:
+        """The metadata of a pin the engine moves (a cable under it broke)."""
+        known = self.enforcer.pins.by_id.get(self.api_id(u.transfer_id))
+        if known is None:  # the engine moves only transfers it pinned, and they are booked
+            raise ServiceError(f"no pin is known for transfer {u.transfer_id}")
+        return dataclasses.replace(known.meta, spine=u.spine)
 
     # -- switches coming and going ------------------------------------------------------
 
@@ -430,7 +427,7 @@ class Service:
                 log.info("%s is in flowlet mode: adopting it", link.name)
                 updates = self.engine.set_mode(Mode.FLOWLET, self.clock(), reason="adopted")
                 self.enforcer.mode = Mode.FLOWLET
-                await self.enforcer.apply(updates, self._no_meta)
+                await self.enforcer.apply(updates, self._moved_meta)
         self._mode_adopted = True
         self.enforcer.mode = self.engine.effective_mode
         want: Any = self.enforcer.mode_entry()
@@ -514,7 +511,7 @@ class Service:
                     updates += self.engine.telemetry(reading, at)
             now = self.clock()
             updates += self.engine.tick(now)
-            await self.enforcer.apply(updates, self._no_meta)
+            await self.enforcer.apply(updates, self._moved_meta)
             await self._expire(now)
             deadline = max(deadline, self.clock())
             await asyncio.sleep(deadline - self.clock())
@@ -544,12 +541,12 @@ class Service:
         while True:
             started = self.clock()
             if any(link.primary for link in self.links.values()):
-                round_, errors = await self.prober.round(self.links)
+                round_, errors = await self.prober.round(self.links, self.provisioned)
                 for error in errors:
                     log.debug("probe not sent: %s", error)
                 self.metrics.audit_rounds.inc()
                 updates = self.engine.audit(round_, self.clock())
-                await self.enforcer.apply(updates, self._no_meta)
+                await self.enforcer.apply(updates, self._moved_meta)
                 if not self.audited and self.ready:
                     self.audited = True
                     await self.enforcer.refresh_all_groups()

@@ -73,6 +73,7 @@ class SwitchLink:
         self.name = config.name
         self.timeout_s = timeout_s
         self._on_ready = on_ready
+        self._stream_lock = asyncio.Lock()
         options = fy.SwitchOptions(
             p4info=pipeline.p4info,
             p4blob=pipeline.blob,
@@ -144,11 +145,16 @@ class SwitchLink:
         await self._call(op, call)
 
     async def packet_out(self, frame: bytes, port: int) -> None:
-        """Send ``frame`` out of ``port`` (a PacketOut on the stream)."""
+        """Send ``frame`` out of ``port`` (a PacketOut on the stream).
+
+        One message at a time: gRPC streams take no concurrent writes, and two at once
+        break the stream (INTERNAL on the client side).
+        """
         self._check(write=True)
-        await self._call(
-            "packet-out", self.switch.write([fy.P4PacketOut(frame, egress_port=port, _pad=0)])
-        )
+        async with self._stream_lock:
+            await self._call(
+                "packet-out", self.switch.write([fy.P4PacketOut(frame, egress_port=port, _pad=0)])
+            )
 
     def _check(self, *, write: bool) -> None:
         if not self.switch.is_up:

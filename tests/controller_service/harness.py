@@ -259,13 +259,13 @@ class Api:
         self.conn.close()
 
 
-def metric(text: str, name: str, **labels: str) -> float | None:
-    """The value of sample ``name{labels}`` in a Prometheus scrape (None if absent)."""
+def metric(text: str, series: str, /, **labels: str) -> float | None:
+    """The value of sample ``series{labels}`` in a Prometheus scrape (None if absent)."""
     for line in text.splitlines():
-        if line.startswith("#") or not line.startswith(name):
+        if line.startswith("#") or not line.startswith(series):
             continue
         m = re.match(r"^([a-zA-Z_:][\w:]*)(\{(.*)\})?\s+(\S+)$", line)
-        if m is None or m.group(1) != name:
+        if m is None or m.group(1) != series:
             continue
         found = dict(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
         if all(found.get(k) == v for k, v in labels.items()):

@@ -1,0 +1,96 @@
+"""The topology audit on real cables: switch processes joined by veth pairs (root only).
+
+Probes leave each switch by PacketOut, cross a veth and come back from the neighbour as
+PacketIns. Taking one veth down must take its cable out of path selection and out of
+the ECMP groups, move the pinned transfer that crossed it, and raise the alert; bringing
+it back must undo all of that.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.controller_service.conftest import Controllers
+from tests.controller_service.harness import Api, Fabric, Reader, metric, wait_for
+
+pytestmark = pytest.mark.root
+
+LINK = "leaf1:3-spine1:1"
+TRANSFER = {"src": "h11", "dst": "h21", "bytes": 2_000_000}
+
+
+@pytest.fixture(scope="module")
+def cabled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fabric]:
+    f = Fabric(tmp_path_factory.mktemp("cabled"), veths=True)
+    try:
+        yield f.start()
+    finally:
+        f.close()
+
+
+def _status(api: Api, link: str) -> str:
+    view: dict[str, Any] = api.call("GET", "/v1/fabric")[1]
+    return next(str(x["status"]) for x in view["links"] if x["link"] == link)
+
+
+def _egress(reader: Reader, fabric: Fabric, transfer_id: str) -> int:
+    import json
+
+    for e in reader.table(fabric, "leaf1", "kv_pin"):
+        if json.loads(e.metadata)["id"] == transfer_id:
+            return int(e.action.args["port"])
+    raise AssertionError(f"no pin of {transfer_id}")
+
+
+def test_a_downed_cable_leaves_path_selection_and_comes_back(
+    cabled: Fabric, controllers: Controllers, reader: Reader, tmp_path: Path
+) -> None:
+    c = controllers.start(cabled.path)
+    api = c.api()
+    api.wait_ready()
+    wait_for(lambda: api.call("GET", "/v1/fabric")[1]["controller"]["audited"])
+    view = api.call("GET", "/v1/fabric")[1]
+    assert {x["status"] for x in view["links"]} == {"up"}, view["links"]
+    assert not [a for a in view["alerts"] if a["name"].startswith("link")]
+
+    placed = [api.call("POST", "/v1/transfers", TRANSFER)[1] for _ in range(2)]
+    on_spine1 = next(t for t in placed if t["spine"] == "spine1")
+    assert _egress(reader, cabled, on_spine1["id"]) == 3
+
+    cabled.set_cable("leaf1", "spine1", up=False)
+    downed = time.monotonic()
+    wait_for(lambda: _status(api, LINK) == "down", timeout=5, step=0.01)
+    detected = time.monotonic() - downed
+    assert detected < 1.0, detected  # audit every 100 ms, window 50 ms
+
+    # out of the ECMP groups on both leaves, the pin moved, new transfers avoid it
+    assert reader.groups(cabled, "leaf1") == {2: [4]}
+    assert reader.groups(cabled, "leaf2") == {1: [4]}
+    assert _egress(reader, cabled, on_spine1["id"]) == 4
+    for _ in range(3):
+        status, t = api.call("POST", "/v1/transfers", TRANSFER)
+        assert status == 201 and t["spine"] == "spine2"
+        api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 0.2})
+    scrape = api.call("GET", "/metrics")[1]
+    assert metric(scrape, "kvfabric_link_up", link=LINK, status="down") == 0.0
+    assert metric(scrape, "kvfabric_link_up", link="leaf1:4-spine2:1", status="up") == 1.0
+    assert metric(scrape, "kvfabric_alert_active", name="link_down", subject=LINK) == 1.0
+    assert metric(scrape, "kvfabric_alerts_total", name="link_down", severity="critical") == 1.0
+    assert (metric(scrape, "kvfabric_transfers_moved_total") or 0) >= 1
+    assert "link leaf1:3-spine1:1 is down" in c.log()
+
+    cabled.set_cable("leaf1", "spine1", up=True)
+    wait_for(lambda: _status(api, LINK) == "up", timeout=5, step=0.01)
+    wait_for(lambda: reader.groups(cabled, "leaf1") == {2: [3, 4]}, timeout=2)
+    assert reader.groups(cabled, "leaf2") == {1: [3, 4]}
+    scrape = api.call("GET", "/metrics")[1]
+    assert metric(scrape, "kvfabric_alert_active", name="link_down", subject=LINK) is None
+    assert (metric(scrape, "kvfabric_probes_seen_total") or 0) > 20
+    for t in placed:
+        api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 0.2})
+    print(f"cable down detected after {detected * 1e3:.0f} ms")
