@@ -147,6 +147,9 @@ def _check_index(kind: str, name: str, index: int, size: int) -> None:
         )
 
 
+COUNTER_MASK = (1 << 64) - 1  # BMv2's counter cells are unsigned 64-bit and wrap
+
+
 class Counter:
     """An indexed counter array."""
 
@@ -162,8 +165,8 @@ class Counter:
     def count(self, index: int, nbytes: int) -> None:
         """Data plane: count one packet of ``nbytes``; an index past the end counts nothing."""
         if index < self.size:
-            self._packets[index] += 1
-            self._bytes[index] += nbytes
+            self._packets[index] = (self._packets[index] + 1) & COUNTER_MASK
+            self._bytes[index] = (self._bytes[index] + nbytes) & COUNTER_MASK
 
     def read(self, index: int) -> CounterData:
         """A copy of cell ``index``."""
@@ -203,8 +206,8 @@ class DirectCounter:
         """Data plane: count one packet of ``nbytes`` on the hit entry."""
         cell = entry.counter
         if cell is not None:
-            cell.packets += 1
-            cell.bytes += nbytes
+            cell.packets = (cell.packets + 1) & COUNTER_MASK
+            cell.bytes = (cell.bytes + nbytes) & COUNTER_MASK
 
     @staticmethod
     def read(entry: HasCells) -> CounterData:

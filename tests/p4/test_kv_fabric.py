@@ -446,9 +446,6 @@ def test_readme_default_buckets_are_the_models() -> None:
 
 
 @needs_pipeline
-@pytest.mark.xfail(
-    strict=True, reason="docs/target-bugs.md 2: the target's counter cells do not wrap at 2^64"
-)
 def test_a_histogram_cell_wraps_at_2_64_as_bmv2s_uint64_cells() -> None:
     from softswitch.runtime.externs import CounterData
 

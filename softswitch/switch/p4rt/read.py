@@ -64,8 +64,8 @@ def _selected(kind: _Kind[T], ident: int) -> list[T]:
 
 def _counter_data(data: CounterData | None, out: p4r.CounterData) -> None:
     data = data or CounterData()
-    out.packet_count = data.packets
-    out.byte_count = data.bytes
+    out.packet_count = _as_int64(data.packets)
+    out.byte_count = _as_int64(data.bytes)
 
 
 def _meter_config(config: MeterConfig, out: p4r.MeterConfig) -> None:
@@ -343,3 +343,10 @@ _READERS: dict[str, Callable[[ReadSource, object], Iterator[p4r.Entity]]] = {
     "digest_entry": _digests,  # type: ignore[dict-item]
     "value_set_entry": _value_sets,  # type: ignore[dict-item]
 }
+
+
+def _as_int64(value: int) -> int:
+    """A 64-bit counter cell as P4Runtime's ``int64`` carries it: cells of 2^63 and more
+    read as negative numbers, as BMv2's server (PI) copies them."""
+    value &= (1 << 64) - 1
+    return value - (1 << 64) if value >= 1 << 63 else value
