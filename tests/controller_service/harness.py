@@ -79,6 +79,7 @@ class Fabric:
     workdir: Path
     veths: bool = False
     controller: str = ""
+    target_args: tuple[str, ...] = ()
     switches: dict[str, SwitchProcess] = field(default_factory=dict)
     cables: dict[tuple[str, str], str] = field(default_factory=dict)
     stack: ExitStack = field(default_factory=ExitStack)
@@ -94,7 +95,8 @@ class Fabric:
                 self.cables[leaf, spine] = a
         for name, _role, device in SWITCHES:
             argv = [*ports[name], "--device-id", str(device), "--no-p4", "--",
-                    "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", str(CPU_PORT)]  # fmt: skip
+                    "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", str(CPU_PORT),
+                    *self.target_args]  # fmt: skip
             self.switches[name] = self.stack.enter_context(SwitchProcess(argv))
         self.path = self.workdir / "fabric.yaml"
         self.path.write_text(self.yaml())
