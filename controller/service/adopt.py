@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from controller.engine import Engine
 from controller.engine.inflight import TagPool
 from controller.service.pins import Pin
-from controller.topology import PortRef
 
 
 @dataclass(slots=True)
@@ -89,11 +88,3 @@ class Adoptions:
     def expired(self, now: float) -> list[Adopted]:
         """The adopted transfers whose deadline has passed (not yet finished)."""
         return [a for a in self.by_id.values() if a.deadline <= now]
-
-
-def uplink_spine(pin: Pin, uplinks: dict[str, PortRef]) -> str | None:
-    """The spine a pin's egress port leads to, by the model."""
-    for spine, ref in uplinks.items():
-        if ref.port == pin.egress_port:
-            return spine
-    return None

@@ -43,7 +43,7 @@ from typing import Any
 import finsy as fy
 
 from controller.config import Mode, Role
-from controller.topology import LinkId, PortRef, Topology
+from controller.topology import PortRef, Topology
 
 KV_CLASS = "kv_class"
 IPV4_ROUTE = "ipv4_route"
@@ -244,13 +244,3 @@ def pin_entry(src: IPv4Address, dst: IPv4Address, src_port: int, port: int, meta
         action=fy.P4TableAction("pin", port=port),
         metadata=meta,
     )
-
-
-def links_of_leaf(topology: Topology, leaf: str) -> frozenset[LinkId]:
-    """The cables a leaf's ECMP groups depend on (its uplinks and the spines' downlinks)."""
-    out: set[LinkId] = set()
-    for other in topology.leaves:
-        if other != leaf:
-            for p in topology.spine_paths(leaf, other):
-                out.update(p.links)
-    return frozenset(out)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import struct
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from controller.engine import AuditRound, ProbeSeen
@@ -156,10 +156,3 @@ class Prober:
             if self._missed[origin] >= self.misses:
                 sent.append(origin)
         return AuditRound(tuple(sent), tuple(state.seen))
-
-
-def probe_ports(topology: Topology) -> Iterable[PortRef]:
-    """Every port a round probes."""
-    for port in topology.egress.values():
-        if port.link is not None:
-            yield port.ref

@@ -36,7 +36,7 @@ import dataclasses
 import logging
 import secrets
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from ipaddress import IPv4Address
 from pathlib import Path
@@ -213,9 +213,8 @@ class Service:
             updates = self._force(decision, updates, spine, t0)
         written = await self.enforcer.apply(updates, self._meta_for(decision))
         pinned = written.get(decision.transfer_id, False)
-        forced = self._forced.get(self.api_id(decision.transfer_id))
         self.metrics.decision_seconds.observe(self.clock() - t0)
-        return self._answer(decision, pinned, forced_spine=spine if forced or spine else None)
+        return self._answer(decision, pinned, forced_spine=spine)
 
     def _answer(self, d: Decision, pinned: bool, *, forced_spine: str | None) -> dict[str, object]:
         path = str(d.path) if d.path is not None else None
@@ -579,7 +578,3 @@ class Service:
                     with contextlib.suppress(asyncio.CancelledError):
                         await task
                 self.translog.close()
-
-    def links_by_name(self) -> Mapping[str, SwitchLink]:
-        """The switch channels, by switch name."""
-        return self.links
