@@ -68,10 +68,12 @@ def test_a_downed_cable_leaves_path_selection_and_comes_back(
     detected = time.monotonic() - downed
     assert detected < 1.0, detected  # audit every 100 ms, window 50 ms
 
-    # out of the ECMP groups on both leaves, the pin moved, new transfers avoid it
-    assert reader.groups(cabled, "leaf1") == {2: [4]}
-    assert reader.groups(cabled, "leaf2") == {1: [4]}
-    assert _egress(reader, cabled, on_spine1["id"]) == 4
+    # out of the ECMP groups on both leaves and the pin moved (written right after the
+    # verdict, which path selection already follows), new transfers avoid it
+    wait_for(lambda: reader.groups(cabled, "leaf1") == {2: [4]}, timeout=1, step=0.01)
+    wait_for(lambda: reader.groups(cabled, "leaf2") == {1: [4]}, timeout=1, step=0.01)
+    wait_for(lambda: _egress(reader, cabled, on_spine1["id"]) == 4, timeout=1, step=0.01)
+    groups_done = time.monotonic() - downed
     for _ in range(3):
         status, t = api.call("POST", "/v1/transfers", TRANSFER)
         assert status == 201 and t["spine"] == "spine2"
@@ -90,7 +92,8 @@ def test_a_downed_cable_leaves_path_selection_and_comes_back(
     assert reader.groups(cabled, "leaf2") == {1: [3, 4]}
     scrape = api.call("GET", "/metrics")[1]
     assert metric(scrape, "kvfabric_alert_active", name="link_down", subject=LINK) is None
-    assert (metric(scrape, "kvfabric_probes_seen_total") or 0) > 20
+    assert (metric(scrape, "kvfabric_probes_seen_total") or 0) >= 8  # a full round or more
     for t in placed:
         api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 0.2})
-    print(f"cable down detected after {detected * 1e3:.0f} ms")
+    print(f"cable down: in the model after {detected * 1e3:.0f} ms, "
+          f"groups and pin rewritten after {groups_done * 1e3:.0f} ms")  # fmt: skip
