@@ -18,10 +18,11 @@ drives it through the small :class:`FabricControl` protocol:
     ``GET /v1/fabric`` (utilisation, tiers, efficiency counts).
 
 :class:`HttpControl` speaks the HTTP/JSON API of issue 5. Three parts are proposed
-here and are not in issue 5's list yet: ``PUT /v1/mode {"mode"}``, the optional
-``spine`` of a transfer request, and ``POST /v1/pins`` / ``DELETE /v1/pins/{id}``.
-Until the controller implements them, ``set_mode`` and ``pin_flow`` raise
-:class:`~lab.errors.ControlError` with the controller's answer.
+here were adopted by the controller: ``PUT /v1/mode {"mode"}`` and the optional
+``spine`` of a transfer request. ``POST /v1/pins`` answers 501: kv_pin matches only
+packets of the KV class, so an untagged background flow cannot be pinned; the lab
+steers background by its source port instead (:mod:`lab.ecmp`), and ``pin_flow`` is
+used only when an experiment asks for it (``pin_background``).
 
 :class:`ControllerProcess` starts ``kvfabric controller FABRIC`` as a tracked
 process. :func:`controller_available` says whether this installation has the
@@ -177,11 +178,16 @@ class HttpControl:
             raise ControlError(f"{method} {path}: the answer is not JSON: {text[:200]!r}") from None
 
     async def ready(self, timeout_s: float) -> None:
-        """Poll ``GET /v1/fabric`` until every switch has fresh telemetry."""
+        """Poll until ``GET /healthz`` says ready and every switch has telemetry."""
         deadline = time.monotonic() + timeout_s
         last = "no answer"
         while time.monotonic() < deadline:
             try:
+                health = await self.request("GET", "/healthz")
+                if not (isinstance(health, Mapping) and health.get("ready")):
+                    last = f"not provisioned yet ({health!r:.200})"
+                    await asyncio.sleep(0.2)
+                    continue
                 view = await self.fabric()
                 staleness = view.get("staleness_s", {})
                 waiting = [s for s, age in staleness.items() if age is None]
@@ -287,6 +293,10 @@ def parse_placement(answer: object) -> Placement:
     )
 
 
+AUDIT_MISSES = 5
+"""Probe rounds a cable may miss before the controller judges it (500 ms at 100 ms polls)."""
+
+
 # -- the controller process ------------------------------------------------------------
 
 
@@ -299,21 +309,19 @@ class ControllerProcess:
         log_path: Path,
         processes: ProcessTable,
         argv: Sequence[str] | None = None,
+        transfer_log: Path | None = None,
     ) -> None:
         self.fabric_file = fabric_file
         self.log_path = log_path
         self.processes = processes
-        self.argv = (
-            list(argv)
-            if argv is not None
-            else [
-                sys.executable,
-                "-m",
-                "kvfabric.cli",
-                "controller",
-                str(fabric_file),
-            ]
-        )
+        default = [sys.executable, "-m", "kvfabric.cli", "controller", str(fabric_file)]
+        # The lab's shaped queues are short and run full: a tail drop can take a single
+        # link probe, and one missed round would declare a loaded cable down (and
+        # reroute everything off it). A cable is judged after AUDIT_MISSES rounds.
+        default += ["--audit-misses", str(AUDIT_MISSES)]
+        if transfer_log is not None:
+            default += ["--log", str(transfer_log)]
+        self.argv = list(argv) if argv is not None else default
         self.entry: Tracked | None = None
 
     def start(self) -> Tracked:

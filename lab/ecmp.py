@@ -8,9 +8,9 @@ flowlet mode the salt is 0; a slot's first flowlet uses salt ``0x9E37``.
 
 :class:`EcmpOracle` is that computation for a fabric: a :data:`~lab.traffic.PathOracle`
 that lets background flows be *steered by choice of source port* instead of being
-pinned, and that tells which spine each ECMP transfer took. It assumes the controller
-creates each leaf's group members in the fabric's spine order (give ``members``
-otherwise). By default it answers only when the flow lands on the same spine with salt 0
+pinned, and that tells which spine each ECMP transfer took. It assumes, as the
+controller does, that each leaf's group lists its uplinks in port order (give
+``members`` otherwise). By default it answers only when the flow lands on the same spine with salt 0
 and with the first flowlet's salt, so a background flow stays put in ECMP and in
 flowlet mode alike; a slot reused by an earlier flowlet run can still move it, which
 the run's background check reports.
@@ -57,6 +57,20 @@ def selector_hash(
     )
 
 
+def uplink_order(fabric: FabricConfig, leaf: str) -> list[str]:
+    """The spines of ``leaf``'s ECMP group in member order: by the leaf's uplink port.
+
+    The controller creates one selector member per uplink, ``member_id`` = port, in port
+    order (controller/service/intent.py), and BMv2 orders a group's members by creation.
+    """
+    ports = []
+    for link in fabric.links:
+        for near, far in ((link.a, link.b), (link.b, link.a)):
+            if near.switch == leaf:
+                ports.append((near.port, far.switch))
+    return [spine for _, spine in sorted(ports)]
+
+
 class EcmpOracle:
     """The spine a flow's packets take up from its source leaf (see the module docstring)."""
 
@@ -68,8 +82,7 @@ class EcmpOracle:
         salts: Sequence[int] = (0, FLOWLET_STEP),
     ) -> None:
         self.hosts = {h.name: h for h in fabric.hosts}
-        spines = [s.name for s in fabric.spines]
-        self.members = {leaf.name: list(spines) for leaf in fabric.leaves}
+        self.members = {leaf.name: uplink_order(fabric, leaf.name) for leaf in fabric.leaves}
         if members is not None:
             self.members.update({k: list(v) for k, v in members.items()})
         self.salts = tuple(salts)

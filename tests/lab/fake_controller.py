@@ -68,6 +68,8 @@ class FakeController:
             }
         if method == "POST" and path.endswith("/complete"):
             return 200, {}
+        if (method, path) == ("GET", "/healthz"):
+            return 200, {"ok": True, "ready": True}
         if (method, path) == ("GET", "/v1/fabric"):
             return 200, {
                 "staleness_s": {"leaf1": 0.05},
