@@ -833,7 +833,7 @@ class Elaborator(UnreachedChecks, StmtChecker):
             c = self.const_value(value, scope, BOOL)
             table.support_timeout = bool(c.value) if isinstance(c, ir.Const) else False
         elif prop.name in ("implementation", "counters", "meters"):
-            inst = self._property_instance(value, scope, table, prop.name)
+            inst = self._property_instance(value, scope, table, prop)
             if prop.name == "implementation":
                 table.implementation = inst
             elif prop.name == "counters":
@@ -851,21 +851,21 @@ class Elaborator(UnreachedChecks, StmtChecker):
                 table.custom[prop.name] = expr_text(value)
 
     def _property_instance(
-        self, value: ast.Expression, scope: Scope, table: ir.Table, what: str
+        self, value: ast.Expression, scope: Scope, table: ir.Table, prop: ast.TableProperty
     ) -> ir.ExternInstance:
         assert self.ctx is not None
+        what = prop.name
         if isinstance(value, ast.ConstructorCall):
-            base = (
-                value.type_ref.base
-                if isinstance(value.type_ref, ast.SpecializedType)
-                else value.type_ref
-            )
             fake = ast.Instantiation(value.loc, value.type_ref, value.args, table.local_name)
-            saved = self.ctx.prefix
             sym = self.instantiate(fake, scope)
-            self.ctx.prefix = saved
-            del base
             inst = sym.instance
+            if what == "implementation" and isinstance(inst, ir.ExternInstance):
+                # p4c names an action profile built in place after the property
+                # itself: its @name used as written, or else "implementation";
+                # the property's annotations (@max_group_size...) are the profile's
+                anns = self.annotations(prop.annotations, scope)
+                inst.name = self.cp_name(what, anns, "")
+                inst.annotations = anns
         else:
             v = self.expr(value, scope)
             if not isinstance(v, ir.InstanceRef):
