@@ -642,6 +642,13 @@ class Elaborator(UnreachedChecks, StmtChecker):
         return ("exact", v)
 
     def _key_const(self, e: ast.Expression, t: P4Type, scope: Scope) -> int:
+        st = strip_newtype(t)
+        if isinstance(st, EnumT) and st.underlying is not None:
+            e_type = self.expr(e, scope, t).type
+            if not isinstance(strip_newtype(e_type), EnumT):
+                # p4c takes a value of the underlying type for a
+                # serializable-enum key (table-entries-ser-enum-bmv2)
+                t = st.underlying
         v = self.const_value(e, scope, t)
         assert isinstance(v, ir.Const)
         if isinstance(v.value, bool):

@@ -135,3 +135,30 @@ def test_control_instance_passed_as_a_control_type_constructor_argument(
         deparser="pk.emit(hdr.h);",
     )
     assert pl.process(0, bytes([5, 0, 0])) == [(1, bytes([7, 0, 0]))]
+
+
+def test_serializable_enum_key_takes_entries_of_its_underlying_type(
+    pipeline: Callable[..., Pipeline],
+) -> None:
+    decls = """
+    enum bit<8> Kind { A = 0x12, B = 0x34 }
+    header h_t { Kind k; bit<8> r; }
+    struct headers { h_t h; }
+    struct meta { }
+    """
+    ingress = """
+    action set(bit<8> v) { hdr.h.r = v; }
+    table t {
+        key = { hdr.h.k: ternary; }
+        actions = { set; }
+        default_action = set(0);
+        const entries = {
+            Kind.A : set(1);
+            ((bit<8>)Kind.B) &&& 0xF0 : set(2);
+        }
+    }
+    apply { t.apply(); sm.egress_spec = 1; }"""
+    pl = pipeline(decls=decls, ingress=ingress)
+    assert pl.process(0, bytes([0x12, 0])) == [(1, bytes([0x12, 1]))]
+    assert pl.process(0, bytes([0x3F, 0])) == [(1, bytes([0x3F, 2]))]
+    assert pl.process(0, bytes([0x40, 0])) == [(1, bytes([0x40, 0]))]
