@@ -32,6 +32,7 @@ from softswitch.frontend.scope import (
     OverloadSym,
     Scope,
     StateSym,
+    Symbol,
     TypeSym,
     ValueSym,
     did_you_mean,
@@ -118,6 +119,7 @@ class Elaborator(UnreachedChecks, StmtChecker):
         self.program = ir.Program(source)
         self._top_instances: dict[str, Any] = {}
         self.instantiated: set[int] = set()
+        self.shadow_blocks: dict[str, DeclSym] = {}
         self.deferred: list[Callable[[], object]] = []
 
     # ------------------------------------------------------------------
@@ -185,7 +187,11 @@ class Elaborator(UnreachedChecks, StmtChecker):
             kind = "extern_function" if isinstance(d, ast.ExternFunctionDeclaration) else "function"
             sym = DeclSym(d.name, d, root, kind)
             prev = root.names.get(d.name)
-            if isinstance(prev, DeclSym) and prev.kind == kind:
+            if isinstance(prev, DeclSym) and prev.kind in ("parser", "control"):
+                # p4c lets a parser or control share its name with a function
+                self.shadow_blocks[d.name] = prev
+                root.names[d.name] = sym
+            elif isinstance(prev, DeclSym) and prev.kind == kind:
                 root.names[d.name] = OverloadSym(d.name, [prev, sym])
             elif isinstance(prev, OverloadSym):
                 prev.options.append(sym)
@@ -196,8 +202,16 @@ class Elaborator(UnreachedChecks, StmtChecker):
             self._check_fresh(d, d.name)
             root.names[d.name] = DeclSym(d.name, d, root, "action")
         elif isinstance(d, ast.ParserDeclaration | ast.ControlDeclaration):
-            self._check_fresh(d, d.name)
             kind = "parser" if isinstance(d, ast.ParserDeclaration) else "control"
+            prev = root.names.get(d.name)
+            if isinstance(prev, OverloadSym) or (
+                isinstance(prev, DeclSym) and prev.kind in ("extern_function", "function")
+            ):
+                # e.g. control verify_checksum(...) next to v1model's extern
+                # function verify_checksum: p4c resolves each by its use
+                self.shadow_blocks[d.name] = DeclSym(d.name, d, root, kind)
+                return
+            self._check_fresh(d, d.name)
             root.names[d.name] = DeclSym(d.name, d, root, kind)
         elif isinstance(d, ast.ParserTypeDeclaration | ast.ControlTypeDeclaration):
             self._check_fresh(d, d.name)
@@ -215,8 +229,17 @@ class Elaborator(UnreachedChecks, StmtChecker):
         if name and name in self.root.names:
             self.fail(d.loc, f"duplicate declaration of '{name}'")
 
+    def block_sym(self, sym: Symbol | None, name: str) -> Symbol | None:
+        """``sym``, or the parser/control called ``name`` that a function hides."""
+        if isinstance(sym, OverloadSym) or (
+            isinstance(sym, DeclSym) and sym.kind in ("extern_function", "function")
+        ):
+            return self.shadow_blocks.get(name, sym)
+        return sym
+
     def _named_type(self, t: ast.TypeName, args: list[P4Type], scope: Scope) -> P4Type:
         sym = self.root.lookup(t.path.name) if t.path.absolute else scope.lookup(t.path.name)
+        sym = self.block_sym(sym, t.path.name)
         if isinstance(sym, DeclSym) and sym.kind in BLOCK_KINDS:
             return self.specialise_decl(sym, args, t.loc)
         return super()._named_type(t, args, scope)
@@ -254,7 +277,7 @@ class Elaborator(UnreachedChecks, StmtChecker):
             base = e.type_ref.base if isinstance(e.type_ref, ast.SpecializedType) else e.type_ref
             if not isinstance(base, ast.TypeName):
                 self.fail(e.loc, "expected a parser or control constructor")
-            sym = self.lookup(base.path, scope, base.loc)
+            sym = self.block_sym(self.lookup(base.path, scope, base.loc), base.path.name)
             if not isinstance(sym, DeclSym) or sym.kind not in ("parser", "control"):
                 self.fail(e.loc, f"'{base.path.name}' is not a parser or control")
             anns = self.annotations(sym.decl.annotations, self.root)
@@ -445,7 +468,7 @@ class Elaborator(UnreachedChecks, StmtChecker):
         base = t.base if isinstance(t, ast.SpecializedType) else t
         if not isinstance(base, ast.TypeName):
             self.fail(d.loc, "only externs, parsers and controls can be instantiated")
-        sym = self.lookup(base.path, scope, base.loc)
+        sym = self.block_sym(self.lookup(base.path, scope, base.loc), base.path.name)
         anns = self.annotations(d.annotations, scope)
         cp = self.cp_name(d.name, anns, self.ctx.prefix)
         if isinstance(sym, DeclSym) and sym.kind in ("parser", "control"):

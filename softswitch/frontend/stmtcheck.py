@@ -22,6 +22,7 @@ from softswitch.frontend.scope import (
     InstanceSym,
     OverloadSym,
     Scope,
+    Symbol,
     TypeSym,
     ValueSym,
     did_you_mean,
@@ -184,10 +185,17 @@ class StmtChecker(ExprChecker):
             path = e.path
         else:
             return None
-        sym = self.root.lookup(path.name) if path.absolute else scope.lookup(path.name)
+        sym = self.block_sym(
+            self.root.lookup(path.name) if path.absolute else scope.lookup(path.name), path.name
+        )
         if isinstance(sym, DeclSym) and sym.kind in ("control", "parser"):
             return sym
         return None
+
+    def block_sym(self, sym: Symbol | None, name: str) -> Symbol | None:
+        """``sym``, or a parser/control of that name hidden by a function (elaborator)."""
+        del name
+        return sym
 
     def direct_instance(self, sym: DeclSym, loc: Loc) -> ir.BlockInstance:
         """The instance created by a direct invocation ``C.apply()``."""

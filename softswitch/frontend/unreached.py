@@ -98,7 +98,7 @@ def check_unreached(elab: Elaborator, prog: ast.Program) -> None:
 def _check_for(elab: Elaborator, d: ast.Declaration) -> Callable[[], object] | None:
     root = elab.root
     if isinstance(d, ast.ParserDeclaration | ast.ControlDeclaration):
-        block = root.names.get(d.name)
+        block = elab.block_sym(root.names.get(d.name), d.name)
         if id(d) in elab.instantiated or d.ctor_params or not isinstance(block, DeclSym):
             return None
         targs: list[P4Type] | None = [TypeVar(tp.name) for tp in d.type_params] or None

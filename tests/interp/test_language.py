@@ -162,3 +162,33 @@ def test_serializable_enum_key_takes_entries_of_its_underlying_type(
     assert pl.process(0, bytes([0x12, 0])) == [(1, bytes([0x12, 1]))]
     assert pl.process(0, bytes([0x3F, 0])) == [(1, bytes([0x3F, 2]))]
     assert pl.process(0, bytes([0x40, 0])) == [(1, bytes([0x40, 0]))]
+
+
+def test_control_may_share_its_name_with_an_extern_function(
+    pipeline: Callable[..., Pipeline],
+) -> None:
+    text = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<8> b; bit<16> c; }
+struct headers { h_t h; }
+struct meta { }
+parser P(packet_in pk, out headers hdr, inout meta m, inout standard_metadata_t sm) {
+    state start { pk.extract(hdr.h); transition accept; }
+}
+control verify_checksum(inout headers hdr, inout meta m) { apply { } }
+control IG(inout headers hdr, inout meta m, inout standard_metadata_t sm) {
+    apply { sm.egress_spec = 1; }
+}
+control EG(inout headers hdr, inout meta m, inout standard_metadata_t sm) { apply { } }
+control CK(inout headers hdr, inout meta m) {
+    apply {
+        update_checksum(true, { hdr.h.a, hdr.h.b }, hdr.h.c, HashAlgorithm.csum16);
+    }
+}
+control DP(packet_out pk, in headers hdr) { apply { pk.emit(hdr.h); } }
+V1Switch(P(), verify_checksum(), IG(), EG(), CK(), DP()) main;
+"""
+    pl = pipeline(text=text)
+    # ones' complement of 0x1234 is 0xEDCB
+    assert pl.process(0, bytes([0x12, 0x34, 0, 0])) == [(1, bytes([0x12, 0x34, 0xED, 0xCB]))]
