@@ -1,11 +1,14 @@
 """The 2 x 2 fabric forwarding for real: kvfabric switches running kv_fabric.p4 (root).
 
-Until the controller service exists (issue 5), the switches are provisioned by
-``static_fabric.StaticControl``, a test double that writes p4/README.md's entries
-directly; the lab code under test is the same. These tests check that every host
-reaches every other, that links are shaped, that a KV transfer goes up the spine it was
-pinned to and that ECMP transfers go where the documented hash says, all verified on
-the switches' interface counters, and that nothing is left after teardown.
+The switches are provisioned by the controller service (``kvfabric controller``,
+started as the experiment starts it, driven over its HTTP API) when this installation
+has it, and otherwise by ``static_fabric.StaticControl``, a test double that writes
+p4/README.md's entries directly (``KVFABRIC_LAB_CONTROL=static`` forces the double).
+These tests check that every host reaches every other, that links are shaped, that a
+KV transfer goes up the spine the controller chose and ECMP transfers go where the
+documented hash says (so the controller's ECMP groups are in the order the lab assumes),
+all verified on the switches' interface counters, and that nothing is left after
+teardown.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +25,15 @@ import pytest
 
 from controller.config import FabricConfig
 from controller.config_generate import leaf_spine
-from lab.control import FlowKey
+from lab.control import (
+    ControllerProcess,
+    FabricControl,
+    FlowKey,
+    HttpControl,
+    controller_available,
+)
 from lab.ecmp import EcmpOracle
-from lab.fabric import lab_fabric
+from lab.fabric import lab_fabric, write_fabric
 from lab.kvtransfer import RECEIVER_PORT, Receiver, Transfer, send
 from lab.monitor import tx_bytes
 from lab.net import Lab, leftovers
@@ -47,18 +57,29 @@ pytestmark = [
 class Running:
     lab: Lab
     fabric: FabricConfig
-    control: StaticControl
+    control: FabricControl
+
+
+def _use_the_controller() -> bool:
+    return controller_available() and os.environ.get("KVFABRIC_LAB_CONTROL") != "static"
 
 
 @pytest.fixture(scope="module")
 def fabric_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     out = tmp_path_factory.mktemp("kvlab")
     fabric = lab_fabric(leaf_spine(2, 2, 2, link_bps=20_000_000))
-    control = StaticControl(fabric, compile_program(out))
     lab = Lab(FabricTopo(fabric), log_dir=out / "logs")
+    control: FabricControl
     lab.start()
     try:
-        asyncio.run(control.ready(60))
+        if _use_the_controller():
+            fabric_file = write_fabric(fabric, out / "fabric.yaml")
+            ControllerProcess(fabric_file, out / "logs" / "controller.log", lab.processes).start()
+            control = HttpControl.for_fabric(fabric)
+        else:
+            control = StaticControl(fabric, compile_program(out))
+        asyncio.run(control.ready(90))
+        asyncio.run(control.set_mode("kv-aware"))
         yield Running(lab, fabric, control)
     finally:
         lab.stop(check=False)
