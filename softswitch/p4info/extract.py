@@ -139,6 +139,15 @@ class _Extractor:
         self.digests: list[m.Digest] = []
         self.value_sets: list[m.ValueSet] = []
         self.declared_instances: set[int] = set()
+        # instances constructed in a table property (``implementation =
+        # action_profile(...)``): p4c's walk meets them as the table's, not
+        # as declared instances
+        self.in_place = {
+            id(inst)
+            for table in program.tables
+            for inst in (table.implementation, table.direct_counter, table.direct_meter)
+            if inst is not None and inst.local_name == table.local_name
+        }
         # type_info, by control-plane name
         self.structs: dict[str, m.StructInfo] = {}
         self.headers: dict[str, m.HeaderInfo] = {}
@@ -367,7 +376,7 @@ class _Extractor:
     # -- externs --------------------------------------------------------
 
     def _visit_extern(self, inst: ir.ExternInstance) -> None:
-        if inst.table != inst.name:  # declared, not constructed in a table property
+        if id(inst) not in self.in_place:
             self.type_info_touched = True
         kind = inst.type_name
         if kind == "counter":

@@ -245,3 +245,27 @@ def test_is_valid_key_is_named_dollar_valid(compile_p4: Compile) -> None:
         ("eff", 8),
         ("hdr.h.g[3:0]", 4),
     ]
+
+
+def test_profile_constructed_in_a_table_property(compile_p4: Compile) -> None:
+    # p4c names it after the property's @name, as written (no control prefix),
+    # and takes the property's annotations as the profile's
+    ingress = """
+        action a(bit<8> v) { m.x = v; }
+        table t {
+            key = { hdr.h.f: exact; hdr.h.g: selector; }
+            actions = { a; }
+            @name("sel") @max_group_size(16)
+            implementation = action_selector(HashAlgorithm.crc16, 64, 14);
+        }
+        apply { t.apply(); }
+    """
+    info = compile_p4(ingress)
+    (profile,) = info.action_profiles
+    assert (profile.preamble.name, profile.preamble.alias) == ("sel", "sel")
+    assert profile.preamble.id == p4c_id(Prefix.ACTION_PROFILE, "sel")
+    assert list(profile.preamble.annotations) == []  # selector annotations become fields
+    assert (profile.with_selector, profile.size, profile.max_group_size) == (True, 64, 16)
+    assert profile.HasField("sum_of_weights")
+    assert info.tables[0].implementation_id == profile.preamble.id
+    assert list(profile.table_ids) == [info.tables[0].preamble.id]
