@@ -22,7 +22,7 @@ lists and the order of the actions of a control.
 Declaration order inside a block is taken from the IR's program-unique ``uid``
 counter, which the elaborator advances as it meets declarations (a nested
 instance is elaborated where it is declared; a directly applied one where it is
-called, after every local, as p4c appends it); see docs/ir-requests.md item 7.
+called, after every local, as p4c appends it); see docs/ir-requests.md item 6.
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def _instance_position(
     """Where ``nested`` is declared among ``parent``'s actions (a sort key).
 
     The IR does not keep the loc of an instantiation (docs/ir-requests.md item
-    7), but tables, extern instances and nested instances are elaborated in
+    6), but tables, extern instances and nested instances are elaborated in
     declaration order, so their uids order them: the instance is placed right
     after the last table or extern instance declared before it. A directly
     applied control (named after its type) is appended after every local, as
