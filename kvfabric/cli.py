@@ -57,13 +57,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _dispatch(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    if args_list and _module_for(args_list[0]) is not None:
+    # A raw-argv command (switch) is dispatched before the other modules are imported,
+    # so that one subcommand's import cost or failure never touches another.
+    if args_list and args_list[0] in SUBCOMMANDS:
         module = _module_for(args_list[0])
         if module is not None and getattr(module, "RAW_ARGV", False):
             ns = argparse.Namespace(command=args_list[0], argv=args_list[1:], _module=module)
             return int(module.run(ns))
-    args = parser.parse_args(args_list)
+    args = build_parser().parse_args(args_list)
     return int(args._module.run(args))
 
 
