@@ -53,7 +53,8 @@ class RawPort:
             raise PortError(f"{iface}: cannot bind: {exc.strerror}") from None
         self._kernel_filters_outgoing = _try_setsockopt(sock, PACKET_IGNORE_OUTGOING)
         _try_setsockopt(sock, PACKET_AUXDATA)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        _set_buffer(sock, socket.SO_RCVBUF, _SO_RCVBUFFORCE)
+        _set_buffer(sock, socket.SO_SNDBUF, _SO_SNDBUFFORCE)
         sock.setblocking(False)
         self.sock = sock
 
@@ -83,6 +84,22 @@ class RawPort:
 
     def close(self) -> None:
         self.sock.close()
+
+
+_SOCKET_BUFFER = 4 << 20
+_SO_SNDBUFFORCE = 32  # linux/asm-generic/socket.h
+_SO_RCVBUFFORCE = 33
+
+
+def _set_buffer(sock: socket.socket, option: int, force_option: int) -> None:
+    """Give the socket a 4 MiB buffer: the default send buffer holds only about a dozen
+    jumbo frames, and a frame that finds it full is dropped silently (EAGAIN). The
+    FORCE variant (root) passes the sysctl cap; without privilege the capped size is
+    what the kernel gives."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, force_option, _SOCKET_BUFFER)
+    except OSError:
+        sock.setsockopt(socket.SOL_SOCKET, option, _SOCKET_BUFFER)
 
 
 def _try_setsockopt(sock: socket.socket, option: int) -> bool:

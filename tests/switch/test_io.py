@@ -91,3 +91,18 @@ def test_refuse_mode_names_the_offloads(veth_pairs: list[VethPair]) -> None:
 def test_unknown_interface_is_a_clear_error() -> None:
     with pytest.raises(OffloadError, match="no such network interface"):
         read_offloads("nosuchif0")
+
+
+def test_port_sockets_hold_a_burst_of_jumbo_frames(veth_pairs: list[VethPair]) -> None:
+    """The default 212 KB send buffer holds about a dozen 9000-byte frames; a port must
+    hold a full queue's worth (the kernel reports twice the size it was given)."""
+    import socket
+
+    port = RawPort(1, veth_pairs[0].outside)
+    try:
+        sndbuf = port.sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+        rcvbuf = port.sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
+    finally:
+        port.close()
+    assert sndbuf >= 64 * 9000
+    assert rcvbuf >= 64 * 9000
