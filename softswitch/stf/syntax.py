@@ -504,10 +504,9 @@ def _parse_remove(rest: str, number: int) -> RemoveAll:
 def _parse_packet(rest: str, number: int) -> Packet:
     port_text, _, data = rest.partition(" ")
     port = _port(port_text)
+    # An empty packet is allowed, as p4c's driver allows it: the parser sees zero bytes.
     digits = "".join(data.split())
-    if not digits:
-        raise _LineError("packet needs data: packet PORT HEX")
-    if not re.fullmatch(r"[0-9A-Fa-f]+", digits):
+    if digits and not re.fullmatch(r"[0-9A-Fa-f]+", digits):
         bad = re.search(r"[^0-9A-Fa-f]", digits)
         assert bad is not None
         raise _LineError(f"packet data is not hex: '{bad.group(0)}'")

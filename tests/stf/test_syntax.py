@@ -145,7 +145,6 @@ def test_counter_register_and_pre_commands() -> None:
         ("add t k:1/x a()", "bad prefix length"),
         ("add t 5 6 a()", "expected KEY:VALUE or ACTION"),
         ("packet x 00", "expected a port number"),
-        ("packet 1", "packet needs data"),
         ("packet 1 0g", "packet data is not hex: 'g'"),
         ("expect 1 0q", "not hex: 'Q'"),
         ("check_counter c", "expected check_counter NAME(INDEX)"),
@@ -178,3 +177,9 @@ def test_parse_file_names_the_file(tmp_path: Path) -> None:
     script = parse_stf_file(path)
     assert script.file == str(path)
     assert len(script.commands) == 2
+
+
+def test_a_packet_without_data_is_an_empty_packet() -> None:
+    (command,) = parse_stf("packet 0 \n").commands
+    assert isinstance(command, s.Packet)
+    assert (command.port, command.data) == (0, b"")
