@@ -1,7 +1,6 @@
-"""``make demo``: what the project can show end to end today.
+"""``make stf``: every STF suite of the source tree through kvfabric's own P4 target.
 
-Until the emulated-fabric experiment exists, the demo runs every STF suite of the
-source tree through kvfabric's own P4 target and prints one table row per test:
+It prints one table row per test:
 ``p4/tests/*.stf`` against ``p4/kv_fabric.p4`` and each
 ``tests/stf/programs/NAME.stf`` against its ``NAME.p4``. The exit status is 0 only
 when every test passes.
