@@ -329,9 +329,7 @@ class _Extractor:
                 loc=table.loc,
             )
         )
-        if table.implementation is not None and id(table.implementation) not in (
-            self.declared_instances
-        ):
+        if table.implementation is not None and id(table.implementation) in self.in_place:
             self._add_profile(table.implementation)
         if table.direct_counter is not None:
             dc = table.direct_counter
@@ -376,8 +374,9 @@ class _Extractor:
     # -- externs --------------------------------------------------------
 
     def _visit_extern(self, inst: ir.ExternInstance) -> None:
-        if id(inst) not in self.in_place:
-            self.type_info_touched = True
+        if id(inst) in self.in_place:  # the table's visit took care of it
+            return
+        self.type_info_touched = True
         kind = inst.type_name
         if kind == "counter":
             self.counters.append(
