@@ -201,6 +201,8 @@ class ControllerSettings:
     p4runtime_tls: TlsSettings | None = None
     alerts: AlertSettings = AlertSettings()
     audit_interval_s: float = 0.1
+    audit_hold_s: float = 2.0
+    audit_misses: int = 1
     flowlet_timeout_s: float = 0.05
 
 

@@ -198,6 +198,10 @@ def _controller(c: ControllerSettings) -> dict[str, object]:
             sub[key] = _unit(value, unit)
     if c.audit_interval_s != d.audit_interval_s:
         out["audit_interval"] = format_duration(c.audit_interval_s)
+    if c.audit_hold_s != d.audit_hold_s:
+        out["audit_hold"] = format_duration(c.audit_hold_s)
+    if c.audit_misses != d.audit_misses:
+        out["audit_misses"] = c.audit_misses
     if c.flowlet_timeout_s != d.flowlet_timeout_s:
         out["flowlet_timeout"] = format_duration(c.flowlet_timeout_s)
     if c.kv_class != d.kv_class:

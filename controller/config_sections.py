@@ -135,6 +135,8 @@ def _parse_controller(node: Node, base_dir: Path) -> ControllerSettings:
             "p4runtime_tls",
             "alerts",
             "audit_interval",
+            "audit_hold",
+            "audit_misses",
             "flowlet_timeout",
         ],
     )
@@ -152,6 +154,12 @@ def _parse_controller(node: Node, base_dir: Path) -> ControllerSettings:
             v.duration(f["audit_interval"], 0.001, 3600.0)
             if "audit_interval" in f
             else d.audit_interval_s
+        ),
+        audit_hold_s=(
+            v.duration(f["audit_hold"], 0.0, 3600.0) if "audit_hold" in f else d.audit_hold_s
+        ),
+        audit_misses=(
+            v.integer(f["audit_misses"], 1, 1000) if "audit_misses" in f else d.audit_misses
         ),
         flowlet_timeout_s=(
             v.duration(f["flowlet_timeout"], 1e-6, 10.0)

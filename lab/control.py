@@ -293,10 +293,6 @@ def parse_placement(answer: object) -> Placement:
     )
 
 
-AUDIT_MISSES = 5
-"""Probe rounds a cable may miss before the controller judges it (500 ms at 100 ms polls)."""
-
-
 # -- the controller process ------------------------------------------------------------
 
 
@@ -315,10 +311,6 @@ class ControllerProcess:
         self.log_path = log_path
         self.processes = processes
         default = [sys.executable, "-m", "kvfabric.cli", "controller", str(fabric_file)]
-        # The lab's shaped queues are short and run full: a tail drop can take a single
-        # link probe, and one missed round would declare a loaded cable down (and
-        # reroute everything off it). A cable is judged after AUDIT_MISSES rounds.
-        default += ["--audit-misses", str(AUDIT_MISSES)]
         if transfer_log is not None:
             default += ["--log", str(transfer_log)]
         self.argv = list(argv) if argv is not None else default

@@ -14,6 +14,9 @@ A cable is as bad as its worse probed direction (miswired, then down). Cables wi
 no probe in the round keep their status. Probes on host ports are not audited
 (hosts do not punt them). Probes that arrive from, or at, ports the model does not
 wire are *unexpected*: a cable or a switch the model does not know about.
+
+This module gives a round's raw outcome per direction; :mod:`liveness` decides when
+a missing probe means a dead link rather than a full queue.
 """
 
 from __future__ import annotations
@@ -43,12 +46,20 @@ class AuditFindings:
     unexpected: tuple[str, ...] = ()
 
 
-def compare_wiring(topology: Topology, round_: AuditRound) -> AuditFindings:
-    """The verdict of one probe round on every cable it probed."""
+@dataclass(frozen=True, slots=True)
+class ProbeOutcomes:
+    """One round's raw outcome per probed direction (by the port probes left from)."""
+
+    directions: dict[PortRef, tuple[LinkId, LinkVerdict]]
+    unexpected: tuple[str, ...] = ()
+
+
+def probe_outcomes(topology: Topology, round_: AuditRound) -> ProbeOutcomes:
+    """What one round found for every direction it probed, before any hold time."""
     arrivals: dict[PortRef, set[PortRef]] = defaultdict(set)
     for seen in round_.seen:
         arrivals[seen.origin].add(seen.at)
-    verdicts: dict[LinkId, LinkVerdict] = {}
+    directions: dict[PortRef, tuple[LinkId, LinkVerdict]] = {}
     unexpected: list[str] = []
     sent = set(round_.sent)
     for origin in round_.sent:
@@ -70,11 +81,25 @@ def compare_wiring(topology: Topology, round_: AuditRound) -> AuditFindings:
             )
         else:
             verdict = LinkVerdict(LinkStatus.DOWN, f"no probe from {origin} reached {expected}")
-        known = verdicts.get(port.link)
-        if known is None or _SEVERITY[verdict.status] > _SEVERITY[known.status]:
-            verdicts[port.link] = verdict
+        directions[origin] = (port.link, verdict)
     for origin, ats in arrivals.items():
         if origin not in sent:
             for at in sorted(ats):
                 unexpected.append(f"a probe from {origin} that was not sent arrived at {at}")
-    return AuditFindings(verdicts, tuple(unexpected))
+    return ProbeOutcomes(directions, tuple(unexpected))
+
+
+def worst(verdicts: dict[LinkId, LinkVerdict], link: LinkId, verdict: LinkVerdict) -> None:
+    """Keep in ``verdicts`` the worse of ``link``'s verdict so far and ``verdict``."""
+    known = verdicts.get(link)
+    if known is None or _SEVERITY[verdict.status] > _SEVERITY[known.status]:
+        verdicts[link] = verdict
+
+
+def compare_wiring(topology: Topology, round_: AuditRound) -> AuditFindings:
+    """The verdict of one probe round on every cable it probed (no hold time)."""
+    outcomes = probe_outcomes(topology, round_)
+    verdicts: dict[LinkId, LinkVerdict] = {}
+    for link, verdict in outcomes.directions.values():
+        worst(verdicts, link, verdict)
+    return AuditFindings(verdicts, outcomes.unexpected)

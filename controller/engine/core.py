@@ -40,11 +40,12 @@ from collections import deque
 from controller.config import ControllerSettings, HostConfig, Mode
 from controller.engine import view
 from controller.engine.alerts import AlertBook, EfficiencyWindows, LatencyWindows, TierWindows
-from controller.engine.audit import compare_wiring
+from controller.engine.audit import LinkVerdict, probe_outcomes, worst
 from controller.engine.efficiency import offline_verdict
 from controller.engine.errors import EngineError, UnknownHostError, UnknownTransferError
 from controller.engine.events import AuditRound, SwitchReading, TransferRequest
 from controller.engine.inflight import InFlight, Placement, TagPool, Transfer
+from controller.engine.liveness import Liveness, counter_evidence
 from controller.engine.loads import LoadTable
 from controller.engine.safety import PairMemory, RerouteGuard
 from controller.engine.selection import PathIndex, choose, evaluate
@@ -109,6 +110,7 @@ class Engine:
         self._fresh: dict[Pair, _FreshEntry] = {}
         self._stale: set[str] = set()
         self._unexpected: set[str] = set()
+        self.liveness = Liveness(s.audit_misses, s.audit_hold_s)
         self._next_id = 1
         for src in topology.leaves:
             for dst in topology.leaves:
@@ -370,11 +372,37 @@ class Engine:
     # -- audit -----------------------------------------------------------------------------
 
     def audit(self, round_: AuditRound, now: float) -> list[Update]:
-        """Apply one round of link probes: cables found down or miswired leave selection."""
-        findings = compare_wiring(self.topology, round_)
+        """Apply one round of link probes: cables found down or miswired leave selection.
+
+        A direction whose probe is missing is judged with its hold time and its
+        counters (:mod:`liveness`); a cable is as bad as its worse direction.
+        """
+        outcomes = probe_outcomes(self.topology, round_)
+        verdicts: dict[LinkId, LinkVerdict] = {}
         updates: list[Update] = []
         broken: set[LinkId] = set()
-        for link, verdict in findings.links.items():
+        span = self.settings.telemetry.poll_interval_s
+        max_age = self.settings.telemetry.staleness_limit_s
+        for origin, (link, probed) in outcomes.directions.items():
+            counters = None
+            if probed.status is LinkStatus.DOWN:
+                self.counts.probes_missed += 1
+                counters = counter_evidence(
+                    self.table, self.topology, origin, span, now=now, max_age_s=max_age
+                )
+            judged = self.liveness.judge(origin, probed, now, counters)
+            detail = judged.detail or f"{origin}: {judged.status}, probes missing within the hold"
+            worst(verdicts, link, LinkVerdict(judged.status, detail))
+            if judged.probes_lost is not None:
+                updates += self.book.judge("probes_lost", str(origin), True, judged.probes_lost)
+            elif probed.status is not LinkStatus.DOWN:
+                updates += self.book.judge("probes_lost", str(origin), False, probed.detail)
+        for link in list(verdicts):
+            for end in link:
+                if end not in outcomes.directions:
+                    status = self.liveness.status(end)
+                    worst(verdicts, link, LinkVerdict(status, f"{end}: {status} when last probed"))
+        for link, verdict in verdicts.items():
             if self.topology.link_status(link) is verdict.status:
                 continue
             self.topology = self.topology.with_link_status(link, verdict.status)
@@ -395,7 +423,7 @@ class Engine:
         if updates:
             self._usable.clear()
             self._fresh.clear()
-        seen = set(findings.unexpected)
+        seen = set(outcomes.unexpected)
         for text in sorted(seen | self._unexpected):
             updates += self.book.judge("unexpected_wiring", text, text in seen, text)
         self._unexpected = seen

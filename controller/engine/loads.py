@@ -132,5 +132,23 @@ class LoadTable:
         sents = self.hist_sent[i]
         return sents[hi] - sents[lo], times[hi] - times[lo]
 
+    def sent_at(self, i: int, t: float) -> float | None:
+        """Bytes port ``i`` had sent by time ``t``, interpolated between its samples.
+
+        None when ``t`` is outside the kept history (before the first sample or after
+        the last): counters of different switches are read at slightly different
+        times, and interpolating to one instant keeps their differences honest.
+        """
+        times = self.hist_t[i]
+        if not times or t < times[0] or t > times[-1]:
+            return None
+        hi = bisect_left(times, t)
+        sents = self.hist_sent[i]
+        if times[hi] == t or hi == 0:
+            return float(sents[hi])
+        t0, t1 = times[hi - 1], times[hi]
+        s0, s1 = sents[hi - 1], sents[hi]
+        return s0 + (s1 - s0) * (t - t0) / (t1 - t0)
+
 
 _TRIM_EVERY = 256

@@ -34,6 +34,7 @@ class Counts:
     trips: int = 0
     moved: int = 0
     unjudged: int = 0
+    probes_missed: int = 0
     fallbacks: Counter[str] = field(default_factory=Counter)
 
     def fallback(self, reason: str) -> None:
@@ -193,6 +194,7 @@ def fabric_view(engine: Engine, now: float) -> dict[str, object]:
             "reroutes": c.reroutes,
             "fallback_trips": c.trips,
             "moved": c.moved,
+            "probes_missed": c.probes_missed,
             "fallbacks": dict(c.fallbacks),
         },
     }

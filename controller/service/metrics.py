@@ -182,6 +182,8 @@ class _EngineCollector:
             ("kvfabric_reroutes", "Pairs rerouted after a slow transfer", c.reroutes),
             ("kvfabric_fallback_trips", "Times the reroute limit disabled kv-aware", c.trips),
             ("kvfabric_transfers_moved", "Pinned transfers moved off a broken link", c.moved),
+            ("kvfabric_probes_missed", "Link probes not back in their round (lost or dead link)",
+             c.probes_missed),
             ("kvfabric_efficiency_evaluated", "Transfers judged offline", s.efficiency_evaluated),
             ("kvfabric_efficiency_efficient", "Judged transfers on the best path",
              s.efficiency_efficient),

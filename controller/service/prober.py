@@ -9,17 +9,18 @@ seen. A probe from a port whose switch is not connected is not sent, so its
 direction gets no verdict; the probes *towards* a dead switch are sent and never
 seen, which marks its cables down.
 
-``misses`` (default 1) is how many consecutive rounds a probe must go unseen before
-the engine hears of it: with 1 a cable that dies is out of path selection one
-window after the next round starts (at most an interval and a window); a lossy lab
-can ask for 2.
+A probe may come back after its round's window closed (a busy switch punts it late):
+it still proves the link works, so a probe of any of the last ``LATE_ROUNDS`` rounds
+counts in the round being collected. The prober does not debounce: every round goes
+to the engine as seen, and :mod:`controller.engine.liveness` decides when a missing
+probe is a dead link (hold time, allowed misses, counter evidence).
 """
 
 from __future__ import annotations
 
 import asyncio
 import struct
-from collections import defaultdict
+from collections import deque
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
@@ -35,6 +36,8 @@ VERSION = 1
 DST_MAC = bytes.fromhex("0180c200000e")
 _HEADER = struct.Struct("!IBBHQI")  # magic, version, flags, sender port, device id, nonce
 MIN_FRAME = 60
+LATE_ROUNDS = 5
+"""A probe of one of the last this many rounds still proves its link works."""
 
 
 def probe_frame(src_mac: int, device_id: int, port: int, nonce: int) -> bytes:
@@ -72,9 +75,8 @@ class _Round:
 class Prober:
     """Sends probe rounds and collects what comes back (see the module docstring)."""
 
-    def __init__(self, topology: Topology, window_s: float, misses: int = 1) -> None:
+    def __init__(self, topology: Topology, window_s: float) -> None:
         self.window_s = window_s
-        self.misses = max(1, misses)
         self.targets: dict[str, tuple[int, ...]] = {}
         for port in topology.egress.values():
             if port.link is not None:
@@ -87,20 +89,23 @@ class Prober:
         self.device_of = {s.name: s.device_id for s in cfg.switches}
         self.switch_of = {s.device_id: s.name for s in cfg.switches}
         self.nonce = 0
-        self._rounds: dict[int, _Round] = {}
-        self._missed: dict[PortRef, int] = defaultdict(int)
+        self._current: _Round | None = None
+        self._recent: deque[int] = deque(maxlen=LATE_ROUNDS)
         self.received = 0
+        self.late = 0
 
     def on_packet(self, at_switch: str, payload: bytes, ingress_port: int) -> bool:
         """A PacketIn from ``at_switch``; True if it was a probe of a round in progress."""
         probe = parse_probe(payload)
         if probe is None:
             return False
-        current = self._rounds.get(probe.nonce)
+        current = self._current
         sender = self.switch_of.get(probe.device_id)
-        if current is None or sender is None:
+        if current is None or sender is None or probe.nonce not in self._recent:
             return False
         self.received += 1
+        if probe.nonce != self.nonce:
+            self.late += 1
         current.seen.append(
             ProbeSeen(PortRef(sender, probe.port), PortRef(at_switch, ingress_port))
         )
@@ -118,7 +123,9 @@ class Prober:
         """
         self.nonce = (self.nonce + 1) & 0xFFFFFFFF
         nonce = self.nonce
-        state = self._rounds[nonce] = _Round()
+        late = self._current.seen if self._current is not None else []
+        state = self._current = _Round(seen=late)
+        self._recent.append(nonce)
         errors: list[str] = []
         sends = []
         for name, link in links.items():
@@ -137,22 +144,9 @@ class Prober:
             elif isinstance(result, BaseException):
                 raise result
         await asyncio.sleep(self.window_s)
-        del self._rounds[nonce]
-        return self._debounced(state), errors
+        self._current = _Round()  # late probes of this round count in the next one
+        return AuditRound(tuple(state.sent), tuple(state.seen)), errors
 
     async def _send(self, link: SwitchLink, frame: bytes, port: int, state: _Round) -> None:
         await link.packet_out(frame, port)
         state.sent.append(PortRef(link.name, port))
-
-    def _debounced(self, state: _Round) -> AuditRound:
-        seen_from = {s.origin for s in state.seen}
-        sent: list[PortRef] = []
-        for origin in state.sent:
-            if origin in seen_from:
-                self._missed.pop(origin, None)
-                sent.append(origin)
-                continue
-            self._missed[origin] += 1
-            if self._missed[origin] >= self.misses:
-                sent.append(origin)
-        return AuditRound(tuple(sent), tuple(state.seen))

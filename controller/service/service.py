@@ -90,7 +90,6 @@ class ServiceOptions:
     log_path: Path | None = None
     backup: bool = False
     audit: bool = True
-    audit_misses: int = 1
     tls: TlsSettings | None = None
     instance: str | None = None
     switch_timeout_s: float = 3.0
@@ -139,7 +138,7 @@ class Service:
         self.adoptions = Adoptions(self.engine)
         self.poller = Poller(self.engine.topology)
         audit_window = min(0.5 * s.audit_interval_s, 0.5)
-        self.prober = Prober(self.engine.topology, audit_window, options.audit_misses)
+        self.prober = Prober(self.engine.topology, audit_window)
         self.provisioned: set[str] = set()
         self.audited = False
         self._mode_adopted = False

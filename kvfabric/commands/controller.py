@@ -2,7 +2,7 @@
 
     kvfabric controller [--config] FABRIC.yaml [--p4 p4/kv_fabric.p4 | --p4info F --p4blob F]
                         [--bind HOST:PORT] [--token TOKEN | --token-file F] [--log FILE]
-                        [--backup] [--no-audit] [--audit-misses N]
+                        [--backup] [--no-audit] [--audit-misses N] [--audit-hold DURATION]
                         [--tls-ca F [--tls-cert F --tls-key F]] [-v]
 
 The fabric file gives the switches, the links and the ``controller:`` settings; the
@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import logging
 import sys
 from pathlib import Path
 
-from controller.config import TlsSettings, load_config
+from controller.config import FabricConfig, TlsSettings, load_config
 from controller.config_errors import ConfigError
+from controller.config_units import parse_duration
 from controller.service.errors import ServiceError
 from controller.service.main import serve
 from controller.service.pipeline import compile_program, load_pipeline
@@ -47,14 +49,37 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--backup", action="store_true", help="run as the P4Runtime backup")
     parser.add_argument("--no-audit", action="store_true", help="send no link probes")
     parser.add_argument(
-        "--audit-misses", type=int, default=1, metavar="N",
-        help="rounds a probe must go unseen before its cable is judged (default 1)",
+        "--audit-misses", type=int, metavar="N",
+        help="rounds an idle or counter-frozen link's probe must go unseen before it is "
+        "down (default: the file's audit_misses, 1)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--audit-hold", metavar="DURATION",
+        help="how long a busy link's probes may go unseen before it is down, unless its "
+        "counters show it delivering (default: the file's audit_hold, 2s)",
     )  # fmt: skip
     parser.add_argument("--tls-ca", type=Path, help="CA certificate of the switches (TLS)")
     parser.add_argument("--tls-cert", type=Path, help="client certificate (mutual TLS)")
     parser.add_argument("--tls-key", type=Path, help="client private key (mutual TLS)")
     parser.add_argument("--instance", help="instance tag in transfer ids (default: random)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+
+
+def _audit_overrides(config: FabricConfig, args: argparse.Namespace) -> FabricConfig:
+    """The fabric's settings with ``--audit-misses`` and ``--audit-hold`` applied."""
+    c = config.controller
+    misses, hold = c.audit_misses, c.audit_hold_s
+    if args.audit_misses is not None:
+        if args.audit_misses < 1:
+            raise ValueError(f"--audit-misses must be at least 1, got {args.audit_misses}")
+        misses = args.audit_misses
+    if args.audit_hold is not None:
+        try:
+            hold = parse_duration(args.audit_hold)
+        except ValueError as exc:
+            raise ValueError(f"--audit-hold: {exc}") from None
+    controller = dataclasses.replace(c, audit_misses=misses, audit_hold_s=hold)
+    return dataclasses.replace(config, controller=controller)
 
 
 def _bind(text: str) -> tuple[str, int]:
@@ -85,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        config = load_config(fabric)
+        config = _audit_overrides(load_config(fabric), args)
         api = config.controller.api
         host, port = _bind(args.bind) if args.bind else (api.host, api.port)
         token = api.token
@@ -107,7 +132,6 @@ def run(args: argparse.Namespace) -> int:
         log_path=args.log,
         backup=args.backup,
         audit=not args.no_audit,
-        audit_misses=args.audit_misses,
         tls=tls,
         instance=args.instance,
     )

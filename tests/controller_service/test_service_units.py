@@ -15,7 +15,7 @@ import pytest
 from finsy.p4schema import P4Schema
 
 from controller.config import parse_config
-from controller.engine import Engine
+from controller.engine import Engine, ProbeSeen
 from controller.engine.inflight import TagPool
 from controller.service import intent as i
 from controller.service.adopt import reserve_port
@@ -115,17 +115,19 @@ def test_probes_round_trip_and_rounds_collect_them(topology: Topology) -> None:
     assert parse_probe(frame[:20]) is None
     assert parse_probe(frame[:14] + b"XXXX" + frame[18:]) is None
 
-    prober = Prober(topology, window_s=0.0, misses=2)
+    prober = Prober(topology, window_s=0.0)
     assert prober.targets == {"leaf1": (3, 4), "spine1": (1, 2), "leaf2": (3, 4),
                               "spine2": (1, 2)}  # fmt: skip
-    state = prober._rounds[1] = _Round()
-    state.sent = [PortRef("leaf1", 3), PortRef("leaf1", 4)]
-    assert prober.on_packet("spine1", probe_frame(0, 1, 3, 1), 1)
-    assert not prober.on_packet("spine1", probe_frame(0, 1, 3, 99), 1)  # an old round
-    first = prober._debounced(state)
-    assert first.sent == (PortRef("leaf1", 3),)  # leaf1:4 missed once: no verdict yet
-    second = prober._debounced(state)
-    assert set(second.sent) == {PortRef("leaf1", 3), PortRef("leaf1", 4)}
+    # rounds 1 and 2 were sent; round 2 is being collected
+    prober._recent.extend([1, 2])
+    prober.nonce = 2
+    state = prober._current = _Round()
+    assert prober.on_packet("spine1", probe_frame(0, 1, 3, 2), 1)
+    assert prober.on_packet("spine2", probe_frame(0, 1, 4, 1), 1)  # late, from round 1
+    assert not prober.on_packet("spine1", probe_frame(0, 1, 3, 99), 1)  # never sent
+    assert state.seen == [ProbeSeen(PortRef("leaf1", 3), PortRef("spine1", 1)),
+                          ProbeSeen(PortRef("leaf1", 4), PortRef("spine2", 1))]  # fmt: skip
+    assert (prober.received, prober.late) == (2, 1)
 
 
 def test_histograms_give_the_largest_bucket_of_the_period(topology: Topology) -> None:
