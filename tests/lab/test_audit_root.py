@@ -1,0 +1,145 @@
+"""The controller's link audit on a loaded Mininet fabric (root).
+
+Two UDP flows of 15 Mb/s from h11 and h12 both hash onto leaf1's uplink to spine1, a
+20 Mb/s htb class over a 10-packet pfifo: the queue is full all the time and drops a
+third of what reaches it, link probes included. The cable must stay up (its counters
+show spine1 forwarding what arrives) for far longer than the hold time; then the
+cable is pulled with the load still on and must leave path selection within a few
+audit rounds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.config import FabricConfig
+from controller.config_generate import leaf_spine
+from lab.control import ControllerProcess, FlowKey, HttpControl, controller_available
+from lab.ecmp import EcmpOracle
+from lab.fabric import lab_fabric, write_fabric
+from lab.monitor import tx_bytes
+from lab.net import Lab, leftovers
+from lab.topo import FabricTopo
+from lab.traffic import BG_CLIENT_PORTS, Background, BackgroundFlow
+
+pytestmark = [
+    pytest.mark.root,
+    pytest.mark.slow,
+    pytest.mark.skipif(not controller_available(), reason="needs the controller service"),
+]
+
+LOADED_S = 12.0
+
+
+@dataclass
+class Running:
+    lab: Lab
+    fabric: FabricConfig
+    control: HttpControl
+    log: Path
+
+
+@pytest.fixture(scope="module")
+def loaded_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+    out = tmp_path_factory.mktemp("kvaudit")
+    fabric = lab_fabric(leaf_spine(2, 2, 2, link_bps=20_000_000))
+    lab = Lab(FabricTopo(fabric, queue_packets=10), log_dir=out / "logs")
+    lab.start()
+    try:
+        log = out / "logs" / "transfers.jsonl"
+        fabric_file = write_fabric(fabric, out / "fabric.yaml")
+        ControllerProcess(
+            fabric_file, out / "logs" / "controller.log", lab.processes, transfer_log=log
+        ).start()
+        control = HttpControl.for_fabric(fabric)
+        asyncio.run(control.ready(90))
+        yield Running(lab, fabric, control, log)
+    finally:
+        lab.stop(check=False)
+    assert lab.footprint is not None
+    assert leftovers(lab.footprint, wait_s=0) == []
+
+
+def _flows_via(fabric: FabricConfig, spine: str) -> list[BackgroundFlow]:
+    """h11 -> h21 and h12 -> h22, UDP at 15 Mb/s each, source ports ECMP puts on ``spine``."""
+    oracle = EcmpOracle(fabric, salts=(0,))
+    flows = []
+    ports = iter(BG_CLIENT_PORTS)
+    for k, (src, dst) in enumerate((("h11", "h21"), ("h12", "h22"))):
+        while True:
+            key = FlowKey(src, dst, "udp", next(ports), 5201 + k)
+            if oracle(key) == spine:
+                break
+        flows.append(BackgroundFlow(key, 15_000_000, spine, "leaf1", "leaf2", pinned=False))
+    return flows
+
+
+def _links(control: HttpControl) -> dict[str, str]:
+    view: dict[str, Any] = dict(asyncio.run(control.fabric()))
+    return {str(x["link"]): str(x["status"]) for x in view["links"]}
+
+
+def _link_events(log: Path) -> list[dict[str, Any]]:
+    if not log.exists():
+        return []
+    events = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    return [e for e in events if e.get("event") == "link"]
+
+
+def test_a_loaded_cable_stays_up_and_a_pulled_one_leaves_fast(loaded_lab: Running) -> None:
+    lab, fabric, control = loaded_lab.lab, loaded_lab.fabric, loaded_lab.control
+    cable = lab.topo.cable("leaf1", "spine1")
+    link = next(name for name in _links(control) if name.startswith("leaf1:") and "spine1" in name)
+    before_events = len(_link_events(loaded_lab.log))
+    view0: dict[str, Any] = dict(asyncio.run(control.fabric()))
+    missed0 = int(view0["counts"]["probes_missed"])
+    bg = Background.start(lab, _flows_via(fabric, "spine1"), lab.log_dir / "audit-bg")
+    try:
+        time.sleep(1.0)
+        sent0, t0 = tx_bytes(cable.leaf_intf), time.monotonic()
+        deadline = t0 + LOADED_S
+        statuses = set()
+        while time.monotonic() < deadline:
+            statuses.add(_links(control)[link])
+            time.sleep(0.2)
+        rate = (tx_bytes(cable.leaf_intf) - sent0) * 8 / (time.monotonic() - t0)
+        view: dict[str, Any] = dict(asyncio.run(control.fabric()))
+        missed = int(view["counts"]["probes_missed"]) - missed0
+        flaps = _link_events(loaded_lab.log)[before_events:]
+        print(
+            f"loaded uplink: {rate / 1e6:.1f} Mb/s for {LOADED_S:g} s, {missed} probes missed, "
+            f"{len(flaps)} link changes"
+        )
+        assert bg.failures() == []
+        assert rate > 18e6  # the uplink really ran full
+        assert missed >= 10  # and the full queue really dropped probes
+        assert flaps == [] and statuses == {"up"}, flaps
+
+        lab.set_cable("leaf1", "spine1", up=False)
+        pulled = time.monotonic()
+        while _links(control)[link] != "down":
+            assert time.monotonic() - pulled < 3.0, "the pulled cable is still up"
+            time.sleep(0.01)
+        detected = time.monotonic() - pulled
+        while not _link_events(loaded_lab.log)[before_events:]:  # logged after the verdict
+            assert time.monotonic() - pulled < 5.0, "the verdict was not logged"
+            time.sleep(0.01)
+        (down,) = _link_events(loaded_lab.log)[before_events:]
+        print(f"pulled under load: down after {detected * 1e3:.0f} ms: {down['detail']}")
+        assert detected < 1.0
+        assert "counters frozen" in down["detail"] or "idle" in down["detail"]
+    finally:
+        lab.set_cable("leaf1", "spine1", up=True)
+        bg.stop(lab)
+    deadline = time.monotonic() + 5.0
+    while _links(control)[link] != "up":
+        assert time.monotonic() < deadline, "the cable did not come back"
+        time.sleep(0.05)
