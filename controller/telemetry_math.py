@@ -46,8 +46,9 @@ class PortState:
     """What the controller knows of one egress port after its latest read.
 
     ``util`` and ``bg_util`` are smoothed; ``raw_util`` is the last sample alone.
-    ``sent_bytes`` accumulates the counter deltas (it survives a counter reset).
-    ``sampled`` is False until two reads made a first sample.
+    ``sent_bytes`` and ``kv_sent_bytes`` accumulate the counter deltas of all bytes
+    and of the KV class's (they survive a counter reset). ``sampled`` is False until
+    two reads made a first sample.
     """
 
     time: float
@@ -59,6 +60,7 @@ class PortState:
     queue_delay_s: float = 0.0
     packet_bytes: float = DEFAULT_PACKET_BYTES
     sent_bytes: int = 0
+    kv_sent_bytes: int = 0
 
 
 def counter_delta(prev: int, cur: int, width_bits: int = 64) -> int:
@@ -158,6 +160,7 @@ def advance(
         queue_delay_s=qdelay,
         packet_bytes=pkt,
         sent_bytes=state.sent_bytes + d_bytes,
+        kv_sent_bytes=state.kv_sent_bytes + d_kv,
     )
 
 

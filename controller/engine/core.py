@@ -213,7 +213,8 @@ class Engine:
             return decision, Placement(contributions=_spread(usable, size))
         memory = self.pairs.setdefault(pair, PairMemory())
         snapshot: list[float] = []
-        costs, loads = evaluate(candidates, self.table, size, snapshot)
+        alone: list[float] = []
+        costs, loads = evaluate(candidates, self.table, size, snapshot, alone)
         latency_high = (
             memory.last_ratio is not None
             and memory.last_ratio > self.settings.selection.latency_factor
@@ -226,6 +227,7 @@ class Engine:
             last_spine=memory.last_spine,
             avoid_spine=memory.avoiding(now),
             latency_high=latency_high,
+            alone=alone,
         )
         chosen = candidates[choice.chosen]
         memory.last_spine = chosen.path.spine
@@ -239,6 +241,7 @@ class Engine:
             chosen=choice.chosen,
             best=choice.best,
             snapshot=tuple(snapshot),
+            shared_bytes=max(self.table.inflight[chosen.up], self.table.inflight[chosen.down]),
         )
         decision = Decision(
             *ident,
@@ -278,12 +281,15 @@ class Engine:
         memory = self.pairs.setdefault(t.pair, PairMemory())
         safety = self.settings.safety
         baseline = memory.baseline_s(d.bytes, safety.baseline_min_samples)
+        # the engine's own transfers beside it explain a proportional slowdown
+        shared = 1.0 + t.placement.shared_bytes / d.bytes if t.path is not None else 1.0
+        expected = baseline * shared if baseline is not None else None
         slow = duration_s is None or (
-            baseline is not None and duration_s > safety.slow_factor * baseline
+            expected is not None and duration_s > safety.slow_factor * expected
         )
         if duration_s is not None:
-            memory.last_ratio = duration_s / baseline if baseline is not None else None
-            memory.record(duration_s, d.bytes, safety.baseline_window)
+            memory.last_ratio = duration_s / expected if expected is not None else None
+            memory.record(duration_s / shared, d.bytes, safety.baseline_window)
             self.counts.completed += 1
             for window in self.latency.add(now, duration_s):
                 updates += self.latency.alerts(window, self.book)
@@ -448,7 +454,7 @@ class Engine:
             if fresh:
                 costs, _ = evaluate(fresh, self.table, d.bytes)
                 new = fresh[min(range(len(costs)), key=costs.__getitem__)]
-                pl.path = new
+                self.inflight.repin(t, new)
                 pl.contributions = ((new.up, d.bytes), (new.down, d.bytes))
                 updates.append(
                     InstallPin(
@@ -458,7 +464,7 @@ class Engine:
                 )  # fmt: skip
                 t.moved.append(f"{old} -> {new.path} at {now:.3f}")
             else:
-                pl.path = None
+                self.inflight.repin(t, None)
                 pl.contributions = _spread(usable, d.bytes)
                 updates.append(RemovePin(d.transfer_id, src.leaf, src.ipv4, dst.ipv4, d.tag))
                 t.moved.append(f"{old} -> ecmp at {now:.3f}")
@@ -521,6 +527,7 @@ class Engine:
                 start=start,
                 end=end,
                 tolerance=tolerance,
+                shared=pl.shared_bytes,
             )
             if verdict is None:
                 if now - end <= grace:

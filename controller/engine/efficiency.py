@@ -4,18 +4,26 @@ The decision was made with a smoothed, up-to-100-ms-old picture and estimates of
 own placements. Once the transfer has ended and the polls covering it have arrived,
 the engine knows what actually crossed every candidate port while the transfer ran:
 the byte counters over the sampled window ``W`` that covers [start, end]. The
-offline recomputation charges each candidate path with that *other* traffic (the
-port's bytes in ``W``, less the transfer's own bytes on the ports it used) and
+offline recomputation charges each candidate path with that *other* traffic and
 finds the path where the transfer would have had the most bandwidth left:
 
-    other_bps(port) = (bytes(port, W) - own bytes) * 8 / |W|
-    rate(path)      = min over its ports of (capacity - other_bps), floored at 1%
-    cost(path)      = size * 8 / rate(path)
+    other(port)     = bytes(port, W)                              not on its path
+                    = bytes(port, W) - kv(port, W) * S / (S + X)  on its path
+    rate(path)      = min over its ports of (capacity - other * 8 / |W|), floored at 1%
+    cost(path)      = S * 8 / rate(path)
+
+with ``S`` the transfer's size and ``X`` the bytes of the engine's other transfers
+that ran beside it (:mod:`inflight`). On its own path the transfer's wire bytes are
+not "other" traffic; they are more than ``S`` (headers, and above all the
+retransmissions of a TCP flow on a full tail-drop queue, 40% of ``S`` in the lab),
+and a port counts the packets its queue then drops. So they are taken from the port's
+KV-class counter, of which the transfer's share is ``S / (S + X)``; subtracting ``S``
+alone charged every transfer with its own retransmissions and judged almost every
+transfer on a loaded path inefficient.
 
 A transfer is *efficient* when its path's cost is within ``tolerance`` of the best
-cost. The tolerance (5% by default) absorbs what the recomputation cannot see: the
-transfer's header bytes, which stay in the "other" traffic of its own path, and the
-coarse sampling windows of short transfers.
+cost. The tolerance (5% by default) absorbs the coarse sampling windows of short
+transfers.
 
 Only pinned transfers are judged (ECMP's choice is the hash's, not the engine's),
 and not those moved by a link failure. The engine judges them in ``tick`` once the
@@ -51,11 +59,17 @@ def offline_verdict(
     start: float,
     end: float,
     tolerance: float,
+    shared: int = 0,
 ) -> OfflineVerdict | None:
-    """Judge a finished transfer; None while the polls covering it are missing."""
+    """Judge a finished transfer; None while the polls covering it are missing.
+
+    ``shared`` is ``X`` of the module docstring.
+    """
     own = candidates[chosen]
     own_ports = (own.up, own.down)
-    hist_t, hist_sent, capacity = table.hist_t, table.hist_sent, table.capacity
+    hist_t, hist_sent, hist_kv = table.hist_t, table.hist_sent, table.hist_kv
+    capacity = table.capacity
+    own_share = size / (size + shared)
     bits = size * 8
     costs: list[float] = []
     for c in candidates:
@@ -70,9 +84,10 @@ def offline_verdict(
             if span <= 0:
                 return None
             sents = hist_sent[port]
-            sent = sents[hi] - sents[lo]
+            sent: float = sents[hi] - sents[lo]
             if port in own_ports:
-                sent = sent - size if sent > size else 0
+                kvs = hist_kv[port]
+                sent -= (kvs[hi] - kvs[lo]) * own_share
             cap = capacity[port]
             avail = cap - sent * 8 / span
             rate = min(rate, max(avail, cap * MIN_AVAILABLE))

@@ -7,6 +7,12 @@ deadline passes. Its record keeps what the log and the offline recomputation nee
 ends. A pinned transfer contributes its bytes to its two ports; a transfer left to
 ECMP spreads them evenly over the uplinks and downlinks ECMP could hash it onto.
 
+A pinned transfer also counts the *shared* bytes of the engine's other transfers that
+ran beside it on a port of its path: those in flight there when it was placed, and
+those placed there later while it ran. They explain a slowdown the engine caused
+itself (two transfers on one port take about twice as long), which the safety checks
+must not mistake for a bad path. Pinned transfers are indexed by port for that.
+
 Deadlines sit in a heap, so expiring is O(log n) per transfer; tag ports come from a
 free list, so handing one out or taking it back is O(1).
 """
@@ -28,7 +34,7 @@ class Placement:
     ``candidates``, ``costs``, ``loads``, ``chosen`` and ``best`` are those of the
     decision (indexes into ``candidates``); ``snapshot`` holds, four numbers per
     candidate, the smoothed utilisation of its two ports and their in-flight bytes
-    at that time.
+    at that time. ``shared_bytes``: see the module docstring.
     """
 
     contributions: tuple[tuple[int, int], ...] = ()
@@ -39,6 +45,7 @@ class Placement:
     chosen: int = -1
     best: int = -1
     snapshot: tuple[float, ...] = ()
+    shared_bytes: int = 0
 
 
 @dataclass(slots=True)
@@ -90,18 +97,51 @@ class InFlight:
     def __init__(self) -> None:
         self.transfers: dict[int, Transfer] = {}
         self._deadlines: list[tuple[float, int]] = []
+        self._on_port: dict[int, set[int]] = {}
 
     def __len__(self) -> int:
         return len(self.transfers)
 
     def add(self, transfer: Transfer) -> None:
-        """Track a new transfer."""
+        """Track a new transfer; the pinned ones already on its ports share with it."""
+        path = transfer.path
+        if path is not None:
+            size = transfer.decision.bytes
+            for tid in self._beside(path):
+                self.transfers[tid].placement.shared_bytes += size
         self.transfers[transfer.id] = transfer
         heapq.heappush(self._deadlines, (transfer.deadline, transfer.id))
+        self._index(transfer)
 
     def pop(self, transfer_id: int) -> Transfer | None:
         """Stop tracking a transfer; None if it is not in flight."""
-        return self.transfers.pop(transfer_id, None)
+        t = self.transfers.pop(transfer_id, None)
+        if t is not None:
+            self._unindex(t)
+        return t
+
+    def repin(self, transfer: Transfer, path: PathIndex | None) -> None:
+        """Move an in-flight transfer's pin to ``path`` (None: left to ECMP)."""
+        self._unindex(transfer)
+        transfer.placement.path = path
+        self._index(transfer)
+
+    def _beside(self, path: PathIndex) -> set[int]:
+        return self._on_port.get(path.up, set()) | self._on_port.get(path.down, set())
+
+    def _index(self, t: Transfer) -> None:
+        if t.path is not None:
+            for port in (t.path.up, t.path.down):
+                self._on_port.setdefault(port, set()).add(t.id)
+
+    def _unindex(self, t: Transfer) -> None:
+        if t.path is not None:
+            for port in (t.path.up, t.path.down):
+                ids = self._on_port.get(port)
+                if ids is not None:
+                    ids.discard(t.id)
+                    if not ids:
+                        del self._on_port[port]
 
     def expired(self, now: float) -> list[Transfer]:
         """Remove and return every transfer whose deadline is at or before ``now``."""
@@ -109,7 +149,7 @@ class InFlight:
         heap = self._deadlines
         while heap and heap[0][0] <= now:
             _, tid = heapq.heappop(heap)
-            t = self.transfers.pop(tid, None)
+            t = self.pop(tid)
             if t is not None:
                 out.append(t)
         return out

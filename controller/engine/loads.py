@@ -10,10 +10,11 @@ decision reads a few list slots per candidate path and nothing else:
   yet seen complete. Adding or removing a transfer touches only its own ports, so a
   decision costs O(paths), however many transfers are in flight.
 
-Each port also keeps a short history of (time, bytes sent so far), as two lists that
-bisect searches directly, which the offline recomputation of scheduling efficiency
-reads after a transfer ends. ``fresh_epoch`` changes whenever a switch's telemetry
-turns fresh, so that the engine can cache each pair's fresh candidates.
+Each port also keeps a short history of (time, bytes sent so far, KV bytes sent so
+far), as lists that bisect searches directly, which the offline recomputation of
+scheduling efficiency and the link audit's counter evidence read. ``fresh_epoch``
+changes whenever a switch's telemetry turns fresh, so that the engine can cache each
+pair's fresh candidates.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class LoadTable:
         self.state: list[PortState | None] = [None] * n
         self.hist_t: list[list[float]] = [[] for _ in range(n)]
         self.hist_sent: list[list[int]] = [[] for _ in range(n)]
+        self.hist_kv: list[list[int]] = [[] for _ in range(n)]
         self.history_s = history_s
         self.staleness_s = staleness_s
         self.by_switch: dict[str, list[int]] = {}
@@ -72,7 +74,7 @@ class LoadTable:
             if after is before:
                 continue
             self.state[i] = after
-            self._remember(i, now, after.sent_bytes)
+            self._remember(i, now, after.sent_bytes, after.kv_sent_bytes)
             if not after.sampled:
                 continue
             cap = self.capacity[i]
@@ -87,15 +89,17 @@ class LoadTable:
             self.sampled_at[switch] = now
         return updated
 
-    def _remember(self, i: int, now: float, sent: int) -> None:
-        times, sents = self.hist_t[i], self.hist_sent[i]
+    def _remember(self, i: int, now: float, sent: int, kv: int) -> None:
+        times, sents, kvs = self.hist_t[i], self.hist_sent[i], self.hist_kv[i]
         times.append(now)
         sents.append(sent)
+        kvs.append(kv)
         if len(times) > _TRIM_EVERY:
             keep_from = bisect_right(times, now - self.history_s) - 1
             if keep_from > _TRIM_EVERY // 2:
                 del times[:keep_from]
                 del sents[:keep_from]
+                del kvs[:keep_from]
 
     def is_fresh(self, switch: str, now: float) -> bool:
         """True when ``switch`` was sampled within the staleness limit."""

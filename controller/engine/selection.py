@@ -15,14 +15,24 @@ one number, which is what the rate limit compares. Counting its own placements i
 what stops a burst of simultaneous requests from herding onto the spine that looked
 idle at the last poll: the second request already sees the first one's bytes.
 
+Each candidate's cost *alone* (as if the engine had nothing in flight on it) is kept
+too: it tells a difference the engine made itself from one the counters measured.
+
 Then, with ``best`` the cheapest candidate and ``last`` the pair's previous path:
 
 1. a pair marked for reroute (a transfer of it was too slow, recently) does not use
    the slow spine while another candidate exists, nor stays on it by hysteresis;
 2. if ``last`` costs at most ``(1 + hysteresis)`` times ``best``, keep ``last``;
-3. otherwise move to ``best`` only when its load is lower by more than
-   ``util_delta``, or the pair's last transfer ran slower than ``latency_factor``
-   times its baseline; else keep ``last`` (rate limit).
+3. if the pair's last transfer ran slower than ``latency_factor`` times its
+   baseline, move to ``best``;
+4. if ``last`` alone would be within the hysteresis of ``best`` alone, ``last`` is
+   worse only by the engine's own transfers in flight on it: move to ``best``
+   ("spread"). This is not a path change to rate-limit: nothing moves, a new transfer
+   goes beside the pair's previous ones instead of queueing behind them (the burst
+   of two of the design's example: the second transfer goes to the 75% spine, where
+   it runs alone, not behind the first on the 62.5% one);
+5. move to ``best`` when its load is lower by more than ``util_delta``; else keep
+   ``last`` (rate limit: a measured difference too small to justify a change).
 """
 
 from __future__ import annotations
@@ -39,6 +49,7 @@ REASON_RATE_LIMIT = "rate-limited"
 REASON_UTIL_DELTA = "utilisation delta"
 REASON_LATENCY = "latency above baseline"
 REASON_REROUTE = "reroute"
+REASON_SPREAD = "spread"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +70,7 @@ class Choice:
     reason: str
     costs: tuple[float, ...]
     loads: tuple[float, ...]
+    alone: tuple[float, ...] = ()
 
 
 def evaluate(
@@ -66,11 +78,13 @@ def evaluate(
     table: LoadTable,
     size: int,
     snapshot: list[float] | None = None,
+    alone: list[float] | None = None,
 ) -> tuple[list[float], list[float]]:
     """Expected completion time (s) and load of each candidate for ``size`` bytes.
 
     With ``snapshot``, also appends per candidate the smoothed utilisation of its two
-    ports and their in-flight bytes (four numbers), for the transfer log.
+    ports and their in-flight bytes (four numbers), for the transfer log; with
+    ``alone``, the candidate's cost without the engine's transfers in flight.
     """
     avail, inflight, qdelay, cap = table.avail_bps, table.inflight, table.qdelay_s, table.capacity
     bits = size * 8.0
@@ -82,7 +96,11 @@ def evaluate(
         share_up = avail[up] * size / (f_up + size)
         share_down = avail[down] * size / (f_down + size)
         rate = share_up if share_up < share_down else share_down
-        costs.append(bits / rate + qdelay[up] + qdelay[down])
+        delay = qdelay[up] + qdelay[down]
+        costs.append(bits / rate + delay)
+        if alone is not None:
+            a_up, a_down = avail[up], avail[down]
+            alone.append(bits / (a_up if a_up < a_down else a_down) + delay)
         load_up = 1.0 - share_up / cap[up]
         load_down = 1.0 - share_down / cap[down]
         loads.append(load_up if load_up > load_down else load_down)
@@ -100,13 +118,15 @@ def choose(
     last_spine: str | None,
     avoid_spine: str | None = None,
     latency_high: bool = False,
+    alone: list[float] | None = None,
 ) -> Choice:
-    """Apply reroute, hysteresis and rate limit to the evaluated candidates."""
+    """Apply reroute, hysteresis, spreading and rate limit to the evaluated candidates."""
     best = min(range(len(costs)), key=costs.__getitem__)
     frozen_costs, frozen_loads = tuple(costs), tuple(loads)
+    frozen_alone = tuple(alone) if alone is not None else ()
 
     def result(i: int, reason: str) -> Choice:
-        return Choice(i, best, reason, frozen_costs, frozen_loads)
+        return Choice(i, best, reason, frozen_costs, frozen_loads, frozen_alone)
 
     if avoid_spine is not None:
         others = [i for i, c in enumerate(candidates) if c.path.spine != avoid_spine]
@@ -126,6 +146,8 @@ def choose(
         return result(last, REASON_HYSTERESIS)
     if latency_high:
         return result(best, REASON_LATENCY)
+    if alone is not None and alone[last] <= alone[best] * (1.0 + settings.hysteresis):
+        return result(best, REASON_SPREAD)
     if loads[last] - loads[best] > settings.util_delta:
         return result(best, REASON_UTIL_DELTA)
     return result(last, REASON_RATE_LIMIT)

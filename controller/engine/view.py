@@ -86,6 +86,7 @@ def transfer_record(
         "reason": d.reason,
         "expected_s": d.expected_s,
         "baseline_s": baseline_s,
+        "shared_bytes": pl.shared_bytes,
         "slow": slow,
         "rerouted": rerouted,
         "fallbacks": list(d.fallbacks),
