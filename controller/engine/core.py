@@ -150,18 +150,21 @@ class Engine:
             raise EngineError(f"a transfer needs a positive size, got {request.bytes} bytes")
         if src.name == dst.name:
             raise EngineError(f"source and destination are both {src.name!r}")
+        pair = (src.leaf, dst.leaf)
+        forced = self._forced_path(pair, request.spine) if request.spine is not None else None
         updates = self._expire(now)
         tid = self._next_id
         self._next_id += 1
         trace = request.trace_id or f"kv-{tid:08x}"
         port = self.tags.take()
         tag = Tag(self.settings.kv_class.dscp, port) if port is not None else None
-        pair = (src.leaf, dst.leaf)
         ident = (tid, trace, src.name, dst.name, request.bytes, self.effective_mode)
         if src.leaf == dst.leaf:
             decision = Decision(*ident, None, None, tag, "same rack", local=True)
             placement = Placement()
             self.counts.local += 1
+        elif forced is not None and tag is not None:
+            decision, placement = self._force(ident, pair, tag, forced)
         else:
             decision, placement = self._place(ident, pair, tag, now)
         if placement.path is not None:
@@ -251,6 +254,44 @@ class Engine:
             choice.reason,
             expected_s=choice.costs[choice.chosen],
             fallbacks=tuple(fallbacks),
+        )
+        return decision, placement
+
+    def _forced_path(self, pair: Pair, spine: str) -> int:
+        """The index among the pair's paths of the one through ``spine``."""
+        if pair[0] == pair[1]:
+            raise EngineError(f"{pair[0]} is both ends: a transfer in one rack crosses no spine")
+        candidates = self._all_paths(pair)
+        for k, c in enumerate(candidates):
+            if c.path.spine == spine:
+                return k
+        names = ", ".join(c.path.spine for c in candidates)
+        raise EngineError(f"spine {spine!r} is not on a path from {pair[0]} to {pair[1]}: {names}")
+
+    def _force(
+        self, ident: _Ident, pair: Pair, tag: Tag, chosen: int
+    ) -> tuple[Decision, Placement]:
+        """Pin a transfer on the pair's path number ``chosen`` whatever the engine prefers."""
+        size = ident[4]
+        candidates = self._all_paths(pair)
+        snapshot: list[float] = []
+        costs, loads = evaluate(candidates, self.table, size, snapshot)
+        best = min(range(len(costs)), key=costs.__getitem__)
+        path = candidates[chosen]
+        self.counts.pinned += 1
+        placement = Placement(
+            contributions=((path.up, size), (path.down, size)),
+            path=path,
+            candidates=candidates,
+            costs=tuple(costs),
+            loads=tuple(loads),
+            chosen=chosen,
+            best=best,
+            snapshot=tuple(snapshot),
+            shared_bytes=max(self.table.inflight[path.up], self.table.inflight[path.down]),
+        )
+        decision = Decision(
+            *ident, path.path, candidates[best].path, tag, "forced", expected_s=costs[chosen]
         )
         return decision, placement
 

@@ -16,12 +16,17 @@ from controller.topology import PortRef
 
 @dataclass(frozen=True, slots=True)
 class TransferRequest:
-    """A coordinator asks where to send ``bytes`` of KV cache from ``src`` to ``dst``."""
+    """A coordinator asks where to send ``bytes`` of KV cache from ``src`` to ``dst``.
+
+    ``spine`` forces the path through that spine (the lab's ``isolated`` reference):
+    the engine pins it whatever it would choose, and counts it there.
+    """
 
     src: str
     dst: str
     bytes: int
     trace_id: str | None = None
+    spine: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

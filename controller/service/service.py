@@ -142,7 +142,6 @@ class Service:
         self.provisioned: set[str] = set()
         self.audited = False
         self._mode_adopted = False
-        self._forced: dict[str, tuple[PinKey, float]] = {}
         self._traces = 0
         self._tasks: list[asyncio.Task[Any]] = []
         for link in self.links.values():
@@ -204,26 +203,18 @@ class Service:
         if trace_id is None:
             self._traces += 1
             trace_id = f"kv-{self.instance}-{self._traces}"
-        request = TransferRequest(src, dst, nbytes, trace_id)
         if spine is not None:
             self._check_spine(src, dst, spine)
+        request = TransferRequest(src, dst, nbytes, trace_id, spine=spine)
         decision, updates = self.engine.decide(request, t0)
-        if spine is not None:
-            updates = self._force(decision, updates, spine, t0)
         written = await self.enforcer.apply(updates, self._meta_for(decision))
         pinned = written.get(decision.transfer_id, False)
         self.metrics.decision_seconds.observe(self.clock() - t0)
-        return self._answer(decision, pinned, forced_spine=spine)
+        return self._answer(decision, pinned)
 
-    def _answer(self, d: Decision, pinned: bool, *, forced_spine: str | None) -> dict[str, object]:
+    def _answer(self, d: Decision, pinned: bool) -> dict[str, object]:
         path = str(d.path) if d.path is not None else None
         spine = d.path.spine if d.path is not None else None
-        if forced_spine is not None and d.path is not None:
-            path = f"{d.path.src_leaf}>{forced_spine}>{d.path.dst_leaf}"
-            spine = forced_spine
-        elif forced_spine is not None and pinned:
-            src, dst = self.engine.topology.hosts[d.src], self.engine.topology.hosts[d.dst]
-            path, spine = f"{src.leaf}>{forced_spine}>{dst.leaf}", forced_spine
         placement = "local" if d.local else ("pinned" if pinned else "ecmp")
         fallbacks = list(d.fallbacks)
         if d.path is not None and not pinned:
@@ -278,24 +269,6 @@ class Service:
             names = ", ".join(p.spine for p in paths) or "none (same rack)"
             raise ForcedSpineError(f"spine {spine!r} is not on a path from {src} to {dst}: {names}")
 
-    def _force(self, d: Decision, updates: list[Any], spine: str, now: float) -> list[Any]:
-        """Pin a transfer to ``spine`` whatever the engine chose (the lab's reference)."""
-        topo = self.engine.topology
-        src, dst = topo.hosts[d.src], topo.hosts[d.dst]
-        path = next(p for p in topo.spine_paths(src.leaf, dst.leaf) if p.spine == spine)
-        if d.tag is None:
-            return updates
-        pin = InstallPin(d.transfer_id, src.leaf, src.ipv4, dst.ipv4, d.tag, spine, path.up.port)
-        out = [
-            u for u in updates if not (isinstance(u, InstallPin) and u.transfer_id == d.transfer_id)
-        ]
-        out.append(pin)
-        if d.path is None:  # the engine will not remove a pin it did not ask for
-            key = PinKey(src.leaf, src.ipv4, dst.ipv4, d.tag.src_port)
-            deadline = now + self.settings.safety.transfer_timeout_s
-            self._forced[self.api_id(d.transfer_id)] = (key, deadline)
-        return out
-
     async def complete(self, transfer_id: str, duration_s: float) -> dict[str, object]:
         """Record a transfer's completion (``POST /v1/transfers/{id}/complete``)."""
         self._writable()
@@ -312,9 +285,6 @@ class Service:
         updates = self.engine.complete(engine_id, duration_s, now)
         self.metrics.transfer_seconds.observe(duration_s)
         await self.enforcer.apply(updates, self._moved_meta)
-        forced = self._forced.pop(transfer_id, None)
-        if forced is not None:
-            await self.enforcer.remove(forced[0])
         return {"id": transfer_id, "completed": True, "adopted": False}
 
     def _engine_id(self, transfer_id: str) -> int:
@@ -529,10 +499,6 @@ class Service:
             self.adoptions.finish(adopted.pin.meta.id)
             await self.enforcer.remove(adopted.pin.key)
             self._log_adopted_end(adopted.pin, now, None)
-        for api_id, (key, deadline) in list(self._forced.items()):
-            if deadline <= now:
-                del self._forced[api_id]
-                await self.enforcer.remove(key)
 
     async def _audit_loop(self) -> None:
         interval = self.settings.audit_interval_s

@@ -23,7 +23,17 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from controller.engine import Decision, LogRecord, SwitchReading, TransferRequest, Update
+import pytest
+
+from controller.engine import (
+    Decision,
+    EngineError,
+    InstallPin,
+    LogRecord,
+    SwitchReading,
+    TransferRequest,
+    Update,
+)
 from controller.telemetry_math import PortCounters
 from controller.topology import PortRef
 from tests.controller.ctl_harness import MB, Fabric
@@ -178,3 +188,21 @@ def test_collision_bursts_never_put_two_transfers_on_one_link() -> None:
     verdicts = w.records("efficiency")
     assert len(verdicts) == 32
     assert sum(bool(v.fields["efficient"]) for v in verdicts) >= 30
+
+
+def test_a_forced_spine_is_pinned_and_counted_where_it_goes() -> None:
+    """The lab's isolated reference forces a spine; the engine's accounting follows it."""
+    w = World.of(2, 2, 2, DESIGN)
+    f = w.f
+    d, updates = f.engine.decide(TransferRequest("h11", "h21", MB, spine="spine1"), f.now)
+    assert d.path is not None and d.path.spine == "spine1" and d.reason == "forced"
+    assert d.best is not None and d.best.spine == "spine2"
+    (pin,) = updates
+    assert isinstance(pin, InstallPin) and (pin.spine, pin.egress_port) == ("spine1", 3)
+    assert f.inflight("leaf1:3") == MB and f.inflight("leaf1:4") == 0
+    assert f.engine.pairs.get(("leaf1", "leaf2")) is None  # no hysteresis memory
+    with pytest.raises(EngineError, match="spine 'spine9' is not on a path"):
+        f.engine.decide(TransferRequest("h11", "h21", MB, spine="spine9"), f.now)
+    with pytest.raises(EngineError, match="crosses no spine"):
+        f.engine.decide(TransferRequest("h11", "h12", MB, spine="spine1"), f.now)
+    assert f.engine.tags.free == f.engine.tags.size - 1  # refused requests take no tag
