@@ -202,7 +202,7 @@ class ControllerSettings:
     alerts: AlertSettings = AlertSettings()
     audit_interval_s: float = 0.1
     audit_hold_s: float = 2.0
-    audit_misses: int = 1
+    audit_misses: int = 2
     flowlet_timeout_s: float = 0.05
 
 

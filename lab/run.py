@@ -82,6 +82,8 @@ NOMINAL_LAB_RTT_S = 2e-3
 """Round trip through two Python switches, until the run measures it with ping."""
 ISOLATED_GAP_S = 0.5
 READY_TIMEOUT_S = 60.0
+VERDICT_WAIT_POLLS = 3
+"""Polls to wait after a mode's last transfer, for the controller's efficiency verdicts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,6 +381,10 @@ class Session:
             monitor.start()
             events = asyncio.get_running_loop().create_task(_link_events(exp.scenario, lab))
             await self.transfers(control, schedule, run)
+            # the controller judges a transfer once the poll after its end has arrived
+            await asyncio.sleep(
+                VERDICT_WAIT_POLLS * plan.fabric.controller.telemetry.poll_interval_s
+            )
             after = _efficiency(await control.fabric())
             if before is not None and after is not None:
                 run.efficiency = (after[0] - before[0], after[1] - before[1])

@@ -45,7 +45,7 @@ from controller.engine.efficiency import offline_verdict
 from controller.engine.errors import EngineError, UnknownHostError, UnknownTransferError
 from controller.engine.events import AuditRound, SwitchReading, TransferRequest
 from controller.engine.inflight import InFlight, Placement, TagPool, Transfer
-from controller.engine.liveness import Liveness, counter_evidence
+from controller.engine.liveness import SPAN_POLLS, Liveness, counter_evidence
 from controller.engine.loads import LoadTable
 from controller.engine.safety import PairMemory, RerouteGuard
 from controller.engine.selection import PathIndex, choose, evaluate
@@ -428,7 +428,7 @@ class Engine:
         verdicts: dict[LinkId, LinkVerdict] = {}
         updates: list[Update] = []
         broken: set[LinkId] = set()
-        span = self.settings.telemetry.poll_interval_s
+        span = SPAN_POLLS * self.settings.telemetry.poll_interval_s
         max_age = self.settings.telemetry.staleness_limit_s
         for origin, (link, probed) in outcomes.directions.items():
             counters = None

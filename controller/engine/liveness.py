@@ -12,29 +12,37 @@ end keeps receiving is not dead.
 Each direction of a cable (named by the port its probes leave from) is judged after
 every round. A probe from it seen at the expected port, in this round or late from an
 earlier one, makes it up at once. A probe seen elsewhere makes it miswired at once.
-When no probe from it was seen for ``misses`` rounds in a row, the counters decide
-how long to wait (:func:`counter_evidence`, over the latest poll interval):
+When no probe from it was seen for ``misses`` rounds in a row (2 by default: with
+eight switch processes and the controller sharing two cores, 5% of probes come back
+after their 50 ms window and a few after 100 ms), the counters decide how long to
+wait (:func:`counter_evidence`, over the last two poll intervals, every
+switch's counters interpolated to the same two instants):
 
-- **idle**: the sending port sent less than ``IDLE_SHARE`` of its capacity, so no
-  queue could have dropped the probe: *down now*;
+- **idle**: the sending port sent less than ``IDLE_SHARE`` of its capacity, less than
+  a queue holds, so no queue could have dropped the probe: *down now*;
 - **frozen**: the far end is a switch whose every input is a modelled cable (a spine),
   so flow conservation bounds from below what arrived through this cable (everything
   the far end sent, less what all its other neighbours sent it); the near end sent at
   least ``BUSY_SHARE`` of the capacity and that bound shows less than
-  ``BUSY_SHARE``: *down now*;
+  ``FROZEN_SHARE`` arriving: *down now*. The gap between the two shares must exceed
+  what a queue can hold at the end of the interval (a burst that fills the queue and
+  drops the probe has not crossed the cable yet): 20% of two 100 ms intervals at
+  20 Mb/s is 100 kB, the lab's queue holds 90 kB;
 - **delivering**: the same bound shows at least ``BUSY_SHARE`` of the capacity
   arriving: the link works and its queue is full; *never down* on probes alone (a
   ``probes_lost`` warning fires once the silence passes the hold time);
 - **unknown** (the far end is a leaf, whose hosts' traffic no counter bounds, or a
-  switch's counters are missing): *down once the silence lasts the hold time*.
+  switch's counters are missing, or the figures fall between the thresholds): *down
+  once the silence lasts the hold time*.
 
-So a cable that dies leaves path selection within a round (about one polling period)
-when idle, and within two or three rounds when loaded towards a spine (the counters
-need a poll interval that starts after the death); a cable that dies only in the
-spine-to-leaf direction while that direction stays busy waits for the hold time.
-With probes lost independently with probability ``p``, a busy direction whose far
-end is a leaf is falsely declared down with probability about
-``p ** (hold / round)`` per round: 0.3 ** 13, about 2e-7, with the defaults.
+So a cable that dies leaves path selection after two rounds (two to three polling
+periods) when idle, and within three rounds when loaded towards a spine (the
+counters need two poll intervals that start after the death); a cable that dies
+only in the spine-to-leaf direction while that direction stays busy waits for the
+hold time. With probes lost independently with probability ``p``, a busy direction
+whose far end is a leaf is falsely declared down with probability about
+``p ** (hold / round)`` per round: 0.5 ** 13, about 1e-4, with the defaults and a
+queue kept full by UDP; TCP alone keeps ``p`` far lower.
 
 A per-port receive counter at the far end would make the evidence direct for every
 direction (docs/controller-requests.md).
@@ -53,6 +61,10 @@ IDLE_SHARE = 0.10
 """A port that sent less than this share of its capacity cannot have dropped a probe."""
 BUSY_SHARE = 0.25
 """Counter evidence threshold: this share of the capacity sent, or arrived, in the interval."""
+FROZEN_SHARE = 0.05
+"""Less than this share of the capacity arriving, from a busy sender, is a dead link."""
+SPAN_POLLS = 2
+"""The counter evidence covers this many poll intervals."""
 
 
 class Evidence(StrEnum):
@@ -95,8 +107,9 @@ def counter_evidence(
 ) -> CounterReading:
     """The counter evidence for the direction leaving ``origin`` (see the module docstring).
 
-    The interval is the last ``span_s`` seconds that every counter involved covers;
-    if that ends more than ``max_age_s`` before ``now`` the evidence is unknown.
+    The interval is the last ``span_s`` seconds that every counter involved covers
+    (at least half of it when the history is shorter); if that ends more than
+    ``max_age_s`` before ``now`` the evidence is unknown.
     """
     port = topology.egress.get(origin)
     near = table.index.get(origin)
@@ -114,13 +127,14 @@ def counter_evidence(
         elif peer != origin:
             inputs.append(j)
     involved = [near, *far_ports, *inputs] if bounded else [near]
-    ends = [table.hist_t[i][-1] for i in involved if table.hist_t[i]]
-    if len(ends) < len(involved):
+    hist = [table.hist_t[i] for i in involved]
+    if not all(hist):
         return CounterReading(Evidence.UNKNOWN)
-    t1 = min(ends)
-    if now - t1 > max_age_s:
+    t1 = min(h[-1] for h in hist)
+    t0 = max(t1 - span_s, *(h[0] for h in hist))
+    if now - t1 > max_age_s or t1 - t0 < span_s / 2:
         return CounterReading(Evidence.UNKNOWN)
-    t0 = t1 - span_s
+    span_s = t1 - t0
     sent = _delta(table, near, t0, t1)
     if sent is None:
         return CounterReading(Evidence.UNKNOWN)
@@ -136,7 +150,7 @@ def counter_evidence(
     arrived = sum(x for x in out if x is not None) - sum(x for x in into if x is not None)
     if arrived >= BUSY_SHARE * cap_bytes:
         return CounterReading(Evidence.DELIVERING, sent, arrived, span_s)
-    if sent >= BUSY_SHARE * cap_bytes:
+    if sent >= BUSY_SHARE * cap_bytes and arrived < FROZEN_SHARE * cap_bytes:
         return CounterReading(Evidence.FROZEN, sent, arrived, span_s)
     return CounterReading(Evidence.UNKNOWN, sent, arrived, span_s)
 

@@ -124,6 +124,12 @@ class Metrics:
         self.probes_seen = Counter(
             "kvfabric_probes_seen", "Link probes that came back as PacketIns", registry=r
         )
+        self.probe_seconds = Histogram(
+            "kvfabric_probe_round_trip_seconds",
+            "From a probe's PacketOut to its PacketIn (late ones: after the round's window)",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
         self.alerts = Counter(
             "kvfabric_alerts", "Alerts that started firing, by name and severity",
             ["name", "severity"], registry=r,

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import struct
+import time
 from collections import deque
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
 from controller.engine import AuditRound, ProbeSeen
@@ -75,8 +76,11 @@ class _Round:
 class Prober:
     """Sends probe rounds and collects what comes back (see the module docstring)."""
 
-    def __init__(self, topology: Topology, window_s: float) -> None:
+    def __init__(
+        self, topology: Topology, window_s: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.window_s = window_s
+        self.clock = clock
         self.targets: dict[str, tuple[int, ...]] = {}
         for port in topology.egress.values():
             if port.link is not None:
@@ -91,11 +95,16 @@ class Prober:
         self.nonce = 0
         self._current: _Round | None = None
         self._recent: deque[int] = deque(maxlen=LATE_ROUNDS)
+        self._sent_at: dict[int, float] = {}
         self.received = 0
         self.late = 0
+        self.last_delay_s: float | None = None
 
     def on_packet(self, at_switch: str, payload: bytes, ingress_port: int) -> bool:
-        """A PacketIn from ``at_switch``; True if it was a probe of a round in progress."""
+        """A PacketIn from ``at_switch``; True if it was a probe of a recent round.
+
+        ``last_delay_s`` is then that probe's round trip (PacketOut to PacketIn).
+        """
         probe = parse_probe(payload)
         if probe is None:
             return False
@@ -106,6 +115,8 @@ class Prober:
         self.received += 1
         if probe.nonce != self.nonce:
             self.late += 1
+        sent_at = self._sent_at.get(probe.nonce)
+        self.last_delay_s = self.clock() - sent_at if sent_at is not None else None
         current.seen.append(
             ProbeSeen(PortRef(sender, probe.port), PortRef(at_switch, ingress_port))
         )
@@ -125,7 +136,10 @@ class Prober:
         nonce = self.nonce
         late = self._current.seen if self._current is not None else []
         state = self._current = _Round(seen=late)
+        if len(self._recent) == self._recent.maxlen:
+            self._sent_at.pop(self._recent[0], None)
         self._recent.append(nonce)
+        self._sent_at[nonce] = self.clock()
         errors: list[str] = []
         sends = []
         for name, link in links.items():

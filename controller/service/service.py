@@ -138,7 +138,7 @@ class Service:
         self.adoptions = Adoptions(self.engine)
         self.poller = Poller(self.engine.topology)
         audit_window = min(0.5 * s.audit_interval_s, 0.5)
-        self.prober = Prober(self.engine.topology, audit_window)
+        self.prober = Prober(self.engine.topology, audit_window, clock)
         self.provisioned: set[str] = set()
         self.audited = False
         self._mode_adopted = False
@@ -485,6 +485,9 @@ class Service:
             await asyncio.sleep(deadline - self.clock())
 
     async def _poll(self, link: SwitchLink) -> tuple[Any, float] | None:
+        """One switch's reading, stamped halfway through the read (when the switch took it,
+        give or take half the round trip: the link audit compares switches' counters)."""
+        t0 = self.clock()
         try:
             reading = await self.poller.poll(link)
         except SwitchError as exc:
@@ -492,7 +495,7 @@ class Service:
             log.debug("poll failed: %s", exc)
             return None
         self.metrics.polls.labels(link.name, "ok").inc()
-        return reading, self.clock()
+        return reading, (t0 + self.clock()) / 2
 
     async def _expire(self, now: float) -> None:
         for adopted in self.adoptions.expired(now):
@@ -520,6 +523,8 @@ class Service:
         async for packet in link.switch.read_packets(eth_types=[ETHERTYPE]):
             if self.prober.on_packet(link.name, bytes(packet.payload), int(packet["ingress_port"])):
                 self.metrics.probes_seen.inc()
+                if self.prober.last_delay_s is not None:
+                    self.metrics.probe_seconds.observe(self.prober.last_delay_s)
 
     async def run(self, started: Callable[[], Coroutine[Any, Any, None]] | None = None) -> None:
         """Run until cancelled: switches, loops, and ``started`` once everything runs."""

@@ -51,7 +51,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--audit-misses", type=int, metavar="N",
         help="rounds an idle or counter-frozen link's probe must go unseen before it is "
-        "down (default: the file's audit_misses, 1)",
+        "down (default: the file's audit_misses, 2)",
     )  # fmt: skip
     parser.add_argument(
         "--audit-hold", metavar="DURATION",

@@ -80,18 +80,30 @@ def test_a_loaded_link_that_loses_its_probes_stays_up() -> None:
     assert not back.firing
 
 
-def test_a_loaded_cable_that_dies_leaves_at_once() -> None:
+def test_a_loaded_link_that_dies_leaves_once_its_counters_freeze() -> None:
     f = loaded()
     rounds(f, 3, dead=("leaf1:3",))  # a full queue: held
-    # the cable dies: leaf1 keeps sending into it, spine1 receives nothing to forward
+    # leaf1 -> spine1 dies: leaf1 keeps sending into it, spine1 receives nothing to
+    # forward (spine1 -> leaf1 still works: its probes come back)
     f.set_load("spine1:2", 0.0)
     t_death = f.now
-    updates = rounds(f, 1, dead=("leaf1:3", "spine1:1"))
+    assert changes(rounds(f, 1, dead=("leaf1:3",))) == []  # half the interval delivered
+    updates = rounds(f, 1, dead=("leaf1:3",))
     (change,) = changes(updates)
     assert (change.link, change.status) == (CABLE, LinkStatus.DOWN)
-    assert "counters frozen (sent 238 kB in 100 ms, at least 0 kB arrived)" in change.detail
-    assert f.now - t_death <= 0.1 + 1e-9  # the first round with a poll after the death
+    assert "counters frozen (sent 475 kB in 200 ms, at least 0 kB arrived)" in change.detail
+    assert f.now - t_death <= 0.2 + 1e-9  # two polls after the death
     assert alerts(updates, "link_down")[0].firing
+
+
+def test_a_burst_that_has_not_crossed_yet_is_not_frozen_counters() -> None:
+    """A TCP burst fills the queue at the end of the interval and takes the probe."""
+    f = loaded()
+    f.set_load("leaf1:3", 0.0)
+    f.set_load("spine1:2", 0.0)
+    rounds(f, 3)
+    f.set_load("leaf1:3", 0.36)  # 90 kB (a full 10-frame queue) in the last 100 ms
+    assert changes(rounds(f, 1, dead=("leaf1:3",))) == []
 
 
 def test_a_busy_direction_towards_a_leaf_is_down_after_the_hold_time() -> None:
@@ -122,7 +134,7 @@ def test_an_idle_direction_is_down_after_the_allowed_misses() -> None:
 def test_a_silent_direction_keeps_a_cable_down_that_the_other_direction_reaches() -> None:
     f = loaded()
     f.set_load("spine1:2", 0.0)
-    rounds(f, 1, dead=("leaf1:3", "spine1:1"))
+    rounds(f, 2, dead=("leaf1:3", "spine1:1"))
     assert f.engine.topology.link_status(CABLE) is LinkStatus.DOWN
     # spine1 -> leaf1 works again; leaf1 -> spine1 stays silent: the cable stays down
     assert changes(rounds(f, 3, dead=("leaf1:3",))) == []
