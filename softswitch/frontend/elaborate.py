@@ -267,7 +267,24 @@ class Elaborator(UnreachedChecks, StmtChecker):
             self.fail(
                 main.loc, f"{decl.name} takes {len(decl.params)} arguments, got {len(main.args)}"
             )
-        for p, a in zip(decl.params, main.args, strict=True):
+        names = [p.name for p in decl.params]
+        if any(a.name is not None for a in main.args):
+            # V1Switch(p = ParserImpl(), ig = ingress(), ...) in any order
+            for a in main.args:
+                if a.name is None:
+                    self.fail(a.loc, "cannot mix named and positional arguments")
+                if a.name not in names:
+                    close = did_you_mean(a.name, names)
+                    self.fail(a.loc, f"{decl.name} has no parameter '{a.name}'.{close}".rstrip("."))
+            given = {a.name: a for a in main.args}
+            if len(given) != len(main.args):
+                self.fail(main.loc, f"{decl.name}: an argument is given twice")
+            args = [given[n] for n in names if n in given]
+            if len(args) != len(names):
+                self.fail(main.loc, f"{decl.name} takes {len(names)} arguments, got {len(args)}")
+        else:
+            args = list(main.args)
+        for p, a in zip(decl.params, args, strict=True):
             inst = self.package_arg(a.value, self.root)
             self.program.pipeline[p.name] = inst
 

@@ -192,3 +192,28 @@ V1Switch(P(), verify_checksum(), IG(), EG(), CK(), DP()) main;
     pl = pipeline(text=text)
     # ones' complement of 0x1234 is 0xEDCB
     assert pl.process(0, bytes([0x12, 0x34, 0, 0])) == [(1, bytes([0x12, 0x34, 0xED, 0xCB]))]
+
+
+def test_package_arguments_given_by_name_in_any_order(pipeline: Callable[..., Pipeline]) -> None:
+    text = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; }
+struct headers { h_t h; }
+struct meta { }
+parser P(packet_in pk, out headers hdr, inout meta m, inout standard_metadata_t sm) {
+    state start { pk.extract(hdr.h); transition accept; }
+}
+control VC(inout headers hdr, inout meta m) { apply { } }
+control IG(inout headers hdr, inout meta m, inout standard_metadata_t sm) {
+    apply { hdr.h.a = hdr.h.a + 1; sm.egress_spec = 2; }
+}
+control EG(inout headers hdr, inout meta m, inout standard_metadata_t sm) {
+    apply { hdr.h.a = hdr.h.a * 2; }
+}
+control CK(inout headers hdr, inout meta m) { apply { } }
+control DP(packet_out pk, in headers hdr) { apply { pk.emit(hdr.h); } }
+V1Switch(dep = DP(), eg = EG(), p = P(), ck = CK(), ig = IG(), vr = VC()) main;
+"""
+    pl = pipeline(text=text)
+    assert pl.process(0, bytes([3])) == [(2, bytes([8]))]
