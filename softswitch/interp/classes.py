@@ -17,6 +17,7 @@ from softswitch.frontend.types import (
     P4Type,
     StackT,
     StructLike,
+    StructT,
     TupleT,
     UnionT,
     Varbit,
@@ -158,8 +159,17 @@ class ClassGen:
         out.append("        return n")
         out.append("")
 
-    def _layout(self, t: HeaderT) -> list[tuple[str, P4Type, int]]:
-        return [(f, ft, bit_width(ft)) for f, ft in t.fields.items()]
+    def _layout(self, t: StructLike, prefix: str = "") -> list[tuple[str, P4Type, int]]:
+        """The header's bit fields in wire order as (attribute path after ``f_``,
+        type, width); a struct field of a header contributes its own fields."""
+        out: list[tuple[str, P4Type, int]] = []
+        for f, ft in t.fields.items():
+            inner = strip_newtype(ft)
+            if isinstance(inner, StructT):
+                out.extend(self._layout(inner, f"{prefix}{f}.f_"))
+            else:
+                out.append((f"{prefix}{f}", ft, bit_width(ft)))
+        return out
 
     def _write_extract(self, t: HeaderT, cls: str) -> None:
         layout = self._layout(t)

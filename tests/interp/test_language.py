@@ -217,3 +217,21 @@ V1Switch(dep = DP(), eg = EG(), p = P(), ck = CK(), ig = IG(), vr = VC()) main;
 """
     pl = pipeline(text=text)
     assert pl.process(0, bytes([3])) == [(2, bytes([8]))]
+
+
+def test_header_with_a_struct_field_extracts_and_emits_its_fields(
+    pipeline: Callable[..., Pipeline],
+) -> None:
+    decls = """
+    struct pair_t { bit<4> hi; bit<12> lo; }
+    header h_t { bit<8> a; pair_t p; bit<8> b; }
+    struct headers { h_t h; }
+    struct meta { }
+    """
+    ingress = """apply {
+        hdr.h.b = (bit<8>)hdr.h.p.hi;
+        hdr.h.p.lo = hdr.h.p.lo + 1;
+        sm.egress_spec = 1;
+    }"""
+    pl = pipeline(decls=decls, ingress=ingress)
+    assert pl.process(0, bytes([9, 0xA1, 0x23, 0])) == [(1, bytes([9, 0xA1, 0x24, 0x0A]))]
