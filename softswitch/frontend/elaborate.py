@@ -86,7 +86,7 @@ def expr_text(e: ast.Expression) -> str:
         args = ", ".join(expr_text(a.value) for a in e.args)
         return f"{expr_text(e.method)}({args})"
     if isinstance(e, ast.IntLiteral):
-        return e.text or str(e.value)
+        return _constant_text(e)
     if isinstance(e, ast.BoolLiteral):
         return "true" if e.value else "false"
     if isinstance(e, ast.Binary):
@@ -98,6 +98,22 @@ def expr_text(e: ast.Expression) -> str:
     if isinstance(e, ast.TypeNameExpression):
         return _type_text(e.type_ref)
     return type(e).__name__
+
+
+def _constant_text(e: ast.IntLiteral) -> str:
+    """A constant as p4c's ``Constant::toString`` prints it: the value in the
+    base it was written in, without a width (``8w0xFF`` is ``0xff``)."""
+    spelling = e.text.replace("_", "").lower()
+    digits = spelling.split("w", 1)[-1].split("s", 1)[-1] if spelling[:1].isdigit() else spelling
+    value = abs(e.value)
+    sign = "-" if e.value < 0 else ""
+    if digits.startswith("0x"):
+        return f"{sign}0x{value:x}"
+    if digits.startswith("0b"):
+        return f"{sign}0b{value:b}"
+    if digits.startswith("0o"):
+        return f"{sign}0o{value:o}"
+    return f"{sign}{value}"
 
 
 def _type_text(t: ast.Type) -> str:

@@ -52,3 +52,25 @@ def test_action_profiles_built_in_a_table_property_are_named_by_the_property(
     assert named.name == "ap_ws"
     assert [a.name for a in named.annotations] == ["name", "max_group_size"]
     assert unnamed.name == "implementation"
+
+
+KEYS = PROGRAM.replace(
+    "key = { hdr.h.w: exact; }",
+    "key = { hdr.h.w & 16w0xFF00: ternary; hdr.h.w[7:0]: exact; "
+    'hdr.h.a: exact @name("first"); hdr.h.isValid(): exact; }',
+)
+
+
+def test_key_names_are_the_expression_text_or_the_name_annotation(tmp_path: Path) -> None:
+    # p4c's TableKeyNames: constants print in the base they were written in,
+    # without a width; @name is used as written
+    path = tmp_path / "keys.p4"
+    path.write_text(KEYS)
+    program = load_program(str(path))
+    table = next(t for t in program.tables if t.local_name == "unnamed")
+    assert [k.name for k in table.keys] == [
+        "hdr.h.w & 0xff00",
+        "hdr.h.w[7:0]",
+        "first",
+        "hdr.h.isValid()",
+    ]
