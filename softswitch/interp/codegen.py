@@ -17,6 +17,11 @@ by reference, a copy for ``in`` parameters the callee writes; scalar
 ``out``/``inout`` parameters are returned (a tuple when there are several, the
 return value first for functions) and the caller assigns them back.
 ``pk`` is the per-packet context (:class:`pipeline.PacketCtx`).
+
+Evaluation order follows P4 (and p4c's side-effect ordering): operands left
+to right, the target of an assignment located before its value, only the
+chosen operand of ``&&``/``||``/``?:`` evaluated, and the scalar outs of a
+callee copied back even when it ``exit``s (:class:`ExitSignal` carries them).
 """
 
 from __future__ import annotations

@@ -5,7 +5,11 @@ manager -> egress -> computeChecksum -> deparser, as ``simple_switch`` runs
 it (its ``ingress_thread`` / ``egress_thread`` logic, one packet at a time):
 
 * a parser error does not drop: ingress runs with ``parser_error`` set, and
-  the bytes the parser did not consume follow the deparsed headers;
+  the bytes the parser did not consume follow the deparsed headers.  As
+  p4c-bm2-ss compiles them, ``transition reject`` and a ``select`` with no
+  matching case end parsing with ``parser_error`` left at NoError;
+* resubmitted and recirculated packets start from zeroed metadata plus the
+  preserved field list (so ``ingress_port`` reads 0 unless preserved);
 * at the end of ingress, in order: ingress clone (the original packet is
   parsed again, metadata reset, the preserved field list copied,
   ``instance_type`` 1), resubmit (``instance_type`` 6, the packet goes back
@@ -18,7 +22,11 @@ it (its ``ingress_thread`` / ``egress_thread`` logic, one packet at a time):
 
 ``assert``/``assume`` that fail raise :class:`P4AssertionError` out of
 :meth:`Pipeline.process` (BMv2 aborts the switch; we abort the packet and
-tell the caller).  ``log_msg`` goes to the ``softswitch.p4`` logger.
+tell the caller).  Where BMv2 would crash on a run-time header stack index
+out of range (in a parser; controls follow p4c's HSIndexSimplifier, see
+``Codegen.guarded``) or on ``.last`` of an empty stack outside a parser, the
+packet is dropped and a warning logged.  ``log_msg`` goes to the
+``softswitch.p4`` logger.
 """
 
 from __future__ import annotations
