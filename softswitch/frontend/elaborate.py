@@ -42,6 +42,7 @@ from softswitch.frontend.typecheck import is_constant
 from softswitch.frontend.types import (
     BOOL,
     Bits,
+    BlockT,
     Bool,
     EnumT,
     ErrorT,
@@ -300,11 +301,60 @@ class Elaborator(UnreachedChecks, StmtChecker):
                 self.fail(main.loc, f"{decl.name} takes {len(names)} arguments, got {len(args)}")
         else:
             args = list(main.args)
-        for p, a in zip(decl.params, args, strict=True):
+        # The package's parameter types, its type parameters as variables
+        # (or main's explicit type arguments): the blocks that are not generic
+        # bind them, and generic ones get their type arguments from them.
+        inner = sym.scope.child()
+        targs = self._type_args(t, self.root) or []
+        for i, tp in enumerate(decl.type_params):
+            bound = targs[i] if i < len(targs) else TypeVar(tp.name)
+            inner.names[tp.name] = TypeSym(tp.name, bound)
+        wanted = [self.param_of(p, inner).type for p in decl.params]
+        binding: dict[str, P4Type] = {}
+        generic: list[tuple[str, ast.ConstructorCall, P4Type, DeclSym]] = []
+        for p, a, want in zip(decl.params, args, wanted, strict=True):
+            block = self._generic_constructor(a.value)
+            if block is not None:
+                assert isinstance(a.value, ast.ConstructorCall)
+                generic.append((p.name, a.value, want, block))
+                continue
             inst = self.package_arg(a.value, self.root)
             self.program.pipeline[p.name] = inst
+            self.unify(want, _block_type(inst), binding)
+        for name, call, want, block in generic:
+            inferred = self._infer_type_args(block, _substitute_params(self, want, binding), call)
+            self.program.pipeline[name] = self.package_arg(call, self.root, type_args=inferred)
 
-    def package_arg(self, e: ast.Expression, scope: Scope) -> ir.BlockInstance:
+    def _generic_constructor(self, e: ast.Expression) -> DeclSym | None:
+        """The generic parser/control ``e`` constructs without type arguments, if any."""
+        if not isinstance(e, ast.ConstructorCall) or isinstance(e.type_ref, ast.SpecializedType):
+            return None
+        base = e.type_ref
+        if not isinstance(base, ast.TypeName):
+            return None
+        sym = self.block_sym(self.lookup(base.path, self.root, base.loc), base.path.name)
+        if isinstance(sym, DeclSym) and sym.kind in ("parser", "control") and sym.decl.type_params:
+            return sym
+        return None
+
+    def _infer_type_args(
+        self, sym: DeclSym, want: P4Type, call: ast.ConstructorCall
+    ) -> list[P4Type]:
+        """Type arguments of a generic block from the package parameter it fills."""
+        own = self.specialise_decl(sym, [], call.loc)
+        binding: dict[str, P4Type] = {}
+        self.unify(own, want, binding)
+        inferred: list[P4Type] = []
+        for tp in sym.decl.type_params:
+            found = binding.get(tp.name)
+            if found is None or isinstance(found, TypeVar):
+                self.fail(call.loc, f"cannot infer type argument '{tp.name}' of {sym.name}")
+            inferred.append(found)
+        return inferred
+
+    def package_arg(
+        self, e: ast.Expression, scope: Scope, type_args: list[P4Type] | None = None
+    ) -> ir.BlockInstance:
         """One argument of the package: a constructor call or a top-level instance."""
         if isinstance(e, ast.ConstructorCall):
             base = e.type_ref.base if isinstance(e.type_ref, ast.SpecializedType) else e.type_ref
@@ -316,7 +366,12 @@ class Elaborator(UnreachedChecks, StmtChecker):
             anns = self.annotations(sym.decl.annotations, self.root)
             prefix = self.cp_name(sym.decl.name, anns, "")
             return self.instantiate_block(
-                sym, e.args, scope, prefix, loc=e.loc, type_args=self._type_args(e.type_ref, scope)
+                sym,
+                e.args,
+                scope,
+                prefix,
+                loc=e.loc,
+                type_args=type_args or self._type_args(e.type_ref, scope),
             )
         if isinstance(e, ast.NameExpression):
             found = self.lookup(e.path, scope, e.loc)
@@ -973,6 +1028,26 @@ class Elaborator(UnreachedChecks, StmtChecker):
         return ir.ConstEntry(
             keys, action, args, prio, entry.const or table.entries_const, anns, entry.loc
         )
+
+
+def _block_type(inst: ir.BlockInstance) -> BlockT:
+    """The parser or control type of an instance, for unification."""
+    params = tuple(
+        Param(n, d, v.type)
+        for n, v, d in zip(inst.param_names, inst.params, inst.directions, strict=True)
+    )
+    return BlockT(inst.kind, inst.type_name, params)
+
+
+def _substitute_params(checker: Elaborator, t: P4Type, binding: dict[str, P4Type]) -> P4Type:
+    """``t`` with the bound type variables of its parameters replaced."""
+    if not isinstance(t, BlockT):
+        return checker.substitute(t, binding)
+    params = tuple(
+        Param(p.name, p.direction, checker.substitute(p.type, binding), p.has_default)
+        for p in t.params
+    )
+    return BlockT(t.kind, t.name, params, t.type_args, t.decl)
 
 
 def _widths(t: P4Type) -> list[int]:

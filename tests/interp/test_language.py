@@ -235,3 +235,27 @@ def test_header_with_a_struct_field_extracts_and_emits_its_fields(
     }"""
     pl = pipeline(decls=decls, ingress=ingress)
     assert pl.process(0, bytes([9, 0xA1, 0x23, 0])) == [(1, bytes([9, 0xA1, 0x24, 0x0A]))]
+
+
+def test_generic_blocks_given_to_the_package_get_their_type_arguments_inferred(
+    pipeline: Callable[..., Pipeline],
+) -> None:
+    text = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; }
+struct headers { h_t h; }
+struct meta { }
+parser P(packet_in pk, out headers hdr, inout meta m, inout standard_metadata_t sm) {
+    state start { pk.extract(hdr.h); transition accept; }
+}
+control NoChecks<H, M>(inout H hdr, inout M m) { apply { } }
+control IG(inout headers hdr, inout meta m, inout standard_metadata_t sm) {
+    apply { hdr.h.a = hdr.h.a + 1; sm.egress_spec = 1; }
+}
+control EG<H, M>(inout H hdr, inout M m, inout standard_metadata_t sm) { apply { } }
+control DP(packet_out pk, in headers hdr) { apply { pk.emit(hdr.h); } }
+V1Switch(P(), NoChecks(), IG(), EG(), NoChecks(), DP()) main;
+"""
+    pl = pipeline(text=text)
+    assert pl.process(0, bytes([3])) == [(1, bytes([4]))]
