@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from kvfabric.cli import main
-from lab.control import controller_available
 
 from .conftest import ROOT
 
@@ -41,13 +40,3 @@ def test_a_bad_scenario_is_one_located_line(tmp_path: Path, capsys: pytest.Captu
     assert err.startswith("kvfabric experiment: error: ")
     assert "bad.yaml:2:" in err and "arrivals[0].count: expected an integer 1..100000" in err
     assert len(err.splitlines()) == 1
-
-
-@pytest.mark.skipif(os.geteuid() != 0, reason="the command checks for root first")
-@pytest.mark.skipif(controller_available(), reason="the controller service exists")
-def test_without_the_controller_service_it_says_so_before_building_anything(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-):
-    assert main(["experiment", "--scenario", DESIGN, "--out", str(tmp_path / "o")]) == 1
-    assert "no controller service" in capsys.readouterr().err
-    assert not (tmp_path / "o").exists()
