@@ -398,7 +398,11 @@ class Pipeline:
     ) -> None:
         now_ns = self._now()
         std, hdr, meta = job.std, job.hdr, job.meta
-        ticket = self.state.tm.transit(job.port, now_ns, priority=0)
+        queue = self.state.tm.queue_for(getattr(std, "f_priority", 0))
+        if queue is None:
+            LOG.error("priority out of range, dropping packet (port %d)", job.port)
+            return
+        ticket = self.state.tm.transit(job.port, now_ns, priority=queue)
         if ticket is None:
             return
         std.f_enq_timestamp = ticket.enq_timestamp & 0xFFFFFFFF

@@ -68,6 +68,24 @@ class TrafficManager:
         self._port_sizes: dict[int, int] = {}
         self._heaps: list[list[tuple[int, int, QueueTicket]]] = [[] for _ in range(PRIORITY_QUEUES)]
         self._seq = 0
+        self.queues_per_port = 1
+
+    def set_queues_per_port(self, count: int) -> None:
+        """How many priority queues each port has (simple_switch's ``--priority-queues``)."""
+        if not 1 <= count <= PRIORITY_QUEUES:
+            raise RuntimeConfigError(
+                "OUT_OF_RANGE", f"{count} priority queues is not in [1, {PRIORITY_QUEUES}]"
+            )
+        self.queues_per_port = count
+
+    def queue_for(self, packet_priority: int) -> int | None:
+        """The queue of a packet whose ``standard_metadata.priority`` is ``packet_priority``,
+        as simple_switch picks it: priority p goes to queue ``count - 1 - p`` (queue 0 leaves
+        first, so a larger p is served first); None when p names no queue (simple_switch
+        logs "Priority out of range" and drops the packet)."""
+        if packet_priority >= self.queues_per_port:
+            return None
+        return self.queues_per_port - 1 - packet_priority
 
     def _queue(self, port: int, priority: int, now_ns: int = 0) -> _Queue:
         q = self._queues.get((port, priority))

@@ -29,10 +29,9 @@ Additions of this target:
     what to do with checksum and segmentation offloads of the named interfaces:
     turn them off (default), refuse to start, or leave them.
 
-``--priority-queues N`` (1 to 8) is accepted, but the interpreter hands every
-packet to the traffic manager at priority 0 (``standard_metadata.priority`` is
-not passed on), so more than one queue per port changes nothing yet; such a
-command line gets a warning.
+``--priority-queues N`` (1 to 8) gives every port N egress queues; as in
+simple_switch, ``standard_metadata.priority`` p goes to queue N-1-p (a larger p is
+served first) and a packet whose p is N or more is dropped.
 
 The program may be a ``.p4`` source file or the device config written by
 ``kvfabric compile -o``.  A bad command line raises :class:`UsageError`; the
@@ -308,12 +307,6 @@ def parse_argv(argv: Sequence[str]) -> SwitchOptions:
     if b.values.get("log_console") and b.values.get("log_file") is not None:
         raise UsageError("--log-console and --log-file exclude each other")
     _check_unique_interfaces(b.interfaces)
-    if b.values.get("priority_queues", 1) > 1:
-        b.warnings.append(
-            f"warning: --priority-queues {b.values['priority_queues']}: every packet is queued "
-            "at priority 0 (standard_metadata.priority does not reach the traffic manager "
-            "yet), so the extra queues have no effect"
-        )
     return SwitchOptions(
         program=program,
         no_p4=no_p4,

@@ -125,6 +125,7 @@ class Switch:
         if dataplane is None:
             return
         tm = dataplane.state.tm
+        tm.set_queues_per_port(self.options.priority_queues)
         for port, rate in self.options.queue_rates:
             tm.set_queue_rate(rate, port)
         for port, depth in self.options.queue_depths:

@@ -227,3 +227,22 @@ def test_lpm_table_from_state_by_suffix() -> None:
     table = pl.state.table("ipv4_lpm")
     assert table.name == "MyIngress.ipv4_lpm"
     assert [k.name for k in table.spec.keys] == ["hdr.ipv4.dstAddr"]
+
+
+def test_priority_picks_the_queue_and_an_out_of_range_priority_drops(
+    pipeline: Callable[..., Pipeline],
+) -> None:
+    """simple_switch: priority p goes to queue N-1-p; p >= N (default N = 1) is dropped.
+    Port 1 is rate-limited so its queues hold packets: a packet of the higher priority
+    joins an empty queue while the lower one has a backlog."""
+    ingress = "apply { sm.egress_spec = 1; sm.priority = (bit<3>)hdr.h.a; }"
+    egress = "apply { hdr.h.b = (bit<8>)sm.enq_qdepth; }"
+    pl = pipeline(decls=DECLS, ingress=ingress, egress=egress, deparser="pk.emit(hdr.h);")
+    assert pl.process(0, bytes([1, 0])) == []  # one queue: priority 1 names none
+    pl.state.tm.set_queues_per_port(2)
+    pl.state.tm.set_queue_rate(1, port=1)  # one packet a second: nothing leaves
+    assert pl.process(0, bytes([0, 9])) == [(1, bytes([0, 0]))]
+    assert pl.process(0, bytes([0, 9])) == [(1, bytes([0, 1]))]  # behind the first
+    assert pl.process(0, bytes([1, 9])) == [(1, bytes([1, 2]))]  # the port's backlog
+    assert pl.state.tm.queue_for(1) == 0 and pl.state.tm.queue_for(0) == 1
+    assert pl.process(0, bytes([2, 9])) == []

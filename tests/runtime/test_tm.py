@@ -68,3 +68,15 @@ def test_config_errors() -> None:
         tm.set_queue_rate(-5, port=1)
     with pytest.raises(RuntimeConfigError):
         tm.enqueue(1, 0, priority=8)
+
+
+def test_queues_per_port_are_1_to_8() -> None:
+    tm = TrafficManager()
+    assert tm.queue_for(0) == 0 and tm.queue_for(1) is None
+    tm.set_queues_per_port(8)
+    assert [tm.queue_for(p) for p in range(8)] == [7, 6, 5, 4, 3, 2, 1, 0]
+    for bad in (0, 9):
+        with pytest.raises(RuntimeConfigError) as exc:
+            tm.set_queues_per_port(bad)
+        assert exc.value.code == "OUT_OF_RANGE"
+    assert tm.queues_per_port == 8

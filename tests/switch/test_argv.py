@@ -114,11 +114,10 @@ def test_help_short_circuits() -> None:
     assert parse_argv(["-v"]).show_version
 
 
-def test_priority_queues_are_accepted_with_a_warning_that_they_do_nothing_yet() -> None:
-    assert parse_argv(["p.p4", "--", "--priority-queues", "1"]).warnings == ()
+def test_priority_queues_are_taken_without_warning() -> None:
+    assert parse_argv(["p.p4"]).priority_queues == 1
     opts = parse_argv(["p.p4", "--", "--priority-queues", "4"])
     assert opts.priority_queues == 4
-    [warning] = opts.warnings
-    assert "--priority-queues 4" in warning and "standard_metadata.priority" in warning
+    assert opts.warnings == ()
     with pytest.raises(UsageError, match="out of range"):
         parse_argv(["p.p4", "--", "--priority-queues", "9"])
