@@ -15,7 +15,7 @@
    the background and judge the run's validity. Every mode of a repeat gets the
    same schedule: same transfers, same arrival offsets, same ECMP source ports.
    ``isolated`` runs each transfer alone, forced onto the spine with the most
-   capacity left by the background;
+   capacity left by the background among those whose cables are up;
 4. **results**, after every mode (so Ctrl-C leaves what was measured):
    ``results.json``, ``results.md`` and ``cdf.png`` in ``OUT``.
 
@@ -323,6 +323,8 @@ class Session:
     collector: Collector
     progress: Progress
     control: FabricControl | None = None
+    down: set[tuple[str, str]] = field(default_factory=set)
+    """Cables ``(leaf, spine)`` the scenario's events have set down (isolated avoids them)."""
 
     @property
     def plan(self) -> Plan:
@@ -379,7 +381,9 @@ class Session:
             before = _efficiency(await control.fabric())
             monitor = Monitor(lab.topo, lab.switch_pids)
             monitor.start()
-            events = asyncio.get_running_loop().create_task(_link_events(exp.scenario, lab))
+            events = asyncio.get_running_loop().create_task(
+                _link_events(exp.scenario, lab, self.down)
+            )
             await self.transfers(control, schedule, run)
             # the controller judges a transfer once the poll after its end has arrived
             await asyncio.sleep(
@@ -395,6 +399,7 @@ class Session:
             for e in exp.scenario.events:
                 with contextlib.suppress(LabError, subprocess.SubprocessError):
                     lab.set_cable(e.leaf, e.spine, up=True)
+                    self.down.discard((e.leaf, e.spine))
             observed = await monitor.stop() if monitor is not None else None
             failures = bg.failures()
             bg.stop(lab)
@@ -419,7 +424,8 @@ class Session:
         async def one(a: Arrival) -> None:
             spine = None
             if mode == ModeName.ISOLATED:
-                spine = best_spine(left, plan.roles.leaf_of[a.src], plan.roles.leaf_of[a.dst])
+                src, dst = plan.roles.leaf_of[a.src], plan.roles.leaf_of[a.dst]
+                spine = best_spine(left, src, dst, self.down)
             outcome = await send(
                 _transfer(plan, a),
                 sockets=factory_in(self.lab.netns_path(a.src)),
@@ -481,11 +487,16 @@ def _efficiency(view: Mapping[str, Any]) -> tuple[int, int] | None:
         return None
 
 
-async def _link_events(scenario: Scenario, lab: Lab) -> None:
+async def _link_events(scenario: Scenario, lab: Lab, down: set[tuple[str, str]]) -> None:
+    """Fire the scenario's cable events on time; ``down`` follows the cables set down."""
     start = time.monotonic()
     for e in sorted(scenario.events, key=lambda e: e.at_s):
         await asyncio.sleep(max(0.0, start + e.at_s - time.monotonic()))
         lab.set_cable(e.leaf, e.spine, up=e.up)
+        if e.up:
+            down.discard((e.leaf, e.spine))
+        else:
+            down.add((e.leaf, e.spine))
 
 
 async def _concurrently(phase: PhasePlan, one: Callable[[Arrival], Awaitable[None]]) -> None:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -262,11 +262,20 @@ def capacity_left(
 
 
 def best_spine(
-    left: Mapping[tuple[str, str, str], int], src_leaf: str, dst_leaf: str
+    left: Mapping[tuple[str, str, str], int],
+    src_leaf: str,
+    dst_leaf: str,
+    down: Collection[tuple[str, str]] = (),
 ) -> str | None:
-    """The spine with the most capacity left between two leaves (the isolated reference)."""
+    """The spine with the most capacity left between two leaves (the isolated reference).
+
+    A cable in ``down`` (``(leaf, spine)``, set down by the run) has no capacity left:
+    its spine is not an option for either of its leaves.
+    """
     options = [
-        (bps, spine) for (a, b, spine), bps in left.items() if (a, b) == (src_leaf, dst_leaf)
+        (bps, spine)
+        for (a, b, spine), bps in left.items()
+        if (a, b) == (src_leaf, dst_leaf) and (a, spine) not in down and (b, spine) not in down
     ]
     if not options:
         return None

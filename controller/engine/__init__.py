@@ -15,7 +15,12 @@ per-port picture), ``selection`` (path choice), ``inflight`` (transfers and tags
 
 from controller.engine.audit import AuditFindings, LinkVerdict, compare_wiring
 from controller.engine.core import Engine
-from controller.engine.errors import EngineError, UnknownHostError, UnknownTransferError
+from controller.engine.errors import (
+    EngineError,
+    PathDownError,
+    UnknownHostError,
+    UnknownTransferError,
+)
 from controller.engine.events import AuditRound, ProbeSeen, SwitchReading, TransferRequest
 from controller.engine.updates import (
     Alert,
@@ -41,6 +46,7 @@ __all__ = [
     "LinkStatusChanged",
     "LinkVerdict",
     "LogRecord",
+    "PathDownError",
     "ProbeSeen",
     "RemovePin",
     "SetMode",

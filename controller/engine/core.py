@@ -42,7 +42,12 @@ from controller.engine import view
 from controller.engine.alerts import AlertBook, EfficiencyWindows, LatencyWindows, TierWindows
 from controller.engine.audit import LinkVerdict, probe_outcomes, worst
 from controller.engine.efficiency import offline_verdict
-from controller.engine.errors import EngineError, UnknownHostError, UnknownTransferError
+from controller.engine.errors import (
+    EngineError,
+    PathDownError,
+    UnknownHostError,
+    UnknownTransferError,
+)
 from controller.engine.events import AuditRound, SwitchReading, TransferRequest
 from controller.engine.inflight import InFlight, Placement, TagPool, Transfer
 from controller.engine.liveness import SPAN_POLLS, Liveness, counter_evidence
@@ -264,6 +269,13 @@ class Engine:
         candidates = self._all_paths(pair)
         for k, c in enumerate(candidates):
             if c.path.spine == spine:
+                bad = self.topology.unusable_links().intersection(c.path.links)
+                if bad:
+                    cables = ", ".join(sorted(str(link) for link in bad))
+                    raise PathDownError(
+                        f"spine {spine!r} cannot carry {pair[0]} -> {pair[1]}: {cables} "
+                        f"{'is' if len(bad) == 1 else 'are'} not up"
+                    )
                 return k
         names = ", ".join(c.path.spine for c in candidates)
         raise EngineError(f"spine {spine!r} is not on a path from {pair[0]} to {pair[1]}: {names}")

@@ -4,6 +4,7 @@
      +-- EngineError                a request that does not make sense
           +-- UnknownHostError      a host not in the fabric ("did you mean ...")
           +-- UnknownTransferError  a completion for a transfer the engine does not track
+          +-- PathDownError         a forced spine whose path has a cable down or miswired
 
 The HTTP API turns them into 4xx answers; they never mean the engine is broken.
 """
@@ -23,3 +24,7 @@ class UnknownHostError(EngineError):
 
 class UnknownTransferError(EngineError):
     """A completion names a transfer that is not in flight (done, timed out or never)."""
+
+
+class PathDownError(EngineError):
+    """A request forces a spine whose path crosses a cable that is down or miswired."""

@@ -18,8 +18,9 @@ request forces the path (the lab's ``isolated`` reference).
 With a token configured every endpoint but ``/healthz`` needs
 ``Authorization: Bearer <token>`` (401 otherwise). Errors are JSON
 ``{"error", "status"}``: 400 malformed body or field, 401, 404 unknown endpoint or
-transfer, 405 wrong method, 413 body too large, 422 a request the engine refuses
-(unknown host, same source and destination, bad spine), 503 not ready or backup.
+transfer, 405 wrong method, 409 a forced spine whose path has a cable down, 413 body
+too large, 422 a request the engine refuses (unknown host, same source and
+destination, bad spine), 503 not ready or backup.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from controller.config import Mode
-from controller.engine import EngineError, UnknownTransferError
+from controller.engine import EngineError, PathDownError, UnknownTransferError
 from controller.service.http import HttpError, Request, Response
 from controller.service.metrics import CONTENT_TYPE
 from controller.service.service import NotReadyError, Service
@@ -182,6 +183,8 @@ class Api:
             raise HttpError(503, str(exc), {"Retry-After": "1"}) from None
         except UnknownTransferError as exc:
             raise HttpError(404, str(exc)) from None
+        except PathDownError as exc:
+            raise HttpError(409, str(exc)) from None
         except EngineError as exc:
             raise HttpError(422, str(exc)) from None
 

@@ -15,8 +15,10 @@ from controller.engine import (
     Alert,
     AuditRound,
     LinkStatusChanged,
+    PathDownError,
     ProbeSeen,
     SwitchReading,
+    TransferRequest,
     Update,
 )
 from controller.engine.liveness import Evidence, counter_evidence
@@ -139,6 +141,24 @@ def test_a_silent_direction_keeps_a_cable_down_that_the_other_direction_reaches(
     # spine1 -> leaf1 works again; leaf1 -> spine1 stays silent: the cable stays down
     assert changes(rounds(f, 3, dead=("leaf1:3",))) == []
     assert f.engine.topology.link_status(CABLE) is LinkStatus.DOWN
+
+
+def test_a_forced_spine_across_a_dead_cable_is_refused_and_takes_nothing() -> None:
+    """The lab's isolated reference must not pin a transfer onto a cable known down."""
+    f = Fabric(controller=replace(ControllerSettings(), audit_misses=3))
+    f.warm()
+    rounds(f, 3, dead=("leaf1:3",))
+    assert f.engine.topology.link_status(CABLE) is LinkStatus.DOWN
+    free = f.engine.tags.free
+    refused = r"spine 'spine1' cannot carry leaf1 -> leaf2: .* not up"
+    with pytest.raises(PathDownError, match=refused):
+        f.engine.decide(TransferRequest("h11", "h21", 1_000_000, spine="spine1"), f.now)
+    assert f.engine.tags.free == free and not f.engine.inflight.transfers
+    d, _ = f.engine.decide(TransferRequest("h11", "h21", 1_000_000, spine="spine2"), f.now)
+    assert d.path is not None and d.path.spine == "spine2" and d.reason == "forced"
+    rounds(f, 1)  # the cable is back: spine1 can be forced again
+    d, _ = f.engine.decide(TransferRequest("h11", "h21", 1_000_000, spine="spine1"), f.now)
+    assert d.path is not None and d.path.spine == "spine1"
 
 
 def feed(f: Fabric, switch: str, at: float, sent: dict[int, int]) -> None:

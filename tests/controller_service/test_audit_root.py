@@ -78,6 +78,9 @@ def test_a_downed_cable_leaves_path_selection_and_comes_back(
         status, t = api.call("POST", "/v1/transfers", TRANSFER)
         assert status == 201 and t["spine"] == "spine2"
         api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 0.2})
+    # forcing the dead spine (the lab's isolated reference) is a conflict, not a pin
+    status, refused = api.call("POST", "/v1/transfers", {**TRANSFER, "spine": "spine1"})
+    assert status == 409 and "leaf1:3-spine1:1 is not up" in str(refused["error"]), refused
     scrape = api.call("GET", "/metrics")[1]
     assert metric(scrape, "kvfabric_link_up", link=LINK, status="down") == 0.0
     assert metric(scrape, "kvfabric_link_up", link="leaf1:4-spine2:1", status="up") == 1.0

@@ -71,6 +71,9 @@ def test_design_example_plan():
     assert left[("leaf1", "leaf2", "spine1")] == 5_000_000
     assert left[("leaf1", "leaf2", "spine2")] == 7_500_000
     assert best_spine(left, "leaf1", "leaf2") == "spine2"  # the isolated reference's path
+    # a cable set down has no capacity left: the reference takes the live spine
+    assert best_spine(left, "leaf1", "leaf2", {("leaf2", "spine2")}) == "spine1"
+    assert best_spine(left, "leaf1", "leaf2", {("leaf1", "spine1"), ("leaf1", "spine2")}) is None
     assert plan.scaling.lab_bytes == 1_000_000
     assert plan.scaling.real_bytes == 1_342_177_280
     assert plan.fabric.controller.api.port != 8080  # free ports for every run
