@@ -305,12 +305,14 @@ class ControllerProcess:
         log_path: Path,
         processes: ProcessTable,
         argv: Sequence[str] | None = None,
+        *,
         transfer_log: Path | None = None,
+        options: Sequence[str] = (),
     ) -> None:
         self.fabric_file = fabric_file
         self.log_path = log_path
         self.processes = processes
-        default = [sys.executable, "-m", "kvfabric.cli", "controller", str(fabric_file)]
+        default = [sys.executable, "-m", "kvfabric.cli", "controller", str(fabric_file), *options]
         if transfer_log is not None:
             default += ["--log", str(transfer_log)]
         self.argv = list(argv) if argv is not None else default

@@ -100,6 +100,8 @@ class Experiment:
     switch_cls: type[P4Switch] = P4Switch
     program: str | None = None
     controller_argv: Sequence[str] | None = None
+    pipeline_files: tuple[Path, Path] | None = None
+    """Prebuilt P4Info and device config the controller pushes (BMv2: p4c-bm2-ss's)."""
     start_controller: bool = True
     control_factory: Callable[[FabricConfig], FabricControl] = HttpControl.for_fabric
     oracle: PathOracle | None = None
@@ -266,6 +268,7 @@ def run_experiment(exp: Experiment, progress: Progress | None = None) -> dict[st
             lab.processes,
             exp.controller_argv,
             transfer_log=exp.out / "logs" / "transfers.jsonl",
+            options=_pipeline_options(exp.pipeline_files),
         )
         if exp.start_controller:
             controller.start()
@@ -286,6 +289,13 @@ def run_experiment(exp: Experiment, progress: Progress | None = None) -> dict[st
     if interrupted:
         raise KeyboardInterrupt
     return doc
+
+
+def _pipeline_options(files: tuple[Path, Path] | None) -> list[str]:
+    """The controller's ``--p4info``/``--p4blob`` for prebuilt pipeline files."""
+    if files is None:
+        return []
+    return ["--p4info", str(files[0].resolve()), "--p4blob", str(files[1].resolve())]
 
 
 def _write_footprint(lab: Lab, path: Path) -> None:

@@ -23,4 +23,5 @@ fi
 
 echo "== experiment on BMv2"
 .venv/bin/kvfabric experiment --switch bmv2 \
+    --p4info "$out/kv_fabric.p4c.p4info.txtpb" --p4blob "$out/kv_fabric.json" \
     --scenario topologies/scenarios/design-example.yaml --out results/bmv2-design-example

@@ -2,13 +2,17 @@
 
     kvfabric experiment --scenario topologies/scenarios/design-example.yaml \\
         [--topology FILE] [--modes ecmp,flowlet,kv-aware,isolated] [--repeat N] \\
-        [--seed S] [--out DIR] [--switch kvfabric|bmv2] [--program FILE]
+        [--seed S] [--out DIR] [--switch kvfabric|bmv2] [--program FILE] \\
+        [--p4info FILE --p4blob FILE]
     kvfabric experiment --sweep topologies/scenarios/sweep.yaml [--out DIR] ...
 
 Without ``--topology`` the fabric is built from the scenario's ``fabric`` section.
 ``DIR`` (default ``results/<scenario>``) receives ``results.json``, ``results.md``,
 ``cdf.png``, the fabric file the controller loaded and every process's log; the
-comparison table and its validity verdict are printed at the end. Exit statuses:
+comparison table and its validity verdict are printed at the end. The controller
+compiles ``p4/kv_fabric.p4`` with ``kvfabric compile`` unless ``--p4info`` and
+``--p4blob`` name prebuilt files; ``--switch bmv2`` needs them (p4c-bm2-ss's P4Info
+and BMv2 JSON: simple_switch_grpc loads only its own compiler's output). Exit statuses:
 0 for a valid run, 3 for a run that completed but is invalid, 1 for an error, 2 for
 a bad command line, 130 after Ctrl-C (the partial results are written).
 """
@@ -43,6 +47,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--switch", choices=("kvfabric", "bmv2"), default="kvfabric", help="switch target"
     )
     parser.add_argument("--program", help="P4 program the switches start with (default: none)")
+    parser.add_argument("--p4info", type=Path, help="prebuilt P4Info the controller pushes")
+    parser.add_argument("--p4blob", type=Path, help="prebuilt device config (with --p4info)")
     parser.add_argument("--verbose", action="store_true", help="show Mininet's own output")
 
 
@@ -66,6 +72,10 @@ def run(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 return 2
+    problem = _pipeline_problem(args)
+    if problem is not None:
+        print(f"kvfabric experiment: error: {problem}", file=sys.stderr)
+        return 2
     if os.geteuid() != 0:
         print("kvfabric experiment: error: needs root (Mininet builds the fabric)", file=sys.stderr)
         return 1
@@ -82,6 +92,22 @@ def run(args: argparse.Namespace) -> int:
     except (LabError, ConfigError) as exc:
         print(f"kvfabric experiment: error: {exc}", file=sys.stderr)
         return 1
+
+
+def _pipeline_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the pipeline options, if anything."""
+    if (args.p4info is None) != (args.p4blob is None):
+        return "--p4info and --p4blob go together"
+    if args.switch == "bmv2" and args.p4info is None:
+        return (
+            "--switch bmv2 needs p4c-bm2-ss's output: --p4info FILE --p4blob FILE "
+            "(simple_switch_grpc cannot load kvfabric compile's device config)"
+        )
+    for name in ("p4info", "p4blob"):
+        path = getattr(args, name)
+        if path is not None and not path.is_file():
+            return f"--{name}: no file {str(path)!r}"
+    return None
 
 
 def _experiment(args: argparse.Namespace, modes: tuple[str, ...] | None) -> int:
@@ -119,6 +145,7 @@ def _build(
         seed=args.seed,
         switch_cls=Bmv2Switch if args.switch == "bmv2" else P4Switch,
         program=args.program,
+        pipeline_files=(args.p4info, args.p4blob) if args.p4info is not None else None,
     )
 
 

@@ -40,3 +40,30 @@ def test_a_bad_scenario_is_one_located_line(tmp_path: Path, capsys: pytest.Captu
     assert err.startswith("kvfabric experiment: error: ")
     assert "bad.yaml:2:" in err and "arrivals[0].count: expected an integer 1..100000" in err
     assert len(err.splitlines()) == 1
+
+
+def test_bmv2_needs_p4c_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    """simple_switch_grpc loads only p4c-bm2-ss's JSON: the controller must be given it."""
+    assert main(["experiment", "--scenario", DESIGN, "--switch", "bmv2"]) == 2
+    assert "--switch bmv2 needs p4c-bm2-ss's output" in capsys.readouterr().err
+    info = tmp_path / "p.txtpb"
+    info.write_text("")
+    assert main(["experiment", "--scenario", DESIGN, "--p4info", str(info)]) == 2
+    assert "--p4info and --p4blob go together" in capsys.readouterr().err
+    missing = str(tmp_path / "k.json")
+    argv = ["experiment", "--scenario", DESIGN, "--p4info", str(info), "--p4blob", missing]
+    assert main(argv) == 2
+    assert f"--p4blob: no file {missing!r}" in capsys.readouterr().err
+
+
+def test_prebuilt_pipeline_files_reach_the_controller(tmp_path: Path):
+    from lab.control import ControllerProcess
+    from lab.procs import ProcessTable
+    from lab.run import _pipeline_options
+
+    info, blob = tmp_path / "p.txtpb", tmp_path / "k.json"
+    options = _pipeline_options((info, blob))
+    assert options == ["--p4info", str(info), "--p4blob", str(blob)]
+    assert _pipeline_options(None) == []
+    c = ControllerProcess(tmp_path / "f.yaml", tmp_path / "c.log", ProcessTable(), options=options)
+    assert c.argv[-6:] == ["controller", str(tmp_path / "f.yaml"), *options]
