@@ -5,8 +5,10 @@
  * entries its controller installs:
  *   leaf:  ipv4_route maps each local host /32 to forward(host port) and the
  *          other leaves' prefixes to route_ecmp(group); tagged KV transfers
- *          with a kv_pin entry go up the pinned spine, every other flow is
- *          spread over the group's uplinks by ECMP or, in flowlet mode, LetFlow.
+ *          with a kv_pin entry go up the pinned spine, then any flow with a
+ *          flow_pin entry (its whole 5-tuple) goes up its pinned spine, and every
+ *          other flow is spread over the group's uplinks by ECMP or, in flowlet
+ *          mode, LetFlow.
  *   spine: ipv4_route maps each leaf prefix to forward(port towards that leaf)
  *          (or route_ecmp(group) for parallel links).
  * Every switch counts bytes and packets per egress port (all traffic, and the
@@ -329,6 +331,22 @@ control FabricIngress(inout headers_t hdr, inout metadata_t meta,
         size = 4096;
     }
 
+    /* flow_pin: a static pin of one flow of any class (background included), by its
+     * whole 5-tuple, with the same pin action. Looked up after kv_pin (a KV
+     * transfer's own pin wins) and in every mode; the packet keeps its class. */
+    table flow_pin {
+        key = {
+            hdr.ipv4.src_addr: exact;
+            hdr.ipv4.dst_addr: exact;
+            hdr.ipv4.protocol: exact;
+            meta.l4_src_port: exact;
+            meta.l4_dst_port: exact;
+        }
+        actions = { pin; NoAction; }
+        default_action = NoAction();
+        size = 1024;
+    }
+
     /* ecmp: a group's member is chosen by crc16 over the selector fields. */
     action set_uplink(bit<9> port) {
         standard_metadata.egress_spec = port;
@@ -403,6 +421,9 @@ control FabricIngress(inout headers_t hdr, inout metadata_t meta,
                     bool pinned = false;
                     if (meta.is_kv == 1) {
                         pinned = kv_pin.apply().hit;
+                    }
+                    if (!pinned) {
+                        pinned = flow_pin.apply().hit;
                     }
                     if (!pinned) {
                         bool new_flowlet = false;

@@ -132,6 +132,33 @@ def flowlet_state(group: int, generation: int, salt: int, port: int) -> int:
     return (group << 48) | (generation << 40) | (salt << 24) | (1 << 16) | port
 
 
+@dataclass(slots=True)
+class PinTables:
+    """A leaf's two pin tables, as README's "What happens to a packet" applies them.
+
+    ``kv_pin`` keys on (source, destination, L4 source port) and is looked up only for
+    packets of the KV class; ``flow_pin`` keys on the whole 5-tuple and is looked up
+    for any class when ``kv_pin`` did not pin the packet, in every mode. Neither
+    changes the packet's class (its counters).
+    """
+
+    kv_pin: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    flow_pin: dict[Flow, int] = field(default_factory=dict)
+
+    def pinned(self, flow: Flow, *, is_kv: bool) -> int | None:
+        """The pinned uplink of a packet that goes up, or None (flowlet or ECMP decides)."""
+        if is_kv:
+            port = self.kv_pin.get((flow.src, flow.dst, flow.sport))
+            if port is not None:
+                return port
+        return self.flow_pin.get(flow)
+
+    def uplink(self, flow: Flow, members: Sequence[int], *, is_kv: bool, salt: int = 0) -> int:
+        """The uplink a packet of ``flow`` takes: its pin, else the ECMP member."""
+        port = self.pinned(flow, is_kv=is_kv)
+        return port if port is not None else ecmp_port(flow, members, salt)
+
+
 def hist_index(port: int, bucket: int) -> int:
     """The histogram cell of (egress port, bucket): ``port ++ bucket`` in the program."""
     assert 0 <= bucket < HIST_BUCKETS

@@ -403,6 +403,129 @@ def pins() -> Stf:
     return stf
 
 
+def _one_field_off(flow: m.Flow, pinned: int) -> dict[str, m.Flow]:
+    """``flow`` with each 5-tuple field changed in turn, to a value whose flow ECMP
+    sends to another uplink than ``pinned`` (so that a pin it wrongly matched shows)."""
+
+    def away(candidates: Iterable[m.Flow]) -> m.Flow:
+        return next(f for f in candidates if m.ecmp_port(f, UPLINKS) != pinned)
+
+    src, dst, proto, sport, dport = flow.src, flow.dst, flow.proto, flow.sport, flow.dport
+    return {
+        "another source": away(
+            m.Flow(f"10.0.1.{k}", dst, proto, sport, dport) for k in range(3, 250)
+        ),
+        "another destination": away(
+            m.Flow(src, f"10.0.2.{k}", proto, sport, dport) for k in range(8, 250)
+        ),
+        "protocol UDP": _udp(flow),
+        "another source port": away(
+            m.Flow(src, dst, proto, sport + k, dport) for k in range(1, 64)
+        ),
+        "another destination port": away(
+            m.Flow(src, dst, proto, sport, dport + k) for k in range(1, 64)
+        ),
+    }
+
+
+def _udp(flow: m.Flow) -> m.Flow:
+    return m.Flow(flow.src, flow.dst, 17, flow.sport, flow.dport)
+
+
+def _background_flow() -> tuple[m.Flow, int]:
+    """A TCP flow h1 -> REMOTE and the uplink its pin takes: not the one ECMP gives it,
+    nor the one of its UDP twin (the protocol has one other value to try)."""
+    flow = m.Flow(H1[0], REMOTE, 6, 35000, 5201)
+    hashed = {m.ecmp_port(f, UPLINKS) for f in (flow, _udp(flow))}
+    return flow, next(p for p in UPLINKS if p not in hashed)
+
+
+@dataclass
+class Tally:
+    """What ``port_tx`` and ``port_kv_tx`` should hold: (packets, bytes) per port."""
+
+    tx: Counter[tuple[int, str]] = field(default_factory=Counter)
+    kv: Counter[tuple[int, str]] = field(default_factory=Counter)
+
+    def count(self, port: int, packet: Packet, *, is_kv: bool) -> None:
+        for cells in (self.tx, self.kv) if is_kv else (self.tx,):
+            cells[port, "packets"] += 1
+            cells[port, "bytes"] += len(packet)
+
+    def read(self, stf: Stf, port: int) -> None:
+        for name, cells in (("port_tx", self.tx), ("port_kv_tx", self.kv)):
+            stf.cmd(
+                f"counter_read {name} {port} packets == {cells[port, 'packets']} "
+                f"bytes == {cells[port, 'bytes']}"
+            )
+
+
+def flow_pins() -> Stf:
+    stf = Stf("flow_pins", "a static flow pin holds one 5-tuple of any class, in every mode")
+    leaf_setup(stf)
+    bg, pinned = _background_flow()
+    hashed = m.ecmp_port(bg, UPLINKS)
+    tables = m.PinTables()
+    tally = Tally()
+
+    def send(note: str, flow: m.Flow, *, dscp: int = 0, salt: int = 0) -> None:
+        make = m.udp if flow.proto == 17 else m.tcp
+        p = make(flow, src_mac=H1[1], dst_mac=LEAF_MAC, dscp=dscp, payload=note.encode())
+        is_kv = dscp == m.KV_DSCP
+        out = tables.uplink(flow, UPLINKS, is_kv=is_kv, salt=salt)
+        stf.comment(f"{note}: port {out}.")
+        stf.packet(1, p)
+        stf.expect(out, up_to(out, p))
+        tally.count(out, p, is_kv=is_kv)
+
+    stf.comment(
+        f"The background flow {bg.src}:{bg.sport} -> {bg.dst}:{bg.dport} TCP, untagged: ECMP\n"
+        f"takes port {hashed}; the controller pins it to port {pinned} with flow_pin."
+    )
+    send("Before the pin", bg)
+    tables.flow_pin[bg] = pinned
+    stf.cmd(
+        f"add flow_pin src_addr:{bg.src} dst_addr:{bg.dst} protocol:{bg.proto} "
+        f"l4_src_port:{bg.sport} l4_dst_port:{bg.dport} pin(port:{pinned})"
+    )
+    send("Pinned, untagged", bg)
+    send("Pinned whatever its DSCP (46, not the KV class)", bg, dscp=46)
+    for what, flow in _one_field_off(bg, pinned).items():
+        send(f"One field off ({what}): not pinned, ECMP", flow)
+    stf.blank()
+    stf.comment(
+        f"The pinned flow is background: port {pinned} counted it in port_tx, not in\n"
+        "port_kv_tx."
+    )
+    tally.read(stf, pinned)
+    stf.blank()
+    send("Tagged with the KV DSCP and no kv_pin entry: flow_pin pins it, as KV", bg, dscp=m.KV_DSCP)
+    kv_port = next(p for p in UPLINKS if p not in (pinned, hashed))
+    tables.kv_pin[bg.src, bg.dst, bg.sport] = kv_port
+    stf.cmd(
+        f"add kv_pin src_addr:{bg.src} dst_addr:{bg.dst} l4_src_port:{bg.sport} "
+        f"pin(port:{kv_port})"
+    )
+    send("A kv_pin entry of its triple wins for the KV class", bg, dscp=m.KV_DSCP)
+    send("and is not looked at for an untagged packet: flow_pin", bg)
+    stf.blank()
+    stf.cmd(f"setdefault switch_config flowlet_mode(timeout_us:{NEVER}, generation:1)")
+    send("Flowlet mode honours the flow pin", bg)
+    stf.cmd(f"register_read flowlet_state {m.flowlet_slot(bg)} == 0")
+    first = m.flowlet_salt(1)
+    what, off = next(
+        (what, f)
+        for what, f in _one_field_off(bg, pinned).items()
+        if m.ecmp_port(f, UPLINKS, first) != pinned
+    )
+    send(f"A flow one field off ({what}) starts its first flowlet", off, salt=first)
+    stf.blank()
+    stf.comment("Every uplink's counters: the KV class only where a KV-class packet left.")
+    for port in UPLINKS:
+        tally.read(stf, port)
+    return stf
+
+
 def _flowlet_flow() -> m.Flow:
     """A flow whose flowlets 0..3 hash to uplinks that make each step visible."""
     for sport in range(40000, 41000):
@@ -802,6 +925,7 @@ TESTS: tuple[Callable[[], Stf], ...] = (
     checksum,
     ecmp,
     pins,
+    flow_pins,
     flowlet,
     counters,
     telemetry,
