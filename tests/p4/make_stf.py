@@ -494,8 +494,7 @@ def flow_pins() -> Stf:
         send(f"One field off ({what}): not pinned, ECMP", flow)
     stf.blank()
     stf.comment(
-        f"The pinned flow is background: port {pinned} counted it in port_tx, not in\n"
-        "port_kv_tx."
+        f"The pinned flow is background: port {pinned} counted it in port_tx, not in\nport_kv_tx."
     )
     tally.read(stf, pinned)
     stf.blank()
@@ -503,8 +502,7 @@ def flow_pins() -> Stf:
     kv_port = next(p for p in UPLINKS if p not in (pinned, hashed))
     tables.kv_pin[bg.src, bg.dst, bg.sport] = kv_port
     stf.cmd(
-        f"add kv_pin src_addr:{bg.src} dst_addr:{bg.dst} l4_src_port:{bg.sport} "
-        f"pin(port:{kv_port})"
+        f"add kv_pin src_addr:{bg.src} dst_addr:{bg.dst} l4_src_port:{bg.sport} pin(port:{kv_port})"
     )
     send("A kv_pin entry of its triple wins for the KV class", bg, dscp=m.KV_DSCP)
     send("and is not looked at for an untagged packet: flow_pin", bg)
