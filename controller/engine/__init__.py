@@ -9,19 +9,29 @@ returns. Nothing in this package reads a clock or does I/O.
 Modules, in the order data flows through them: ``events`` (inputs), ``loads`` (the
 per-port picture), ``selection`` (path choice), ``inflight`` (transfers and tags),
 ``safety`` (baselines, reroutes, fallback), ``audit`` (model vs probed wiring),
-``efficiency`` (offline recomputation), ``alerts`` (windowed conditions), ``updates``
+``efficiency`` (offline recomputation), ``static_pins`` (flows held on a spine),
+``alerts`` (windowed conditions), ``updates``
 (outputs), ``view`` (log records and the fabric view), ``core`` (the engine).
 """
 
 from controller.engine.audit import AuditFindings, LinkVerdict, compare_wiring
 from controller.engine.core import Engine
 from controller.engine.errors import (
+    DuplicatePinError,
     EngineError,
     PathDownError,
     UnknownHostError,
+    UnknownPinError,
     UnknownTransferError,
 )
 from controller.engine.events import AuditRound, ProbeSeen, SwitchReading, TransferRequest
+from controller.engine.static_pins import (
+    PROTOCOLS,
+    FlowTuple,
+    InstallFlowPin,
+    RemoveFlowPin,
+    StaticPin,
+)
 from controller.engine.updates import (
     Alert,
     Decision,
@@ -36,24 +46,31 @@ from controller.engine.updates import (
 from controller.engine.view import fabric_view, tier_utilisation
 
 __all__ = [
+    "PROTOCOLS",
     "Alert",
     "AuditFindings",
     "AuditRound",
     "Decision",
+    "DuplicatePinError",
     "Engine",
     "EngineError",
+    "FlowTuple",
+    "InstallFlowPin",
     "InstallPin",
     "LinkStatusChanged",
     "LinkVerdict",
     "LogRecord",
     "PathDownError",
     "ProbeSeen",
+    "RemoveFlowPin",
     "RemovePin",
     "SetMode",
+    "StaticPin",
     "SwitchReading",
     "Tag",
     "TransferRequest",
     "UnknownHostError",
+    "UnknownPinError",
     "UnknownTransferError",
     "Update",
     "compare_wiring",

@@ -5,6 +5,8 @@
           +-- UnknownHostError      a host not in the fabric ("did you mean ...")
           +-- UnknownTransferError  a completion for a transfer the engine does not track
           +-- PathDownError         a forced spine whose path has a cable down or miswired
+          +-- UnknownPinError       a static pin id the engine does not hold
+          +-- DuplicatePinError     a static pin of a 5-tuple (or an id) already pinned
 
 The HTTP API turns them into 4xx answers; they never mean the engine is broken.
 """
@@ -28,3 +30,11 @@ class UnknownTransferError(EngineError):
 
 class PathDownError(EngineError):
     """A request forces a spine whose path crosses a cable that is down or miswired."""
+
+
+class UnknownPinError(EngineError):
+    """A request names a static pin that does not exist (removed, or never made)."""
+
+
+class DuplicatePinError(EngineError):
+    """A static pin of a 5-tuple that is already pinned (or of an id already in use)."""

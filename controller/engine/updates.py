@@ -1,12 +1,15 @@
 """What the engine asks the world to do: plain data that the I/O shell applies.
 
-    Update = InstallPin | RemovePin | SetMode | LinkStatusChanged | Alert | LogRecord
+    Update = InstallPin | RemovePin | InstallFlowPin | RemoveFlowPin | SetMode
+             | LinkStatusChanged | Alert | LogRecord
 
 - :class:`InstallPin`: write (or overwrite) the pin entry of a transfer on its source
   leaf: packets from ``src_ipv4`` to ``dst_ipv4`` carrying ``tag`` leave by
   ``egress_port`` (the uplink to ``spine``). Overwriting happens when a link dies
   under a transfer and the engine moves it.
 - :class:`RemovePin`: delete that entry; the flow falls back to ECMP.
+- :class:`~controller.engine.static_pins.InstallFlowPin` and ``RemoveFlowPin``: write
+  or delete the ``flow_pin`` entry of a static pin (:mod:`static_pins`).
 - :class:`SetMode`: switch the data plane's placement mode (pins honoured, ECMP only,
   flowlet ECMP).
 - :class:`LinkStatusChanged`: the audit found a cable down, miswired or back; the
@@ -26,6 +29,7 @@ from dataclasses import dataclass, field
 from ipaddress import IPv4Address
 
 from controller.config import Mode
+from controller.engine.static_pins import InstallFlowPin, RemoveFlowPin
 from controller.topology import LinkId, LinkStatus, SpinePath
 
 
@@ -127,4 +131,13 @@ class LogRecord:
         return {"event": self.event, **self.fields}
 
 
-Update = InstallPin | RemovePin | SetMode | LinkStatusChanged | Alert | LogRecord
+Update = (
+    InstallPin
+    | RemovePin
+    | InstallFlowPin
+    | RemoveFlowPin
+    | SetMode
+    | LinkStatusChanged
+    | Alert
+    | LogRecord
+)
