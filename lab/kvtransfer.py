@@ -146,6 +146,7 @@ class Outcome:
     src_port: int | None
     error: str | None = None
     decision_s: float | None = None
+    retransmits: int | None = None
 
 
 async def send(
@@ -169,7 +170,7 @@ async def send(
             )
             decision_s = clock() - start
             port = placement.src_port if placement.src_port is not None else port
-        await asyncio.wait_for(_move(transfer, sockets, placement, port), timeout_s)
+        retransmits = await asyncio.wait_for(_move(transfer, sockets, placement, port), timeout_s)
         fct = clock() - start
     except TimeoutError:
         return Outcome(
@@ -182,14 +183,21 @@ async def send(
             await paths.complete_transfer(placement.transfer_id, fct)
         except LabError as exc:
             return Outcome(
-                transfer, fct, placement, port, f"completion not reported: {exc}", decision_s
+                transfer,
+                fct,
+                placement,
+                port,
+                f"completion not reported: {exc}",
+                decision_s,
+                retransmits,
             )
-    return Outcome(transfer, fct, placement, port, None, decision_s)
+    return Outcome(transfer, fct, placement, port, None, decision_s, retransmits)
 
 
 async def _move(
     transfer: Transfer, sockets: SocketFactory, placement: Placement | None, port: int | None
-) -> None:
+) -> int | None:
+    """Send the transfer and wait for its acknowledgement; the TCP retransmissions."""
     sock = sockets()
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -215,10 +223,32 @@ async def _move(
         magic, count = ACK.unpack(await reader.readexactly(ACK.size))
         if magic != ACK_MAGIC or count != transfer.nbytes:
             raise TrafficError(f"bad acknowledgement: {magic!r} {count} of {transfer.nbytes}")
+        return tcp_retransmits(sock)
     finally:
         writer.close()
         with contextlib.suppress(OSError):
             await writer.wait_closed()
+
+
+_TCP_INFO_TOTAL_RETRANS = struct.Struct("=I")
+_TCP_INFO_TOTAL_RETRANS_OFFSET = 100
+"""``tcpi_total_retrans`` in Linux's ``struct tcp_info``: 8 bytes of u8 fields, then
+``tcpi_rto`` ... ``tcpi_rcv_space`` (23 u32), then ``tcpi_total_retrans``."""
+
+
+def tcp_retransmits(sock: socket.socket) -> int | None:
+    """Segments the connection retransmitted so far (Linux ``TCP_INFO``), None elsewhere."""
+    option = getattr(socket, "TCP_INFO", None)
+    if option is None:
+        return None
+    try:
+        info = sock.getsockopt(socket.IPPROTO_TCP, option, 104)
+    except OSError:
+        return None
+    if len(info) < _TCP_INFO_TOTAL_RETRANS_OFFSET + 4:
+        return None
+    (total,) = _TCP_INFO_TOTAL_RETRANS.unpack_from(info, _TCP_INFO_TOTAL_RETRANS_OFFSET)
+    return int(total)
 
 
 def _describe(exc: BaseException) -> str:

@@ -47,6 +47,8 @@ class TransferResult:
     fct_s: float | None
     spine: str | None = None
     error: str | None = None
+    decision_s: float | None = None  # the controller's answer, inside fct_s (kv-aware)
+    retransmits: int | None = None  # TCP segments the sender retransmitted
 
 
 @dataclass(slots=True)
@@ -179,8 +181,34 @@ def _mode_doc(
         "paths": dict(sorted(Counter(t.spine or "unknown" for t in transfers).items())),
         "lab_health": [r.health for r in runs],
         "fct_samples_ms": ok,
+        "decision_ms": summarise(
+            [t.decision_s * 1000.0 for t in transfers if t.decision_s is not None]
+        ),
+        "retransmits": _retransmits(transfers),
+        "transfers": [_transfer_doc(t) for t in transfers],
     }
     return doc, reasons
+
+
+def _retransmits(transfers: Sequence[TransferResult]) -> dict[str, int] | None:
+    """Retransmitted segments in all, and how many transfers had any (TCP_INFO)."""
+    known = [t.retransmits for t in transfers if t.retransmits is not None]
+    if not known:
+        return None
+    return {"segments": sum(known), "transfers": sum(1 for n in known if n), "of": len(known)}
+
+
+def _transfer_doc(t: TransferResult) -> dict[str, object]:
+    return {
+        "index": t.index,
+        "src": t.src,
+        "dst": t.dst,
+        "spine": t.spine,
+        "fct_ms": t.fct_s * 1000.0 if t.fct_s is not None else None,
+        "decision_ms": t.decision_s * 1000.0 if t.decision_s is not None else None,
+        "retransmits": t.retransmits,
+        "error": t.error,
+    }
 
 
 # -- output ----------------------------------------------------------------------------

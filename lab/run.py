@@ -448,7 +448,15 @@ class Session:
                 taken = oracle.spine(FlowKey(a.src, a.dst, "tcp", a.ecmp_port, RECEIVER_PORT))
             run.transfers.append(
                 TransferResult(
-                    a.index, a.src, a.dst, a.nbytes, outcome.fct_s, spine=taken, error=outcome.error
+                    a.index,
+                    a.src,
+                    a.dst,
+                    a.nbytes,
+                    outcome.fct_s,
+                    spine=taken,
+                    error=outcome.error,
+                    decision_s=outcome.decision_s,
+                    retransmits=outcome.retransmits,
                 )
             )
             self.progress.advance()

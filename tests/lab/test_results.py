@@ -116,3 +116,23 @@ def test_sweep_plot(tmp_path):
     ]
     png = plot_sweep(points, tmp_path / "sweep.png", x_key="load", line_key="burst")
     assert png.stat().st_size > 1000
+
+
+def test_decision_latency_and_retransmissions_are_reported_per_mode():
+    kv = ModeRun("kv-aware", 0)
+    kv.transfers = [
+        TransferResult(0, "h11", "h21", 1000, 0.4, "spine1", decision_s=0.002, retransmits=0),
+        TransferResult(1, "h12", "h21", 1000, 0.7, "spine2", decision_s=0.004, retransmits=9),
+        TransferResult(2, "h12", "h22", 1000, None, error="timed out", decision_s=0.003),
+    ]
+    doc = build_results("s", [run("ecmp", [0.4]), kv], modes=["ecmp", "kv-aware"])
+    mode = doc["modes"]["kv-aware"]
+    assert mode["decision_ms"]["p50"] == pytest.approx(3.0)
+    assert mode["retransmits"] == {"segments": 9, "transfers": 1, "of": 2}
+    assert mode["transfers"][1] == {
+        "index": 1, "src": "h12", "dst": "h21", "spine": "spine2", "fct_ms": 700.0,
+        "decision_ms": 4.0, "retransmits": 9, "error": None,
+    }  # fmt: skip
+    assert mode["transfers"][2]["fct_ms"] is None and mode["transfers"][2]["error"] == "timed out"
+    ecmp = doc["modes"]["ecmp"]
+    assert ecmp["decision_ms"] is None and ecmp["retransmits"] is None

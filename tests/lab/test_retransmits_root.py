@@ -1,0 +1,87 @@
+"""The sender counts its TCP retransmissions (TCP_INFO) on a real path that loses packets.
+
+Two namespaces joined by a veth pair, the sender's side shaped to 8 Mb/s by a tbf whose
+queue holds a whole transfer (a clean transfer loses nothing). The receiver's end goes
+down for 400 ms in the middle of a 2 MB transfer, so the segments in flight are lost
+and must be sent again. Root only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from lab.kvtransfer import Receiver, Transfer, send
+from lab.netns import factory_in, socket_in
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (namespaces)")
+
+SENDER, RECEIVER = "10.77.0.1", "10.77.0.2"
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def pair() -> Iterator[tuple[str, str, str]]:
+    tag = uuid.uuid4().hex[:6]
+    a, b = f"kvrtA{tag}", f"kvrtB{tag}"
+    va, vb = f"kvrta{tag}", f"kvrtb{tag}"
+    _ip("netns", "add", a)
+    try:
+        _ip("netns", "add", b)
+        try:
+            _ip("link", "add", va, "netns", a, "type", "veth", "peer", "name", vb, "netns", b)
+            for ns, dev, addr in ((a, va, SENDER), (b, vb, RECEIVER)):
+                _ip("-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
+                _ip("-n", ns, "link", "set", dev, "up")
+            subprocess.run(
+                ["ip", "netns", "exec", a, "tc", "qdisc", "add", "dev", va, "root", "tbf",
+                 "rate", "8mbit", "burst", "16kb", "limit", "4mb"],
+                check=True, capture_output=True,
+            )  # fmt: skip
+            yield a, b, vb
+        finally:
+            _ip("netns", "del", b)
+    finally:
+        _ip("netns", "del", a)
+
+
+def test_a_transfer_through_an_outage_reports_its_retransmissions(
+    pair: tuple[str, str, str],
+) -> None:
+    a, b, vb = pair
+
+    async def main() -> tuple[int | None, int | None]:
+        receiver = Receiver()
+        await receiver.start(socket_in(f"/run/netns/{b}"), (RECEIVER, 5599))
+        try:
+            t = Transfer("h1", "h2", SENDER, RECEIVER, 500_000, dst_port=5599, label="clean")
+            clean = await send(t, sockets=factory_in(f"/run/netns/{a}"), timeout_s=20)
+            assert clean.error is None, clean.error
+
+            async def outage() -> None:
+                await asyncio.sleep(0.5)
+                _ip("-n", b, "link", "set", vb, "down")
+                await asyncio.sleep(0.4)
+                _ip("-n", b, "link", "set", vb, "up")
+
+            lossy = Transfer("h1", "h2", SENDER, RECEIVER, 2_000_000, dst_port=5599, label="x")
+            cut = asyncio.get_running_loop().create_task(outage())
+            out = await send(lossy, sockets=factory_in(f"/run/netns/{a}"), timeout_s=30)
+            await cut
+            assert out.error is None, out.error
+            assert out.fct_s is not None and out.fct_s > 2.0  # 2 MB at 8 Mb/s, plus the outage
+            return clean.retransmits, out.retransmits
+        finally:
+            await receiver.close()
+
+    clean, lossy = asyncio.run(main())
+    assert clean == 0
+    assert lossy is not None and 0 < lossy < 2_000  # segments lost in the outage, sent again
