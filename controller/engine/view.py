@@ -172,6 +172,7 @@ def fabric_view(engine: Engine, now: float) -> dict[str, object]:
         "ports": ports,
         "staleness_s": staleness,
         "transfers": pins,
+        "static_pins": [p.as_dict() for p in engine.static.by_id.values()],
         "tiers": {
             str(t): {"mean": s.mean, "p95": s.p95, "ports": s.ports}
             for t, s in tier_utilisation(engine).items()

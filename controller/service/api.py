@@ -3,11 +3,14 @@
     POST /v1/transfers              {src, dst, bytes, trace_id?, spine?}
                                     -> 201 {id, path, spine, tag: {dscp, tos, src_port}, ...}
     POST /v1/transfers/{id}/complete {duration_s} (or duration_ms) -> 200
-    GET  /v1/fabric                 topology, utilisation, pins, mode, alerts, controller
+    POST /v1/pins                   {src, dst, protocol, src_port, dst_port, spine}
+                                    -> 201 {id, leaf, spine, port, placement, ...}
+    DELETE /v1/pins/{id}            -> 200 {id, ..., removed: true}
+    GET  /v1/fabric                 topology, utilisation, pins, static pins, mode,
+                                    alerts, controller
     POST /v1/mode  (or PUT)         {mode: kv-aware | ecmp | flowlet} -> 200
     GET  /metrics                   Prometheus text
     GET  /healthz                   {ok, role, ready} (no token needed)
-    POST /v1/pins, DELETE /v1/pins/{id}   501: see docs/controller-requests.md
 
 ``tag`` says exactly what the sender sets: the IP DSCP (``tos`` is the whole TOS
 byte, ``dscp << 2``, for ``IP_TOS``) and the L4 source port to bind. A transfer the
@@ -15,12 +18,19 @@ controller does not pin still gets a tag (its bytes are counted as KV traffic) a
 ``path`` null; ``placement`` says ``pinned``, ``ecmp`` or ``local``. ``spine`` in a
 request forces the path (the lab's ``isolated`` reference).
 
+A static pin (``POST /v1/pins``) holds one flow, by its whole 5-tuple, on a spine in
+every mode, whatever its class (the lab's background): hosts by name, ``protocol``
+``"tcp"``, ``"udp"`` or a number 0-255 (ports 0 for a protocol without them), ports
+0-65535. It moves off a cable the audit takes down, to the live spine with the most
+capacity left, or to ECMP while no spine is live (``placement`` says which).
+
 With a token configured every endpoint but ``/healthz`` needs
 ``Authorization: Bearer <token>`` (401 otherwise). Errors are JSON
-``{"error", "status"}``: 400 malformed body or field, 401, 404 unknown endpoint or
-transfer, 405 wrong method, 409 a forced spine whose path has a cable down, 413 body
-too large, 422 a request the engine refuses (unknown host, same source and
-destination, bad spine), 503 not ready or backup.
+``{"error", "status"}``: 400 malformed body or field, 401, 404 unknown endpoint,
+transfer or pin, 405 wrong method, 409 a forced spine whose path has a cable down, or a
+5-tuple already pinned, 413 body too large, 422 a request the engine refuses (unknown
+host, same source and destination or rack, a spine not on a path), 502 the leaf
+refused a pin's entry, 503 not ready or backup.
 """
 
 from __future__ import annotations
@@ -32,7 +42,16 @@ import time
 from collections.abc import Awaitable, Callable
 
 from controller.config import Mode
-from controller.engine import EngineError, PathDownError, UnknownTransferError
+from controller.engine import (
+    PROTOCOLS,
+    DuplicatePinError,
+    EngineError,
+    FlowTuple,
+    PathDownError,
+    UnknownPinError,
+    UnknownTransferError,
+)
+from controller.service.errors import PinNotWrittenError
 from controller.service.http import HttpError, Request, Response
 from controller.service.metrics import CONTENT_TYPE
 from controller.service.service import NotReadyError, Service
@@ -40,11 +59,6 @@ from controller.service.service import NotReadyError, Service
 _COMPLETE = re.compile(r"^/v1/transfers/([A-Za-z0-9._-]{1,64})/complete$")
 _PIN = re.compile(r"^/v1/pins/([^/]{1,64})$")
 _MAX_BYTES = 1 << 50
-_PINS_MESSAGE = (
-    "static flow pins are not available: kv_pin matches only packets of the KV class "
-    "(DSCP), so it cannot hold an untagged background flow; see "
-    "docs/controller-requests.md"
-)
 
 
 class Api:
@@ -82,7 +96,7 @@ class Api:
             "/v1/mode": {"POST": self._mode, "PUT": self._mode, "GET": self._get_mode},
             "/metrics": {"GET": self._metrics},
             "/healthz": {"GET": self._health},
-            "/v1/pins": {"POST": self._pins},
+            "/v1/pins": {"POST": self._pin},
         }
         name = path.strip("/").replace("v1/", "") or "root"
         methods = routes.get(path)
@@ -90,7 +104,7 @@ class Api:
             if _COMPLETE.match(path):
                 name, methods = "complete", {"POST": self._complete}
             elif _PIN.match(path):
-                name, methods = "pins", {"DELETE": self._pins}
+                name, methods = "pins", {"DELETE": self._unpin}
             else:
                 raise HttpError(404, f"no endpoint {path}; see GET /v1/fabric, POST /v1/transfers")
         call = methods.get(method)
@@ -172,8 +186,25 @@ class Api:
         s = self.service
         return Response(200, {"ok": True, "role": s.role, "ready": s.ready, "instance": s.instance})
 
-    async def _pins(self, _r: Request) -> Response:
-        raise HttpError(501, _PINS_MESSAGE)
+    async def _pin(self, r: Request) -> Response:
+        body = _object(r)
+        _only(body, {"src", "dst", "protocol", "src_port", "dst_port", "spine"})
+        protocol = _protocol(body)
+        ports = _port(body, "src_port"), _port(body, "dst_port")
+        if protocol not in PROTOCOLS.values() and ports != (0, 0):
+            raise HttpError(
+                400,
+                f"protocol {protocol} has no ports (only tcp and udp do): 'src_port' and "
+                f"'dst_port' must be 0, got {ports[0]} and {ports[1]}",
+            )
+        flow = FlowTuple(_text(body, "src"), _text(body, "dst"), protocol, *ports)
+        answer = await self._engine_call(self.service.pin_flow(flow, _text(body, "spine")))
+        return Response(201, answer, headers={"Location": f"/v1/pins/{answer['id']}"})
+
+    async def _unpin(self, r: Request) -> Response:
+        match = _PIN.match(r.path.rstrip("/"))
+        assert match is not None
+        return Response(200, await self._engine_call(self.service.unpin_flow(match.group(1))))
 
     @staticmethod
     async def _engine_call(call: Awaitable[dict[str, object]]) -> dict[str, object]:
@@ -181,10 +212,12 @@ class Api:
             return await call
         except NotReadyError as exc:
             raise HttpError(503, str(exc), {"Retry-After": "1"}) from None
-        except UnknownTransferError as exc:
+        except (UnknownTransferError, UnknownPinError) as exc:
             raise HttpError(404, str(exc)) from None
-        except PathDownError as exc:
+        except (PathDownError, DuplicatePinError) as exc:
             raise HttpError(409, str(exc)) from None
+        except PinNotWrittenError as exc:
+            raise HttpError(502, str(exc)) from None
         except EngineError as exc:
             raise HttpError(422, str(exc)) from None
 
@@ -208,6 +241,24 @@ def _text(body: dict[str, object], name: str) -> str:
     value = body.get(name)
     if not isinstance(value, str) or not value or len(value) > 128:
         raise HttpError(400, f"{name!r} must be a non-empty string, got {value!r}")
+    return value
+
+
+def _protocol(body: dict[str, object]) -> int:
+    value = body.get("protocol")
+    if isinstance(value, str) and value.lower() in PROTOCOLS:
+        return PROTOCOLS[value.lower()]
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 255:
+        return value
+    raise HttpError(
+        400, f"'protocol' must be 'tcp', 'udp' or an IPv4 protocol number 0-255, got {value!r}"
+    )
+
+
+def _port(body: dict[str, object], name: str) -> int:
+    value = body.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
+        raise HttpError(400, f"{name!r} must be an integer 0-65535, got {value!r}")
     return value
 
 

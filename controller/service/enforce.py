@@ -6,6 +6,8 @@ into P4Runtime writes:
 - ``InstallPin`` -> a ``kv_pin`` entry on the source leaf (insert, or modify when the
   book says the key is already there), with the transfer's metadata (:mod:`pins`);
 - ``RemovePin`` -> delete it (a pin already gone is fine);
+- ``InstallFlowPin``/``RemoveFlowPin`` -> a static pin's ``flow_pin`` entry written or
+  deleted on its source leaf (:mod:`flow_pins`);
 - ``SetMode`` -> the ``switch_config`` default action on every leaf;
 - ``LinkStatusChanged`` -> every leaf's ECMP groups recomputed and written (only
   the groups that changed), and, in flowlet mode, a new flowlet generation so no
@@ -20,6 +22,7 @@ pin that could not be written leaves its transfer on ECMP, which is safe.
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -27,15 +30,18 @@ from typing import Any
 from controller.config import Mode
 from controller.engine import (
     Alert,
+    InstallFlowPin,
     InstallPin,
     LinkStatusChanged,
     LogRecord,
+    RemoveFlowPin,
     RemovePin,
     SetMode,
     Update,
 )
 from controller.service import intent as i
 from controller.service.errors import ServiceError, SwitchError
+from controller.service.flow_pins import FlowPinWriter
 from controller.service.metrics import Metrics
 from controller.service.pins import Pin, PinBook, PinKey, PinMeta
 from controller.service.provision import refresh_groups
@@ -61,6 +67,7 @@ class Enforcer:
         *,
         clock: Callable[[], float],
         flowlet_timeout_s: float,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self.links = links
         self.clock = clock
@@ -69,6 +76,7 @@ class Enforcer:
         self.translog = translog
         self.flowlet_timeout_s = flowlet_timeout_s
         self.pins = PinBook()
+        self.flows = FlowPinWriter(links, metrics, wall)
         self.removed: deque[str] = deque(maxlen=10_000)
         self.generation = 0
         self.mode = Mode.KV_AWARE
@@ -87,6 +95,10 @@ class Enforcer:
                 written[u.transfer_id] = await self.install(u, meta)
             elif isinstance(u, RemovePin):
                 await self.remove(PinKey(u.leaf, u.src_ipv4, u.dst_ipv4, u.tag.src_port))
+            elif isinstance(u, InstallFlowPin):
+                await self.flows.write(u.pin)
+            elif isinstance(u, RemoveFlowPin):
+                await self.flows.remove(u.pin)
             elif isinstance(u, SetMode):
                 await self.set_mode(u.mode, u.reason)
             elif isinstance(u, LinkStatusChanged):

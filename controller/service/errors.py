@@ -6,6 +6,7 @@
           |    +-- SwitchUnavailable     the switch is not connected (or not ours)
           +-- PipelineError              the P4 program could not be compiled or read
           +-- NotPrimaryError            this instance is a backup for that switch
+          +-- PinNotWrittenError         a leaf refused a static pin's entry
 
 gRPC and finsy errors (``P4ClientError``, ``grpc.aio.AioRpcError``) and time-outs are
 turned into :class:`SwitchError` by :mod:`controller.service.switches`; nothing above
@@ -39,3 +40,7 @@ class NotPrimaryError(SwitchError):
 
 class PipelineError(ServiceError):
     """The P4 program could not be compiled, or its P4Info could not be read."""
+
+
+class PinNotWrittenError(ServiceError):
+    """A static pin's entry could not be written on its leaf: the pin was not made."""

@@ -35,6 +35,7 @@ REASONS = {
     422: "Unprocessable Content",
     500: "Internal Server Error",
     501: "Not Implemented",
+    502: "Bad Gateway",
     503: "Service Unavailable",
 }
 

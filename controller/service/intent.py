@@ -28,8 +28,8 @@ plus one) means a dead spine-to-M cable takes that spine out of every leaf's gro
 for M only, and traffic to the other leaves keeps using it.
 
 Switch MACs are not in the fabric file: :func:`switch_mac` derives a locally
-administered one from the device id. Pins (``kv_pin``) and the keyless tables'
-default action (``switch_config``, the data-plane mode) are run-time state, not
+administered one from the device id. Pins (``kv_pin``, ``flow_pin``) and the keyless
+tables' default action (``switch_config``, the data-plane mode) are run-time state, not
 intent; the pin book and the enforcer own them.
 """
 
@@ -52,6 +52,7 @@ ECMP_SELECTOR = "ecmp_selector"
 PORT_MACS = "port_macs"
 ARP_PROXY = "arp_proxy"
 KV_PIN = "kv_pin"
+FLOW_PIN = "flow_pin"
 SWITCH_CONFIG = "switch_config"
 QDEPTH_BUCKETS = "qdepth_buckets"
 QDELAY_BUCKETS = "qdelay_buckets"
@@ -241,6 +242,30 @@ def pin_entry(src: IPv4Address, dst: IPv4Address, src_port: int, port: int, meta
     return fy.P4TableEntry(
         KV_PIN,
         match=fy.P4TableMatch(src_addr=str(src), dst_addr=str(dst), l4_src_port=src_port),
+        action=fy.P4TableAction("pin", port=port),
+        metadata=meta,
+    )
+
+
+def flow_pin_entry(
+    src: IPv4Address,
+    dst: IPv4Address,
+    protocol: int,
+    ports: tuple[int, int],
+    *,
+    port: int,
+    meta: bytes,
+) -> Any:
+    """The ``flow_pin`` entry that sends the 5-tuple (src, dst, protocol, ports) out ``port``."""
+    return fy.P4TableEntry(
+        FLOW_PIN,
+        match=fy.P4TableMatch(
+            src_addr=str(src),
+            dst_addr=str(dst),
+            protocol=protocol,
+            l4_src_port=ports[0],
+            l4_dst_port=ports[1],
+        ),
         action=fy.P4TableAction("pin", port=port),
         metadata=meta,
     )

@@ -51,6 +51,7 @@ class Snapshot:
     pins: int
     in_flight: int
     modes: Sequence[str] = field(default_factory=tuple)
+    static_pins: Mapping[str, int] = field(default_factory=dict)
 
 
 class Metrics:
@@ -248,6 +249,14 @@ class _EngineCollector:
             links.add_metric([link, status], 1.0 if status == "up" else 0.0)
         yield links
         yield GaugeMetricFamily("kvfabric_pins", "Pin entries on the leaves", value=s.pins)
+        static = GaugeMetricFamily(
+            "kvfabric_static_pins",
+            "Static pins of flows, on their spine (pinned) or, with no live spine, on ECMP",
+            labels=["placement"],
+        )
+        for placement, count in sorted(s.static_pins.items()):
+            static.add_metric([placement], count)
+        yield static
         yield GaugeMetricFamily(
             "kvfabric_transfers_in_flight", "Transfers not yet completed", value=s.in_flight
         )

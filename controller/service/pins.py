@@ -1,12 +1,15 @@
 """The pins on the leaves: their metadata, and the book of what each leaf holds.
 
-A pin is a ``kv_pin`` entry on a transfer's source leaf. Its P4Runtime ``metadata``
+A pin is a ``kv_pin`` entry on a transfer's source leaf, or a ``flow_pin`` entry of a
+static pin (:mod:`flow_pins`). Its P4Runtime ``metadata``
 (an opaque cookie the switch stores and returns on reads) carries, as compact JSON,
 what another controller needs to adopt it: the transfer's API id and trace id, its
 hosts and size, when it was requested and when it times out (wall-clock seconds),
 and the spine. So a restarted controller, or a backup that takes over, reads the
 pins back and keeps serving the transfers in flight: their pins stay, their
-completions are accepted, their timeouts are honoured.
+completions are accepted, their timeouts are honoured. A static pin's metadata has
+``kind`` ``"flow"``, its pin id, hosts, the spine it holds and the spine it was asked
+for (``req``), no size and no deadline (0): it lasts until it is deleted.
 
 :class:`PinBook` is the shell's record of the pins it believes each leaf holds,
 keyed like the table (leaf, source address, destination address, source port).
@@ -35,6 +38,7 @@ class PinMeta:
     deadline_wall: float
     spine: str
     kind: str = "transfer"
+    requested: str = ""
 
     def encode(self) -> bytes:
         """The compact JSON stored in the entry."""
@@ -50,6 +54,8 @@ class PinMeta:
             "spine": self.spine,
             "kind": self.kind,
         }
+        if self.requested:
+            doc["req"] = self.requested
         return json.dumps(doc, separators=(",", ":")).encode()
 
     @staticmethod
@@ -72,6 +78,7 @@ class PinMeta:
                 deadline_wall=float(doc["dl"]),
                 spine=str(doc["spine"]),
                 kind=str(doc.get("kind", "transfer")),
+                requested=str(doc.get("req", "")),
             )
         except (KeyError, TypeError, ValueError):
             return None

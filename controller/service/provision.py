@@ -29,6 +29,7 @@ class ReadBack:
     """What reconciliation found on a switch besides its intent."""
 
     pins: list[Any] = field(default_factory=list)
+    flow_pins: list[Any] = field(default_factory=list)
     mode_action: str | None = None
     mode_args: Mapping[str, int] = field(default_factory=dict)
     writes: int = 0
@@ -39,6 +40,7 @@ async def read_state(link: SwitchLink) -> tuple[list[Any], ReadBack]:
     request: list[Any] = [fy.P4TableEntry(t) for t in i.MANAGED_TABLES]
     request += [
         fy.P4TableEntry(i.KV_PIN),
+        fy.P4TableEntry(i.FLOW_PIN),
         fy.P4ActionProfileMember(i.ECMP_SELECTOR),
         fy.P4ActionProfileGroup(i.ECMP_SELECTOR),
         fy.P4TableEntry(i.SWITCH_CONFIG, is_default_action=True),
@@ -52,6 +54,9 @@ async def read_state(link: SwitchLink) -> tuple[list[Any], ReadBack]:
                 continue
             if entity.table_id == i.KV_PIN:
                 back.pins.append(entity)
+                continue
+            if entity.table_id == i.FLOW_PIN:
+                back.flow_pins.append(entity)
                 continue
         managed.append(entity)
     return managed, back

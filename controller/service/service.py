@@ -14,7 +14,12 @@ stamped with one monotonic clock; whatever the engine returns goes to the
 - the audit loop (:mod:`prober`), as primary: a probe round every audit interval;
 - one PacketIn reader per switch, feeding the prober;
 - the HTTP API (:mod:`api`), which calls :meth:`transfer`, :meth:`complete`,
-  :meth:`set_mode` and :meth:`fabric`.
+  :meth:`pin_flow`, :meth:`unpin_flow`, :meth:`set_mode` and :meth:`fabric`.
+
+Static pins (``POST /v1/pins``) are the engine's (:mod:`controller.engine.static_pins`);
+their entries are written by the enforcer (:mod:`flow_pins`) and synced, adopted or
+deleted with the transfer pins when a leaf (re)connects. Their ids are
+``<instance>-pin<n>``; adopted ones keep the id they were given.
 
 A transfer's API id is ``<instance>-<engine id>``: the instance tag is random per
 process, so ids never collide across restarts or between a primary and its backup,
@@ -36,7 +41,7 @@ import dataclasses
 import logging
 import secrets
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from ipaddress import IPv4Address
 from pathlib import Path
@@ -49,6 +54,7 @@ from controller.engine import (
     Decision,
     Engine,
     EngineError,
+    FlowTuple,
     InstallPin,
     TransferRequest,
     UnknownTransferError,
@@ -57,7 +63,8 @@ from controller.engine import (
 )
 from controller.service.adopt import Adoptions
 from controller.service.enforce import Enforcer
-from controller.service.errors import ServiceError, SwitchError
+from controller.service.errors import PinNotWrittenError, ServiceError, SwitchError
+from controller.service.flow_pins import sync_flow_pins
 from controller.service.metrics import Metrics, Snapshot
 from controller.service.pins import Pin, PinKey, PinMeta
 from controller.service.prober import ETHERTYPE, Prober
@@ -133,6 +140,7 @@ class Service:
             self.translog,
             clock=clock,
             flowlet_timeout_s=s.flowlet_timeout_s,
+            wall=wall,
         )
         self.enforcer.mode = self.engine.effective_mode
         self.adoptions = Adoptions(self.engine)
@@ -143,6 +151,7 @@ class Service:
         self.audited = False
         self._mode_adopted = False
         self._traces = 0
+        self._static = 0
         self._tasks: list[asyncio.Task[Any]] = []
         for link in self.links.values():
             link.switch.ee.on(fy.SwitchEvent.CHANNEL_DOWN, self._on_down)
@@ -188,6 +197,7 @@ class Service:
             alerts=[(a.name, a.subject, a.severity) for a in e.book.active.values()],
             links=[(str(link), str(e.topology.link_status(link))) for link in e.topology.links],
             pins=len(self.enforcer.pins),
+            static_pins=_placements(p.path is not None for p in e.static.by_id.values()),
             in_flight=len(e.inflight) + len(self.adoptions),
             modes=[str(m) for m in Mode],
         )
@@ -268,6 +278,29 @@ class Service:
         if not any(p.spine == spine for p in paths):
             names = ", ".join(p.spine for p in paths) or "none (same rack)"
             raise ForcedSpineError(f"spine {spine!r} is not on a path from {src} to {dst}: {names}")
+
+    async def pin_flow(self, flow: FlowTuple, spine: str) -> dict[str, object]:
+        """Hold ``flow`` on ``spine`` in every mode (``POST /v1/pins``): the pin's view."""
+        self._writable()
+        self._static += 1
+        pin_id = f"{self.instance}-pin{self._static}"
+        pin, updates = self.engine.pin_flow(pin_id, flow, spine, self.clock())
+        await self.enforcer.apply(updates, self._moved_meta)
+        if pin_id not in self.enforcer.flows.written:
+            self.engine.unpin_flow(pin_id, self.clock())  # nothing on the leaf to delete
+            raise PinNotWrittenError(
+                f"the pin of {flow} could not be written on {pin.leaf}; nothing was pinned"
+            )
+        return pin.as_dict()
+
+    async def unpin_flow(self, pin_id: str) -> dict[str, object]:
+        """Release a static pin (``DELETE /v1/pins/{id}``); its flow takes ECMP."""
+        self._writable()
+        pin = self.engine.static.by_id.get(pin_id)
+        updates = self.engine.unpin_flow(pin_id, self.clock())
+        await self.enforcer.apply(updates, self._moved_meta)
+        assert pin is not None  # unpin_flow raised UnknownPinError otherwise
+        return {**pin.as_dict(), "removed": True}
 
     async def complete(self, transfer_id: str, duration_s: float) -> dict[str, object]:
         """Record a transfer's completion (``POST /v1/transfers/{id}/complete``)."""
@@ -379,6 +412,11 @@ class Service:
         if link.config.role is Role.LEAF:
             await self._sync_mode(link, back)
             await self._sync_pins(link, back)
+            updates, adopted = await sync_flow_pins(
+                link, back.flow_pins, self.enforcer.flows, self.engine, self.clock()
+            )
+            self.metrics.pins_adopted.labels(link.name).inc(adopted)
+            await self.enforcer.apply(updates, self._moved_meta)
         log.info(
             "%s: provisioned as primary in %.0f ms (%d writes, %d pins found)",
             link.name,
@@ -548,3 +586,9 @@ class Service:
                     with contextlib.suppress(asyncio.CancelledError):
                         await task
                 self.translog.close()
+
+
+def _placements(pinned: Iterable[bool]) -> dict[str, int]:
+    """Static pins by placement: on their spine (``pinned``) or on ECMP (``ecmp``)."""
+    flags = list(pinned)
+    return {"pinned": sum(flags), "ecmp": len(flags) - sum(flags)}

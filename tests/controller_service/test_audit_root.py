@@ -2,8 +2,8 @@
 
 Probes leave each switch by PacketOut, cross a veth and come back from the neighbour as
 PacketIns. Taking one veth down must take its cable out of path selection and out of
-the ECMP groups, move the pinned transfer that crossed it, and raise the alert; bringing
-it back must undo all of that.
+the ECMP groups, move the pinned transfer and the static pin that crossed it, and raise
+the alert; bringing it back must undo all of that (the moved pins stay where they went).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ pytestmark = pytest.mark.root
 
 LINK = "leaf1:3-spine1:1"
 TRANSFER = {"src": "h11", "dst": "h21", "bytes": 2_000_000}
+PIN = {"src": "h11", "dst": "h21", "protocol": "tcp", "src_port": 35000, "dst_port": 5201,
+       "spine": "spine1"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +49,10 @@ def _egress(reader: Reader, fabric: Fabric, transfer_id: str) -> int:
     raise AssertionError(f"no pin of {transfer_id}")
 
 
+def _flow_egress(reader: Reader, fabric: Fabric) -> list[int]:
+    return [int(e.action.args["port"]) for e in reader.table(fabric, "leaf1", "flow_pin")]
+
+
 def test_a_downed_cable_leaves_path_selection_and_comes_back(
     cabled: Fabric, controllers: Controllers, reader: Reader, tmp_path: Path
 ) -> None:
@@ -61,6 +67,9 @@ def test_a_downed_cable_leaves_path_selection_and_comes_back(
     placed = [api.call("POST", "/v1/transfers", TRANSFER)[1] for _ in range(2)]
     on_spine1 = next(t for t in placed if t["spine"] == "spine1")
     assert _egress(reader, cabled, on_spine1["id"]) == 3
+    status, static = api.call("POST", "/v1/pins", PIN)
+    assert status == 201 and static["port"] == 3, static
+    assert _flow_egress(reader, cabled) == [3]
 
     cabled.set_cable("leaf1", "spine1", up=False)
     downed = time.monotonic()
@@ -73,6 +82,12 @@ def test_a_downed_cable_leaves_path_selection_and_comes_back(
     wait_for(lambda: reader.groups(cabled, "leaf1") == {2: [4]}, timeout=1, step=0.01)
     wait_for(lambda: reader.groups(cabled, "leaf2") == {1: [4]}, timeout=1, step=0.01)
     wait_for(lambda: _egress(reader, cabled, on_spine1["id"]) == 4, timeout=1, step=0.01)
+    wait_for(lambda: _flow_egress(reader, cabled) == [4], timeout=1, step=0.01)
+    [moved] = api.call("GET", "/v1/fabric")[1]["static_pins"]
+    assert (moved["id"], moved["spine"], moved["requested_spine"]) == (
+        static["id"], "spine2", "spine1",
+    )  # fmt: skip
+    assert moved["moved"][0].startswith("leaf1>spine1>leaf2 -> leaf1>spine2>leaf2")
     groups_done = time.monotonic() - downed
     for _ in range(3):
         status, t = api.call("POST", "/v1/transfers", TRANSFER)
@@ -81,6 +96,10 @@ def test_a_downed_cable_leaves_path_selection_and_comes_back(
     # forcing the dead spine (the lab's isolated reference) is a conflict, not a pin
     status, refused = api.call("POST", "/v1/transfers", {**TRANSFER, "spine": "spine1"})
     assert status == 409 and "leaf1:3-spine1:1 is not up" in str(refused["error"]), refused
+    other = {**PIN, "src_port": 35001}
+    status, refused = api.call("POST", "/v1/pins", other)
+    assert status == 409 and "leaf1:3-spine1:1 is not up" in str(refused["error"]), refused
+    assert _flow_egress(reader, cabled) == [4]
     scrape = api.call("GET", "/metrics")[1]
     assert metric(scrape, "kvfabric_link_up", link=LINK, status="down") == 0.0
     assert metric(scrape, "kvfabric_link_up", link="leaf1:4-spine2:1", status="up") == 1.0
@@ -96,7 +115,10 @@ def test_a_downed_cable_leaves_path_selection_and_comes_back(
     scrape = api.call("GET", "/metrics")[1]
     assert metric(scrape, "kvfabric_alert_active", name="link_down", subject=LINK) is None
     assert (metric(scrape, "kvfabric_probes_seen_total") or 0) >= 8  # a full round or more
+    assert _flow_egress(reader, cabled) == [4]
     for t in placed:
         api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 0.2})
+    assert api.call("DELETE", f"/v1/pins/{static['id']}")[0] == 200
+    assert _flow_egress(reader, cabled) == []
     print(f"cable down: in the model after {detected * 1e3:.0f} ms, "
           f"groups and pin rewritten after {groups_done * 1e3:.0f} ms")  # fmt: skip
