@@ -19,10 +19,12 @@ drives it through the small :class:`FabricControl` protocol:
 
 :class:`HttpControl` speaks the HTTP/JSON API of issue 5. Three parts are proposed
 here were adopted by the controller: ``PUT /v1/mode {"mode"}`` and the optional
-``spine`` of a transfer request. ``POST /v1/pins`` answers 501: kv_pin matches only
-packets of the KV class, so an untagged background flow cannot be pinned; the lab
-steers background by its source port instead (:mod:`lab.ecmp`), and ``pin_flow`` is
-used only when an experiment asks for it (``pin_background``).
+``spine`` of a transfer request, and ``POST /v1/pins`` / ``DELETE /v1/pins/{id}``
+(``pin_flow``/``unpin_flow``): the controller holds the flow's whole 5-tuple on the
+spine with a ``flow_pin`` entry in every mode, whatever its class, and moves it off a
+cable the audit takes down. The lab steers background by its source port by default
+(:mod:`lab.ecmp`), and ``pin_flow`` is used when an experiment asks for it
+(``pin_background``).
 
 :class:`ControllerProcess` starts ``kvfabric controller FABRIC`` as a tracked
 process. :func:`controller_available` says whether this installation has the
@@ -220,7 +222,7 @@ class HttpControl:
         )
 
     async def pin_flow(self, flow: FlowKey, spine: str) -> None:
-        """``POST /v1/pins`` (proposed to issue 5)."""
+        """``POST /v1/pins``: hold ``flow`` on ``spine`` in every mode (a static pin)."""
         answer = await self.request(
             "POST",
             "/v1/pins",
@@ -237,7 +239,7 @@ class HttpControl:
             self._pins[flow] = str(answer["id"])
 
     async def unpin_flow(self, flow: FlowKey) -> None:
-        """``DELETE /v1/pins/{id}`` (proposed to issue 5)."""
+        """``DELETE /v1/pins/{id}`` of the pin ``pin_flow`` made for ``flow``."""
         pin = self._pins.pop(flow, None)
         if pin is not None:
             await self.request("DELETE", f"/v1/pins/{pin}")

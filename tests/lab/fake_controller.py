@@ -2,7 +2,8 @@
 
 It serves the calls the lab makes on a real TCP port: ``POST /v1/transfers``
 (answering with a tag from a port range), ``POST /v1/transfers/{id}/complete``,
-``GET /v1/fabric``, ``PUT /v1/mode`` and ``POST /v1/pins``; it records every call.
+``GET /v1/fabric``, ``PUT /v1/mode``, ``POST /v1/pins`` (201, as the service answers)
+and ``DELETE /v1/pins/{id}``; it records every call.
 """
 
 from __future__ import annotations
@@ -78,5 +79,7 @@ class FakeController:
         if (method, path) == ("PUT", "/v1/mode"):
             return 200, {"mode": data["mode"]}
         if (method, path) == ("POST", "/v1/pins"):
-            return 200, {"id": "p1"}
+            return 201, {"id": f"p{next(self._ids)}", "spine": data.get("spine")}
+        if method == "DELETE" and path.startswith("/v1/pins/"):
+            return 200, {"id": path.rsplit("/", 1)[1], "removed": True}
         return 404, {"error": "no such endpoint"}
