@@ -122,7 +122,8 @@ def tier_utilisation(engine: Engine) -> dict[Tier, TierNow]:
 
 
 def fabric_view(engine: Engine, now: float) -> dict[str, object]:
-    """The whole picture, JSON-ready: mode, ports, links, pins, tiers, safety, totals."""
+    """The whole picture, JSON-ready: mode, ports, links, pins, static pins, tiers, safety,
+    totals."""
     table = engine.table
     topo = engine.topology
     ports = []

@@ -12,6 +12,8 @@ data:
 - ``prober``: link probes (PacketOut) and their PacketIns, for the topology audit;
 - ``pins`` and ``adopt``: pin entries with the metadata that lets a restarted
   controller, or a backup taking over, adopt the transfers in flight;
+- ``flow_pins``: static pins' ``flow_pin`` entries, written, removed, and synced or
+  adopted when a leaf (re)connects;
 - ``enforce``: the engine's updates applied (pins, modes, ECMP groups, alerts, log);
 - ``metrics`` (every Prometheus metric, one class), ``translog`` (JSON lines);
 - ``http`` and ``api``: the HTTP/JSON API; ``service`` wires it all, ``main`` runs it.
@@ -23,6 +25,7 @@ Public API::
 
 from controller.service.errors import (
     NotPrimaryError,
+    PinNotWrittenError,
     PipelineError,
     ServiceError,
     SwitchError,
@@ -35,6 +38,7 @@ from controller.service.switches import Pipeline
 
 __all__ = [
     "NotPrimaryError",
+    "PinNotWrittenError",
     "Pipeline",
     "PipelineError",
     "Service",
