@@ -51,28 +51,36 @@ def plot_sweep(
 ) -> Path:
     """Reduction vs ECMP of ``mode`` at ``stat`` against ``x_key``, one line per ``line_key``.
 
-    Each point is ``{x_key: .., line_key: .., "reduction": {stat: ..} | None, "valid": ..}``.
-    The design's claimed band (40-60% by default) is shaded; invalid points are hollow.
+    Each point is ``{x_key: .., line_key: .., "reduction": {stat: ..} | None, "valid": ..}``
+    and optionally ``"n"``, the samples behind it, written next to the marker (a p99 of
+    a few samples is their largest one: one TCP timeout moves it). The design's claimed
+    band (40-60% by default) is shaded; invalid points are hollow.
     """
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.axhspan(band[0] * 100, band[1] * 100, color="tab:green", alpha=0.12, label="claimed 40-60%")
-    lines: dict[object, list[tuple[float, float, bool]]] = {}
+    lines: dict[object, list[tuple[float, float, bool, object]]] = {}
     for p in points:
         red = p.get("reduction")
         if not isinstance(red, Mapping) or stat not in red:
             continue
         x = p[x_key]
         assert isinstance(x, int | float)
-        lines.setdefault(p[line_key], []).append((float(x), red[stat] * 100, bool(p.get("valid"))))
+        entry = (float(x), red[stat] * 100, bool(p.get("valid")), p.get("n"))
+        lines.setdefault(p[line_key], []).append(entry)
     for key, pts in sorted(lines.items(), key=lambda kv: str(kv[0])):
-        pts.sort()
+        pts.sort(key=lambda e: e[0])
         handle = ax.plot(
-            [x for x, _, _ in pts], [y for _, y, _ in pts], marker="o", label=f"{line_key}={key}"
+            [e[0] for e in pts], [e[1] for e in pts], marker="o", label=f"{line_key}={key}"
         )
         colour = handle[0].get_color()
-        for x, y, valid in pts:
+        for x, y, valid, n in pts:
             if not valid:
                 ax.plot([x], [y], marker="o", markerfacecolor="white", markeredgecolor=colour)
+            if isinstance(n, int):
+                ax.annotate(
+                    f"n={n}", (x, y), textcoords="offset points", xytext=(4, 4),
+                    fontsize=7, color=colour,
+                )  # fmt: skip
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xlabel(x_key.replace("_", " "))
     ax.set_ylabel(f"{mode} {stat} reduction vs ECMP (%)")

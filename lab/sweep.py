@@ -15,9 +15,10 @@ the scenario (a key path into its YAML, such as ``background[0].load`` or
 Every point of the grid is the base scenario with those keys replaced, validated
 like any scenario file (so a bad value is an error naming the sweep file and the
 axis). :func:`run_sweep` runs each point into its own directory, then writes
-``sweep.json`` (per point: the axis values, the reduction of kv-aware against ECMP
-and validity) and ``sweep.png``: the reduction against the first axis, one line
-per value of the second, with the design's 40-60% band shaded.
+``sweep.json`` (per point: the axis values, the reduction of kv-aware against ECMP,
+``n``, the fewer completed transfers of the two modes, and validity) and
+``sweep.png``: the reduction against the first axis, one line per value of the
+second, with the design's 40-60% band shaded.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -188,9 +189,29 @@ def run_sweep(
         scenario = sweep.scenario_at(point)
         doc = runner(build(scenario, out / scenario.name))
         red = doc["reduction_vs_ecmp"].get("kv-aware")
-        points.append({**point, "scenario": scenario.name, "reduction": red, "valid": doc["valid"]})
+        points.append(
+            {
+                **point,
+                "scenario": scenario.name,
+                "reduction": red,
+                "n": _samples(doc),
+                "valid": doc["valid"],
+            }
+        )
         _write(sweep, points, out)
     return points
+
+
+def _samples(doc: Mapping[str, Any]) -> int | None:
+    """The fewer completed transfers of ECMP and kv-aware: what the point's statistic rests on."""
+    modes = doc.get("modes")
+    if not isinstance(modes, Mapping):
+        return None
+    counts = [
+        m.get("n") for name in ("ecmp", "kv-aware") if isinstance(m := modes.get(name), Mapping)
+    ]
+    known = [c for c in counts if isinstance(c, int)]
+    return min(known) if known else None
 
 
 def _write(sweep: Sweep, points: Sequence[dict[str, Any]], out: Path) -> None:

@@ -225,7 +225,11 @@ def test_sweep_points_and_run(tmp_path: Path):
     def fake_runner(exp: Experiment) -> dict[str, Any]:
         load = exp.scenario.background[0].load
         size = exp.scenario.phases[0].size
-        return {"reduction_vs_ecmp": {"kv-aware": {"p99": 0.1 * size + load}}, "valid": True}
+        return {
+            "reduction_vs_ecmp": {"kv-aware": {"p99": 0.1 * size + load}},
+            "modes": {"ecmp": {"n": 8 * size}, "kv-aware": {"n": 8 * size - 1}},
+            "valid": True,
+        }
 
     def build(scenario: Any, out: Path) -> Experiment:
         return Experiment(scenario, fabric_from_params(scenario.fabric, scenario.name), out)
@@ -233,6 +237,7 @@ def test_sweep_points_and_run(tmp_path: Path):
     results = run_sweep(sweep, build, tmp_path, runner=fake_runner)
     assert len(results) == 12
     assert results[-1]["reduction"]["p99"] == pytest.approx(0.4 + 0.45)
+    assert [p["n"] for p in results[:3]] == [7, 15, 31]  # the fewer of the two modes
     assert (tmp_path / "sweep.json").exists() and (tmp_path / "sweep.png").stat().st_size > 1000
 
 

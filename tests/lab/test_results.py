@@ -110,7 +110,7 @@ def test_table_rows_and_files(tmp_path):
 
 def test_sweep_plot(tmp_path):
     points = [
-        {"load": x, "burst": b, "reduction": {"p99": 0.1 * x * b}, "valid": b != 2}
+        {"load": x, "burst": b, "reduction": {"p99": 0.1 * x * b}, "valid": b != 2, "n": 8 * b}
         for x in (0.0, 0.5)
         for b in (1, 2)
     ]
