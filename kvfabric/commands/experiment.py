@@ -3,7 +3,7 @@
     kvfabric experiment --scenario topologies/scenarios/design-example.yaml \\
         [--topology FILE] [--modes ecmp,flowlet,kv-aware,isolated] [--repeat N] \\
         [--seed S] [--out DIR] [--switch kvfabric|bmv2] [--program FILE] \\
-        [--p4info FILE --p4blob FILE]
+        [--p4info FILE --p4blob FILE] [--pin-background]
     kvfabric experiment --sweep topologies/scenarios/sweep.yaml [--out DIR] ...
 
 Without ``--topology`` the fabric is built from the scenario's ``fabric`` section.
@@ -12,7 +12,10 @@ Without ``--topology`` the fabric is built from the scenario's ``fabric`` sectio
 comparison table and its validity verdict are printed at the end. The controller
 compiles ``p4/kv_fabric.p4`` with ``kvfabric compile`` unless ``--p4info`` and
 ``--p4blob`` name prebuilt files; ``--switch bmv2`` needs them (p4c-bm2-ss's P4Info
-and BMv2 JSON: simple_switch_grpc loads only its own compiler's output). Exit statuses:
+and BMv2 JSON: simple_switch_grpc loads only its own compiler's output).
+``--pin-background`` holds every background flow on its planned spine with a static
+pin (``POST /v1/pins``) rather than choosing source ports that ECMP hashes there; the
+controller then moves those pins off a cable that goes down. Exit statuses:
 0 for a valid run, 3 for a run that completed but is invalid, 1 for an error, 2 for
 a bad command line, 130 after Ctrl-C (the partial results are written).
 """
@@ -49,6 +52,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--program", help="P4 program the switches start with (default: none)")
     parser.add_argument("--p4info", type=Path, help="prebuilt P4Info the controller pushes")
     parser.add_argument("--p4blob", type=Path, help="prebuilt device config (with --p4info)")
+    parser.add_argument(
+        "--pin-background",
+        action="store_true",
+        help="hold background flows on their spines with POST /v1/pins (flow_pin) instead "
+        "of steering them through the ECMP hash",
+    )
     parser.add_argument("--verbose", action="store_true", help="show Mininet's own output")
 
 
@@ -146,6 +155,7 @@ def _build(
         switch_cls=Bmv2Switch if args.switch == "bmv2" else P4Switch,
         program=args.program,
         pipeline_files=(args.p4info, args.p4blob) if args.p4info is not None else None,
+        pin_background=args.pin_background,
     )
 
 
