@@ -94,6 +94,38 @@ def _link_events(log: Path) -> list[dict[str, Any]]:
     return [e for e in events if e.get("event") == "link"]
 
 
+def _rates(lab: Lab, spines: tuple[str, ...], window_s: float = 2.0) -> dict[str, float]:
+    """Bit/s out of leaf1 towards each spine over ``window_s``."""
+    cables = {s: lab.topo.cable("leaf1", s).leaf_intf for s in spines}
+    first, t0 = {s: tx_bytes(i) for s, i in cables.items()}, time.monotonic()
+    time.sleep(window_s)
+    dt = time.monotonic() - t0
+    return {s: (tx_bytes(i) - first[s]) * 8 / dt for s, i in cables.items()}
+
+
+def test_a_pinned_background_flow_leaves_its_ecmp_spine(loaded_lab: Running) -> None:
+    """POST /v1/pins moves an untagged UDP flow off the spine ECMP hashes it to; DELETE
+    gives it back to ECMP (the lab's ``pin_background``)."""
+    lab, fabric, control = loaded_lab.lab, loaded_lab.fabric, loaded_lab.control
+    (flow,) = _flows_via(fabric, "spine1")[:1]
+    flow = BackgroundFlow(flow.key, 10_000_000, "spine2", "leaf1", "leaf2", pinned=True)
+    asyncio.run(control.pin_flow(flow.key, "spine2"))
+    bg = Background.start(lab, [flow], lab.log_dir / "pin-bg")
+    try:
+        time.sleep(1.0)
+        pinned = _rates(lab, ("spine1", "spine2"))
+        asyncio.run(control.unpin_flow(flow.key))
+        time.sleep(0.5)
+        hashed = _rates(lab, ("spine1", "spine2"))
+        assert bg.failures() == []
+    finally:
+        bg.stop(lab)
+        asyncio.run(control.unpin_flow(flow.key))
+    print(f"pinned: {pinned}, unpinned: {hashed}")
+    assert pinned["spine2"] > 8e6 and pinned["spine1"] < 1e6, pinned
+    assert hashed["spine1"] > 8e6 and hashed["spine2"] < 1e6, hashed
+
+
 def test_a_loaded_cable_stays_up_and_a_pulled_one_leaves_fast(loaded_lab: Running) -> None:
     lab, fabric, control = loaded_lab.lab, loaded_lab.fabric, loaded_lab.control
     cable = lab.topo.cable("leaf1", "spine1")
