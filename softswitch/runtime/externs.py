@@ -16,14 +16,22 @@ on the table entry itself (``entry.counter`` and ``entry.meter``), so that a
 hit costs one attribute access.
 
 Meters are BMv2's two-rate three-colour markers (RFC 2698, colour-blind).
-Rates are in units (packets or bytes) per microsecond and bursts in units,
-as BMv2 takes them; time is an integer count of microseconds since the
-switch started, passed by the caller so that tests are deterministic.  An
-unconfigured meter marks every packet GREEN.  The token arithmetic is BMv2's
-exactly: for each rate, from the peak one to the committed one, the bucket is
-refilled with ``int(now_us * rate) - tokens_last`` tokens (capped at the
-burst), and the first bucket holding fewer tokens than the packet needs
-gives the colour (RED for peak, YELLOW for committed) and stops the walk.
+Rates are integers in units (packets or bytes) per second and bursts
+integers in units, as P4Runtime writes them (``int64``): a configuration is
+stored as written and read back exactly, whatever its size.  Time is an
+integer count of microseconds since the switch started, passed by the
+caller so that tests are deterministic.  An unconfigured meter marks every
+packet GREEN.  The token arithmetic is BMv2's, done exactly on integers
+where BMv2 uses a double rate per microsecond: for each rate, from the peak
+one to the committed one, the bucket is refilled with
+``now_us * rate // 10**6 - tokens_last`` tokens (capped at the burst), and
+the first bucket holding fewer tokens than the packet needs gives the
+colour (RED for peak, YELLOW for committed) and stops the walk.
+
+A configuration is refused (``INVALID_ARGUMENT``) where PI's P4Runtime
+server refuses it for BMv2: a negative rate or burst, or a burst above
+2**32 - 1 (BMv2 keeps bursts in 32 bits); and a committed rate above the
+peak one, which a two-rate marker cannot honour.
 """
 
 from __future__ import annotations
@@ -62,29 +70,38 @@ class CounterData:
     bytes: int = 0
 
 
+MAX_BURST = (1 << 32) - 1  # BMv2 (through PI) keeps burst sizes in 32 bits
+MICROS = 1_000_000
+
+
 @dataclass(frozen=True, slots=True)
 class MeterConfig:
-    """trTCM configuration: rates in units per microsecond, bursts in units."""
+    """trTCM configuration: rates in units per second, bursts in units, all integers."""
 
-    cir: float
+    cir: int
     cburst: int
-    pir: float
+    pir: int
     pburst: int
 
-    @classmethod
-    def per_second(cls, cir: int, cburst: int, pir: int, pburst: int) -> MeterConfig:
-        """Build from P4Runtime's rates, which are in units per second."""
-        return cls(cir / 1e6, cburst, pir / 1e6, pburst)
-
     def rates_per_second(self) -> tuple[int, int, int, int]:
-        """``(cir, cburst, pir, pburst)`` with rates in units per second."""
-        return (round(self.cir * 1e6), self.cburst, round(self.pir * 1e6), self.pburst)
+        """``(cir, cburst, pir, pburst)`` exactly as written."""
+        return (self.cir, self.cburst, self.pir, self.pburst)
 
 
 def check_meter_config(config: MeterConfig) -> None:
-    """Reject a negative rate or burst, and a committed rate above the peak one."""
-    if min(config.cir, config.pir, config.cburst, config.pburst) < 0:
+    """Reject what PI and BMv2 reject (see the module docstring)."""
+    fields = config.rates_per_second()
+    if any(isinstance(v, bool) or not isinstance(v, int) for v in fields):
+        raise RuntimeConfigError(
+            "INVALID_ARGUMENT", f"meter config values must be integers: {config}"
+        )
+    if min(fields) < 0:
         raise RuntimeConfigError("INVALID_ARGUMENT", f"negative value in meter config {config}")
+    if max(config.cburst, config.pburst) > MAX_BURST:
+        raise RuntimeConfigError(
+            "INVALID_ARGUMENT",
+            f"meter burst {max(config.cburst, config.pburst)} is above {MAX_BURST} (32 bits)",
+        )
     if config.cir > config.pir:
         raise RuntimeConfigError(
             "INVALID_ARGUMENT", f"meter CIR {config.cir} is above its PIR {config.pir}"
@@ -98,8 +115,8 @@ class MeterCell:
 
     def __init__(self, config: MeterConfig | None = None) -> None:
         self.config: MeterConfig | None = None
-        # Each bucket: [rate, burst, tokens, tokens_last, colour], peak first.
-        self._buckets: list[list[float]] | None = None
+        # Each bucket: [rate per second, burst, tokens, tokens_last, colour], peak first.
+        self._buckets: list[list[int]] | None = None
         self.configure(config)
 
     def configure(self, config: MeterConfig | None) -> None:
@@ -120,7 +137,7 @@ class MeterCell:
             return Color.GREEN
         for bucket in buckets:
             # max(): a clock that goes backwards adds no tokens
-            since_init = max(int(now_us * bucket[0]), bucket[3])
+            since_init = max(now_us * bucket[0] // MICROS, bucket[3])
             tokens = min(bucket[2] + since_init - bucket[3], bucket[1])
             bucket[3] = since_init
             if tokens < amount:

@@ -268,7 +268,7 @@ class ControlPlane:
             raise _Bad("meter_set_rates needs two RATE:BURST pairs (committed, peak)")
         (cir, cburst), (pir, pburst) = cmd.rates
         # simple_switch_CLI rates are per microsecond; MeterConfig's are per second.
-        config = MeterConfig(cir * 1e6, cburst, pir * 1e6, pburst)
+        config = MeterConfig(round(cir * 1_000_000), cburst, round(pir * 1_000_000), pburst)
         if isinstance(cmd.index, str):
             self.state.direct_meter(cmd.name).set_config(self._entry(cmd.index), config)
         else:

@@ -94,45 +94,89 @@ class TestMeter:
         #  t=500  P+1=1->0, C+0=0 YELLOW
         #  t=1000 P+1=1->0, C+1=1->0 GREEN | P0 RED
         m = Meter("m", 1, MeterType.PACKETS)
-        m.set_config(0, MeterConfig(0.001, 2, 0.002, 3))
+        m.set_config(0, MeterConfig(1000, 2, 2000, 3))
         times = [0, 0, 0, 0, 500, 1000, 1000]
         assert [m.execute(0, 64, t) for t in times] == [0, 0, 1, 2, 1, 0, 2]
 
     def test_bytes_colour_sequence(self) -> None:
-        # CIR 0.1 B/us, CBS 1000; PIR 0.2 B/us, PBS 1500; 600-byte packets.
+        # CIR 0.1 B/us (100,000 B/s), CBS 1000; PIR 0.2 B/us, PBS 1500; 600-byte packets.
         #  t=0    P1500->900 C1000->400 GREEN | P900->300 C400<600 YELLOW | P300<600 RED
         #  t=1000 P300+200=500<600 RED (C untouched)
         #  t=2000 P500+200=700->100, C400+200=600->0 GREEN
         m = Meter("m", 1, MeterType.BYTES)
-        m.set_config(0, MeterConfig(0.1, 1000, 0.2, 1500))
+        m.set_config(0, MeterConfig(100_000, 1000, 200_000, 1500))
         times = [0, 0, 0, 1000, 2000]
         assert [m.execute(0, 600, t) for t in times] == [0, 1, 2, 2, 0]
 
     def test_buckets_are_capped_at_burst(self) -> None:
         m = Meter("m", 1, MeterType.PACKETS)
-        m.set_config(0, MeterConfig(0.001, 1, 0.001, 1))
+        m.set_config(0, MeterConfig(1000, 1, 1000, 1))
         assert m.execute(0, 1, 10**9) == Color.GREEN
         assert m.execute(0, 1, 10**9) == Color.RED
 
     def test_config_errors_and_reads(self) -> None:
         m = Meter("m", 2, MeterType.PACKETS)
-        cfg = MeterConfig.per_second(1000, 10, 2000, 20)
-        assert cfg == MeterConfig(0.001, 10, 0.002, 20)
+        cfg = MeterConfig(1000, 10, 2000, 20)
         assert cfg.rates_per_second() == (1000, 10, 2000, 20)
         m.set_config(None, cfg)
         assert m.get_config(1) == cfg
         m.set_config(1, None)
         assert m.get_config(1) is None
         assert code_of(m.set_config, 2, cfg) == "OUT_OF_RANGE"
-        assert code_of(m.set_config, 0, MeterConfig(0.002, 1, 0.001, 1)) == "INVALID_ARGUMENT"
-        assert code_of(m.set_config, 0, MeterConfig(0.001, -1, 0.001, 1)) == "INVALID_ARGUMENT"
+        assert code_of(m.set_config, 0, MeterConfig(2000, 1, 1000, 1)) == "INVALID_ARGUMENT"
+        assert code_of(m.set_config, 0, MeterConfig(1000, -1, 1000, 1)) == "INVALID_ARGUMENT"
         assert m.execute(2, 1, 0) is None
         m.reset()
         assert m.get_config(0) is None
 
     def test_reconfiguring_refills(self) -> None:
         m = Meter("m", 1, MeterType.PACKETS)
-        m.set_config(0, MeterConfig(0.0, 1, 0.0, 1))
+        m.set_config(0, MeterConfig(0, 1, 0, 1))
         assert [m.execute(0, 1, 0) for _ in range(2)] == [0, 2]
-        m.set_config(0, MeterConfig(0.0, 1, 0.0, 1))
+        m.set_config(0, MeterConfig(0, 1, 0, 1))
         assert m.execute(0, 1, 0) == 0
+
+
+class TestMeterExactness:
+    """Rates are P4Runtime's int64 per second: stored, computed and read back exactly."""
+
+    def test_rates_near_two_to_the_63_read_back_as_written(self) -> None:
+        m = Meter("m", 1, MeterType.BYTES)
+        top = (1 << 63) - 1
+        for cir in (top - 1, (1 << 53) + 1, top):
+            cfg = MeterConfig(cir, (1 << 32) - 1, top, (1 << 32) - 1)
+            m.set_config(0, cfg)
+            got = m.get_config(0)
+            assert got is not None
+            assert got.rates_per_second() == (cir, (1 << 32) - 1, top, (1 << 32) - 1)
+
+    def test_huge_rates_refill_exactly(self) -> None:
+        # 2**63 - 1 B/s for 3 us is 27,670,116,110,564 B (floor); the bucket stops at its burst.
+        m = Meter("m", 1, MeterType.BYTES)
+        top = (1 << 63) - 1
+        m.set_config(0, MeterConfig(top, (1 << 32) - 1, top, (1 << 32) - 1))
+        assert m.execute(0, (1 << 32) - 1, 0) == Color.GREEN
+        assert m.execute(0, 1, 0) == Color.RED
+        assert m.execute(0, (1 << 32) - 1, 3) == Color.GREEN
+
+    def test_refill_is_the_exact_floor_of_rate_times_time(self) -> None:
+        # 10**15 + 1 B/s: from t=983,039 us to t=983,040 us exactly 10**9 tokens are made;
+        # a double rate per microsecond (BMv2's) makes 10**9 + 1 there.
+        m = Meter("m", 1, MeterType.BYTES)
+        rate, burst = 10**15 + 1, (1 << 32) - 1
+        m.set_config(0, MeterConfig(rate, burst, rate, burst))
+        assert m.execute(0, burst, 983_039) == Color.GREEN  # empties both buckets
+        assert m.execute(0, 10**9 + 1, 983_040) == Color.RED
+        assert m.execute(0, 10**9, 983_040) == Color.GREEN
+
+    def test_what_pi_and_bmv2_refuse_is_invalid_argument(self) -> None:
+        m = Meter("m", 1, MeterType.PACKETS)
+        for bad in (
+            MeterConfig(-1, 1, 1, 1),
+            MeterConfig(1, 1, 1, -1),
+            MeterConfig(1, 1 << 32, 1, 1),
+            MeterConfig(1, 1, 1, 1 << 32),
+            MeterConfig(2, 1, 1, 1),
+        ):
+            assert code_of(m.set_config, 0, bad) == "INVALID_ARGUMENT", bad
+        assert m.get_config(0) is None

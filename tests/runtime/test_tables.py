@@ -426,7 +426,7 @@ class TestDirectResources:
     def test_meter_config_on_insert_and_reset_on_modify(self) -> None:
         t = self.make()
         dm = DirectMeter("dm", "d", MeterType.PACKETS)
-        cfg = MeterConfig(0.0, 1, 0.0, 1)
+        cfg = MeterConfig(0, 1, 0, 1)
         e = t.insert(TableEntry((Exact(1), Exact(1)), action=fwd(1), meter_config=cfg))
         assert [dm.execute(e, 64, 0) for _ in range(3)] == [0, 2, 2]
         t.modify(TableEntry((Exact(1), Exact(1)), action=fwd(1)))  # unset config: GREEN again
@@ -446,7 +446,7 @@ class TestDirectResources:
         assert (
             code_of(t.insert, TableEntry(k, action=fwd(1), idle_timeout_ns=5)) == "INVALID_ARGUMENT"
         )
-        bad = TableEntry(k, action=fwd(1), meter_config=MeterConfig(2.0, 1, 1.0, 1))
+        bad = TableEntry(k, action=fwd(1), meter_config=MeterConfig(2, 1, 1, 1))
         assert code_of(self.make().insert, bad) == "INVALID_ARGUMENT"
 
 

@@ -255,7 +255,7 @@ def _check_entry_extras(
 def meter_config(msg: p4r.MeterConfig) -> MeterConfig:
     if msg.eburst:
         raise RuntimeConfigError("UNIMPLEMENTED", "srTCM meters (eburst) are not supported")
-    return MeterConfig.per_second(msg.cir, msg.cburst, msg.pir, msg.pburst)
+    return MeterConfig(msg.cir, msg.cburst, msg.pir, msg.pburst)
 
 
 def _default_entry(
