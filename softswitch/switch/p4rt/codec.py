@@ -29,8 +29,9 @@ def decode_bits(data: bytes, width: int, what: str) -> int:
         raise RuntimeConfigError("INVALID_ARGUMENT", f"{what}: empty bytestring")
     value = int.from_bytes(data, "big")
     if width > 0 and value >> width:
+        shown = data.hex() if len(data) <= 16 else f"{data[:8].hex()}... ({len(data)} bytes)"
         raise RuntimeConfigError(
-            "OUT_OF_RANGE", f"{what}: value {data.hex()} does not fit in {width} bits"
+            "OUT_OF_RANGE", f"{what}: value {shown} does not fit in {width} bits"
         )
     return value
 

@@ -3,7 +3,9 @@
 Errors are translated here, where they leave the process: a
 :class:`RuntimeConfigError` becomes the gRPC status it names; per-update Write
 errors become an UNKNOWN status whose ``grpc-status-details-bin`` trailer is a
-``google.rpc.Status`` holding one ``p4.v1.Error`` per update, as BMv2 sends them.
+``google.rpc.Status`` holding one ``p4.v1.Error`` per update, as BMv2 sends them,
+within the size a default gRPC client accepts
+(:mod:`softswitch.switch.p4rt.write_status`).
 The server runs on the switch's asyncio loop, so handlers and the packet loop
 never run at the same time.
 """
@@ -17,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from finsy.proto import p4r, p4r_grpc, rpc_code, rpc_status
-from google.protobuf import any_pb2
+from finsy.proto import p4r, p4r_grpc
 
 from softswitch.errors import RuntimeConfigError
 from softswitch.switch.argv import TlsOptions
 from softswitch.switch.p4rt.device import Device, StreamEnd
+from softswitch.switch.p4rt.write_status import write_error_status
 
 Context = grpc.aio.ServicerContext[Any, Any]
 MAX_MESSAGE = 256 * 1024 * 1024
@@ -37,19 +39,6 @@ async def _abort(
     context: grpc.aio.ServicerContext[object, object], exc: RuntimeConfigError
 ) -> None:
     await context.abort(_status_code(exc.code), exc.message)
-
-
-def write_error_status(errors: list[p4r.Error]) -> rpc_status.Status:
-    """The google.rpc.Status of a Write with failed updates."""
-    failed = sum(1 for e in errors if e.canonical_code != rpc_code.OK)
-    status = rpc_status.Status(
-        code=rpc_code.UNKNOWN, message=f"{failed} of {len(errors)} updates failed"
-    )
-    for error in errors:
-        detail = any_pb2.Any()
-        detail.Pack(error)
-        status.details.append(detail)
-    return status
 
 
 class P4RuntimeService(p4r_grpc.P4RuntimeServicer):

@@ -4,6 +4,9 @@ Each update is translated and applied by one ``_<entity>`` function that
 returns an *undo* closure.  Atomicity:
 
 - CONTINUE_ON_ERROR: every update is attempted; each gets its own status.
+  After :data:`MAX_FAILURES` failures the rest are not attempted (ABORTED), so
+  that the error report can always say, within what a gRPC client accepts,
+  exactly which updates were applied (:mod:`~softswitch.switch.p4rt.write_status`).
 - ROLLBACK_ON_ERROR and DATAPLANE_ATOMIC: at the first failure the updates
   already applied are undone in reverse order.  The failed update reports its
   error, the others ABORTED.  Since packets and P4Runtime requests share one
@@ -51,6 +54,7 @@ DEFAULT_ENTRY_RESOURCES = (
     "direct counters and meters of a default entry are not supported (nor by bmv2)"
 )
 _CODES = {name: number for name, number in rpc_code.Code.items()}
+MAX_FAILURES = 64
 
 
 class DigestConfigs(Protocol):
@@ -85,17 +89,17 @@ def apply_write(target: WriteTarget, request: p4r.WriteRequest) -> list[p4r.Erro
         raise _invalid(f"invalid atomicity {request.atomicity}")
     errors: list[p4r.Error] = []
     undos: list[Undo] = []
-    failed = False
+    failures = 0
     for update in request.updates:
         try:
             undos.append(apply_update(target, update))
             errors.append(p4r.Error(canonical_code=rpc_code.OK))
         except RuntimeConfigError as exc:
-            failed = True
+            failures += 1
             errors.append(error_of(exc))
-            if atomic:
+            if atomic or failures == MAX_FAILURES:
                 break
-    if not failed:
+    if not failures:
         return None
     if atomic:
         for undo in reversed(undos):
@@ -104,8 +108,11 @@ def apply_write(target: WriteTarget, request: p4r.WriteRequest) -> list[p4r.Erro
         for i, error in enumerate(errors):
             if error.canonical_code == rpc_code.OK:
                 errors[i] = aborted
-        skipped = p4r.Error(canonical_code=rpc_code.ABORTED, message="not attempted")
-        errors.extend(skipped for _ in range(len(request.updates) - len(errors)))
+    skipped = p4r.Error(
+        canonical_code=rpc_code.ABORTED,
+        message="not attempted" if atomic else f"not attempted after {MAX_FAILURES} failures",
+    )
+    errors.extend(skipped for _ in range(len(request.updates) - len(errors)))
     return errors
 
 
