@@ -72,6 +72,15 @@ def _value_type(t: P4Type) -> P4Type:
     return t
 
 
+MAX_EXPR_DEPTH = 100
+"""How deep a typed expression may nest.  Deeper ones are refused with a located
+error, not left to exhaust Python's recursion limit here or in the passes after
+this one (the interpreter's code generator takes five frames a level).  A chain
+of binary operators down the left (``1 + 1 + ... + 1``, which is how they
+associate) is typed in a loop, and only its unfolded part counts: a constant
+chain of any length folds into one constant."""
+
+
 class ExprChecker:
     """Types, constants and expressions.  Subclasses add statements and blocks."""
 
@@ -82,6 +91,8 @@ class ExprChecker:
         self.named_types: dict[str, P4Type] = {}
         self._specialised: dict[tuple[Any, ...], P4Type] = {}
         self._var_count = 0
+        self._expr_depth = 0
+        self._expr_peak = 0
 
     # ------------------------------------------------------------------
     # Errors
@@ -405,8 +416,54 @@ class ExprChecker:
 
     def expr(self, e: ast.Expression, scope: Scope, expected: P4Type | None = None) -> ir.Expr:
         """Lower ``e``; ``expected`` guides literals and lists (no conversion is forced)."""
-        result = self._expr(e, scope, expected)
+        self._enter(e.loc, 1)
+        try:
+            result = self._expr(e, scope, expected)
+        finally:
+            self._expr_depth -= 1
         e.type = result.type
+        return result
+
+    def _enter(self, loc: Loc, levels: int) -> None:
+        """Go ``levels`` deeper into an expression; refuse beyond :data:`MAX_EXPR_DEPTH`."""
+        if self._expr_depth + levels > MAX_EXPR_DEPTH:
+            self.fail(
+                loc,
+                f"expression nested more than {MAX_EXPR_DEPTH} deep: "
+                "split it with intermediate constants or variables",
+            )
+        self._expr_depth += levels
+        self._expr_peak = max(self._expr_peak, self._expr_depth)
+
+    def _measured(self, e: ast.Expression, scope: Scope) -> tuple[ir.Expr, int]:
+        """Lower ``e`` and say how deep its IR is (0 for a constant)."""
+        base, outer_peak = self._expr_depth, self._expr_peak
+        self._expr_peak = base
+        result = self.expr(e, scope)
+        depth = 0 if isinstance(result, ir.Const) else self._expr_peak - base
+        self._expr_peak = max(outer_peak, self._expr_peak)
+        return result, depth
+
+    def _binary_chain(self, e: ast.Binary, scope: Scope) -> ir.Expr:
+        """``a op b op c ...``: typed from the leftmost operand up, in a loop.
+
+        ``spine[j]`` is ``j`` levels under ``e``; once a partial result does not fold,
+        every node above it does not either, so its depth is known as soon as it is made.
+        """
+        spine = [e]
+        while isinstance(spine[-1].left, ast.Binary):
+            spine.append(spine[-1].left)
+        level = self._expr_depth  # e's level, counted by expr()
+        result, depth = self._measured(spine[-1].left, scope)
+        for j in range(len(spine) - 1, -1, -1):
+            node = spine[j]
+            right, right_depth = self._measured(node.right, scope)
+            result = self.binary(node.op, result, right, node.loc)
+            node.type = result.type
+            depth = 0 if isinstance(result, ir.Const) else 1 + max(depth, right_depth)
+            if depth and level + j + depth - 1 > MAX_EXPR_DEPTH:
+                self._enter(node.loc, MAX_EXPR_DEPTH + 1)  # fails, located at this operator
+        self._expr_peak = max(self._expr_peak, level + depth - 1)
         return result
 
     def _expr(self, e: ast.Expression, scope: Scope, expected: P4Type | None) -> ir.Expr:
@@ -426,7 +483,7 @@ class ExprChecker:
         if isinstance(e, ast.Member):
             return self.member_expr(e, scope)
         if isinstance(e, ast.Binary):
-            return self.binary(e.op, self.expr(e.left, scope), self.expr(e.right, scope), e.loc)
+            return self._binary_chain(e, scope)
         if isinstance(e, ast.Unary):
             return self.unary(e.op, self.expr(e.operand, scope, expected), e.loc)
         if isinstance(e, ast.Cast):
