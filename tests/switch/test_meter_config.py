@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import grpc
 import pytest
@@ -80,7 +81,8 @@ def test_what_pi_refuses_is_invalid_argument_and_changes_nothing(
     client.stub.Write(p4r.WriteRequest(device_id=0, updates=[meter_update(3, 10, 1, 20, 2)]))
     with pytest.raises(grpc.RpcError) as info:
         client.stub.Write(p4r.WriteRequest(device_id=0, updates=[meter_update(3, *config)]))
-    trailers = dict(info.value.trailing_metadata())  # type: ignore[attr-defined]
+    error: Any = info.value
+    trailers = dict(error.trailing_metadata())
     status = rpc_status.Status.FromString(trailers["grpc-status-details-bin"])
     error = p4r.Error()
     assert status.details[0].Unpack(error)
