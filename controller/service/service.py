@@ -30,10 +30,11 @@ and ids of adopted transfers are recognised as such.
 
 Backup: an instance started with ``backup=True`` bids a lower election id. While
 backup it connects, polls (reads only) and serves ``GET`` requests, but refuses
-with 503 the transfers that need a switch it is the backup of. When the primary dies each switch promotes it, finsy's
-cookie check skips the pipeline, and :meth:`_on_ready` reconciles: the switch
-already holds the intent (an empty plan), the ECMP groups are kept as found until
-this instance's first audit round, and the pins in flight are adopted.
+with 503 the transfers that need a switch it is the backup of. When the primary
+dies each switch promotes it, finsy's cookie check skips the pipeline, and
+:meth:`_on_ready` reconciles: the switch already holds the intent (an empty plan),
+the ECMP groups are kept as found until this instance's first audit round, and the
+pins in flight are adopted.
 """
 
 from __future__ import annotations
