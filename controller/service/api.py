@@ -38,7 +38,8 @@ controller (``primary``, ``provisioning``, ``backup``, ``down``, ``connecting``)
 overall ``role``: ``primary`` when this controller is the primary of every switch it
 reaches, ``backup`` when it is the backup of all of them, ``mixed`` only when it is
 both. ``ready`` is true once every switch is provisioned and has a telemetry sample
-taken since. A request is answered 503 (``Retry-After: 1``) only for the switches it
+taken since (a switch whose counters cannot be read stops being waited for after
+twice the staleness limit). A request is answered 503 (``Retry-After: 1``) only for the switches it
 needs, the two leaves and the spines between them for a transfer or a static pin:
 when this controller is the backup of one of them (the error names it), or while one
 is connecting or being provisioned. A switch that is down refuses nothing: a spine

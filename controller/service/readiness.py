@@ -8,7 +8,7 @@ controller:
 - ``backup``: connected, and another controller is the primary;
 - ``provisioning``: connected as primary, and not yet provisioned, or provisioned but
   without a telemetry sample taken since (the engine would send every transfer that
-  needs it to ECMP for "stale telemetry");
+  needs it to ECMP for "stale telemetry"), for at most a grace period;
 - ``primary``: provisioned as primary and sampled since.
 
 The overall role is ``primary`` when this controller is the primary of every switch
@@ -55,16 +55,24 @@ def switch_state(
     tried: int,
     provisioned_at: float | None,
     sampled_at: float | None,
+    now: float,
+    grace_s: float,
     polled: bool = True,
 ) -> SwitchState:
-    """One switch's state; ``polled`` False for a switch without telemetry to wait for."""
+    """One switch's state; ``polled`` False for a switch without telemetry to wait for.
+
+    A provisioned switch waits for its first sample at most ``grace_s``: a switch whose
+    counters cannot be read must not refuse every request for ever (the engine then
+    answers ECMP, saying why).
+    """
     if not up:
         return SwitchState.DOWN if tried else SwitchState.CONNECTING
     if not primary:
         return SwitchState.BACKUP
     if provisioned_at is None:
         return SwitchState.PROVISIONING
-    if polled and (sampled_at is None or sampled_at < provisioned_at):
+    waiting = sampled_at is None or sampled_at < provisioned_at
+    if polled and waiting and now - provisioned_at <= grace_s:
         return SwitchState.PROVISIONING
     return SwitchState.PRIMARY
 

@@ -84,6 +84,9 @@ log = logging.getLogger("kvfabric.controller")
 RETRY_S = 1.0
 """Wait between two attempts at reconciling a switch."""
 
+SAMPLE_GRACE = 2.0
+"""A provisioned switch waits this many staleness limits at most for its first sample."""
+
 
 class NotReadyError(ServiceError):
     """The service cannot take transfers now (backup, or switches not provisioned)."""
@@ -168,6 +171,8 @@ class Service:
     def states(self) -> dict[str, SwitchState]:
         """Every switch's state for this controller (:mod:`readiness`)."""
         sampled = self.engine.table.sampled_at
+        now = self.clock()
+        grace = SAMPLE_GRACE * self.settings.telemetry.staleness_limit_s
         return {
             name: switch_state(
                 up=link.up,
@@ -175,6 +180,8 @@ class Service:
                 tried=link.tried,
                 provisioned_at=self.provisioned.get(name),
                 sampled_at=sampled.get(name),
+                now=now,
+                grace_s=grace,
                 polled=name in self.poller.capacity,
             )
             for name, link in self.links.items()

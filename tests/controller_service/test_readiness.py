@@ -20,12 +20,13 @@ S = SwitchState
 def test_a_switch_is_ready_once_sampled_after_its_provisioning() -> None:
     def state(**kw: object) -> SwitchState:
         base: dict[str, object] = dict(up=True, primary=True, tried=1, provisioned_at=10.0,
-                                       sampled_at=10.1)  # fmt: skip
+                                       sampled_at=10.1, now=10.2, grace_s=1.0)  # fmt: skip
         return switch_state(**{**base, **kw})  # type: ignore[arg-type]
 
     assert state() is S.PRIMARY
     assert state(sampled_at=9.9) is S.PROVISIONING  # a sample of before: the old pipeline's
     assert state(sampled_at=None) is S.PROVISIONING
+    assert state(sampled_at=None, now=11.1) is S.PRIMARY  # no sample in the grace: stale
     assert state(sampled_at=None, polled=False) is S.PRIMARY  # nothing to sample
     assert state(provisioned_at=None) is S.PROVISIONING
     assert state(primary=False) is S.BACKUP
