@@ -509,9 +509,24 @@ class Engine:
             updates += self._evacuate(broken, now)
             updates += evacuate(self.static, broken, self._usable_between, self.table, now)
         if repaired:
+            updates += self._reinstate(now)
             updates += restore(
                 self.static, self._static_pair, self._usable_between, self.table, now
             )
+        return updates
+
+    def _reinstate(self, now: float) -> list[Update]:
+        """Pin again the transfers a broken cable left on ECMP, now that one is back.
+
+        Only in kv-aware mode (outside it nothing is pinned). This is what brings back
+        the transfers of a leaf that restarted: its cables were down while it was.
+        """
+        updates: list[Update] = []
+        if self.effective_mode is not Mode.KV_AWARE:
+            return updates
+        for t in list(self.inflight.transfers.values()):
+            if t.path is None and t.moved and t.decision.tag is not None:
+                updates += self._repin(t, now, leave_on_ecmp=False)
         return updates
 
     def _evacuate(self, broken: set[LinkId], now: float) -> list[Update]:
@@ -520,34 +535,40 @@ class Engine:
         for t in list(self.inflight.transfers.values()):
             if t.path is None or not broken.intersection(t.path.path.links):
                 continue
-            d = t.decision
-            assert d.tag is not None
-            src, dst = self.topology.hosts[d.src], self.topology.hosts[d.dst]
-            pl = t.placement
-            self.table.remove(pl.contributions)
-            usable = self._usable_paths(t.pair)
-            fresh = tuple(c for c in usable if self.table.is_fresh(c.path.spine, now))
-            old = t.path.path
-            if fresh:
-                costs, _ = evaluate(fresh, self.table, d.bytes)
-                new = fresh[min(range(len(costs)), key=costs.__getitem__)]
-                self.inflight.repin(t, new)
-                pl.contributions = ((new.up, d.bytes), (new.down, d.bytes))
-                updates.append(
-                    InstallPin(
-                        d.transfer_id, src.leaf, src.ipv4, dst.ipv4, d.tag, new.path.spine,
-                        new.path.up.port,
-                    )
-                )  # fmt: skip
-                t.moved.append(f"{old} -> {new.path} at {now:.3f}")
-            else:
-                self.inflight.repin(t, None)
-                pl.contributions = _spread(usable, d.bytes)
-                updates.append(RemovePin(d.transfer_id, src.leaf, src.ipv4, dst.ipv4, d.tag))
-                t.moved.append(f"{old} -> ecmp at {now:.3f}")
-            self.table.add(pl.contributions)
-            self.counts.moved += 1
+            updates += self._repin(t, now, leave_on_ecmp=True)
         return updates
+
+    def _repin(self, t: Transfer, now: float, *, leave_on_ecmp: bool) -> list[Update]:
+        """Pin ``t`` on its best usable fresh path; with none, ECMP if ``leave_on_ecmp``."""
+        d = t.decision
+        assert d.tag is not None
+        src, dst = self.topology.hosts[d.src], self.topology.hosts[d.dst]
+        usable = self._usable_paths(t.pair)
+        fresh = tuple(c for c in usable if self.table.is_fresh(c.path.spine, now))
+        if not fresh and not leave_on_ecmp:
+            return []
+        pl = t.placement
+        self.table.remove(pl.contributions)
+        old = t.path.path if t.path is not None else "ecmp"
+        update: Update
+        if fresh:
+            costs, _ = evaluate(fresh, self.table, d.bytes)
+            new = fresh[min(range(len(costs)), key=costs.__getitem__)]
+            self.inflight.repin(t, new)
+            pl.contributions = ((new.up, d.bytes), (new.down, d.bytes))
+            update = InstallPin(
+                d.transfer_id, src.leaf, src.ipv4, dst.ipv4, d.tag, new.path.spine,
+                new.path.up.port,
+            )  # fmt: skip
+            t.moved.append(f"{old} -> {new.path} at {now:.3f}")
+        else:
+            self.inflight.repin(t, None)
+            pl.contributions = _spread(usable, d.bytes)
+            update = RemovePin(d.transfer_id, src.leaf, src.ipv4, dst.ipv4, d.tag)
+            t.moved.append(f"{old} -> ecmp at {now:.3f}")
+        self.table.add(pl.contributions)
+        self.counts.moved += 1
+        return [update]
 
     # -- static pins -----------------------------------------------------------------------
 

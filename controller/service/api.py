@@ -10,7 +10,8 @@
                                     alerts, controller
     POST /v1/mode  (or PUT)         {mode: kv-aware | ecmp | flowlet} -> 200
     GET  /metrics                   Prometheus text
-    GET  /healthz                   {ok, role, ready} (no token needed)
+    GET  /healthz                   {ok, role, ready, instance, switches: {name: {role,
+                                    address}}} (no token needed)
 
 ``tag`` says exactly what the sender sets: the IP DSCP (``tos`` is the whole TOS
 byte, ``dscp << 2``, for ``IP_TOS``) and the L4 source port to bind. A transfer the
@@ -31,6 +32,21 @@ transfer or pin, 405 wrong method, 409 a forced spine whose path has a cable dow
 5-tuple already pinned, 413 body too large, 422 a request the engine refuses (unknown
 host, same source and destination or rack, a spine not on a path), 502 the leaf
 refused a pin's entry, 503 not ready or backup.
+
+Roles and readiness (:mod:`readiness`): ``/healthz`` gives each switch's state for this
+controller (``primary``, ``provisioning``, ``backup``, ``down``, ``connecting``) and an
+overall ``role``: ``primary`` when this controller is the primary of every switch it
+reaches, ``backup`` when it is the backup of all of them, ``mixed`` only when it is
+both. ``ready`` is true once every switch is provisioned and has a telemetry sample
+taken since (a switch whose counters cannot be read stops being waited for after
+twice the staleness limit). A request is answered 503 (``Retry-After: 1``) only for the switches it
+needs, the two leaves and the spines between them for a transfer or a static pin:
+when this controller is the backup of one of them (the error names it), or while one
+is connecting or being provisioned. A switch that is down refuses nothing: a spine
+without telemetry is left out of path selection, and a transfer whose source leaf is
+unreachable is answered 201 with ``placement`` ``ecmp``, its tag, and a fallback
+naming the leaf and its address (the leaf's data plane may still forward; only its
+pin cannot be written, and the sender must not wait for a controller to come back).
 """
 
 from __future__ import annotations
@@ -186,8 +202,7 @@ class Api:
         return Response(200, text=self.metrics.render(), content_type=CONTENT_TYPE)
 
     async def _health(self, _r: Request) -> Response:
-        s = self.service
-        return Response(200, {"ok": True, "role": s.role, "ready": s.ready, "instance": s.instance})
+        return Response(200, self.service.health())
 
     async def _pin(self, r: Request) -> Response:
         body = _object(r)

@@ -4,7 +4,8 @@ The engine returns plain data; :class:`Enforcer` is the only place that turns it
 into P4Runtime writes:
 
 - ``InstallPin`` -> a ``kv_pin`` entry on the source leaf (insert, or modify when the
-  book says the key is already there), with the transfer's metadata (:mod:`pins`);
+  book says the key is already there; the other one when the leaf says ALREADY_EXISTS
+  or NOT_FOUND), with the transfer's metadata (:mod:`pins`);
 - ``RemovePin`` -> delete it (a pin already gone is fine);
 - ``InstallFlowPin``/``RemoveFlowPin`` -> a static pin's ``flow_pin`` entry written or
   deleted on its source leaf (:mod:`flow_pins`);
@@ -40,7 +41,7 @@ from controller.engine import (
     Update,
 )
 from controller.service import intent as i
-from controller.service.errors import ServiceError, SwitchError
+from controller.service.errors import ServiceError, SwitchError, SwitchUnavailable
 from controller.service.flow_pins import FlowPinWriter
 from controller.service.metrics import Metrics
 from controller.service.pins import Pin, PinBook, PinKey, PinMeta
@@ -50,6 +51,9 @@ from controller.service.translog import TransferLog
 from controller.topology import Topology
 
 log = logging.getLogger("kvfabric.controller")
+
+_FALLBACK = {"insert": ("modify", "ALREADY_EXISTS"), "modify": ("insert", "NOT_FOUND")}
+"""A pin write the leaf refuses with this status is retried with the other operation."""
 
 MetaFor = Callable[[InstallPin], PinMeta]
 """Builds the metadata of a pin being installed (the service knows the transfer)."""
@@ -116,19 +120,29 @@ class Enforcer:
         key = PinKey(u.leaf, u.src_ipv4, u.dst_ipv4, u.tag.src_port)
         return await self.write_pin(Pin(key, u.egress_port, meta))
 
-    async def write_pin(self, pin: Pin) -> bool:
-        """Insert or overwrite ``pin`` on its leaf and book it."""
+    async def write_pin(self, pin: Pin, op: str | None = None) -> bool:
+        """Write ``pin`` on its leaf and book it; False (logged, counted) if it is not there.
+
+        ``op`` is the operation to try first: by default ``modify`` for a key the book
+        holds, else ``insert``. The leaf has the last word: an insert it finds already
+        there becomes a modify, and a modify of an entry it lost (it restarted) becomes
+        an insert. A pin that could not be written because the leaf is not connected
+        is still booked when it replaces a booked one (a move): the book holds what the
+        leaf must hold, and :meth:`Service._sync_pins` writes it when the leaf is back.
+        """
         key = pin.key
         link = self.links[key.leaf]
         entry = i.pin_entry(key.src, key.dst, key.src_port, pin.egress_port, pin.meta.encode())
-        op = "modify" if key in self.pins.by_key else "insert"
+        if op is None:
+            op = "modify" if key in self.pins.by_key else "insert"
         try:
             try:
                 await link.write(op, [entry])
             except SwitchError as exc:
-                if op != "insert" or "ALREADY_EXISTS" not in str(exc):
+                other = _FALLBACK.get(op)
+                if other is None or other[1] not in exc.codes:
                     raise
-                op = "modify"
+                op = other[0]
                 await link.write(op, [entry])
         except SwitchError as exc:
             self.metrics.pin_writes.labels(op, "error").inc()
@@ -138,6 +152,9 @@ class Enforcer:
                 "pin_error",
                 {"time": self.clock(), "id": pin.meta.id, "pin": str(key), "error": str(exc)},
             )
+            unreachable = isinstance(exc, SwitchUnavailable) or "UNAVAILABLE" in exc.codes
+            if unreachable and key in self.pins.by_key:
+                self.pins.put(pin)
             return False
         self.metrics.pin_writes.labels(op, "ok").inc()
         self.pins.put(pin)

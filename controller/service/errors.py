@@ -25,9 +25,11 @@ class ServiceError(ControllerError):
 class SwitchError(ServiceError):
     """A P4Runtime request to a switch failed; the message names the switch and the call."""
 
-    def __init__(self, switch: str, message: str) -> None:
+    def __init__(self, switch: str, message: str, codes: frozenset[str] = frozenset()) -> None:
         super().__init__(f"{switch}: {message}")
         self.switch = switch
+        self.codes = codes
+        """The status names of the call and of each failed update (``NOT_FOUND``...)."""
 
 
 class SwitchUnavailable(SwitchError):

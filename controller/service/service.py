@@ -4,11 +4,14 @@
 stamped with one monotonic clock; whatever the engine returns goes to the
 :class:`~controller.service.enforce.Enforcer`. Its tasks:
 
-- one finsy channel per switch (:mod:`switches`); on every channel that comes up
-  as primary, :meth:`_on_ready` reconciles the switch (:mod:`provision`), resumes
-  its data-plane mode, and syncs its pins: the book's pins the
-  leaf lost are written back, pins the leaf holds that the book does not know are
+- one finsy channel per switch, kept open (reconnected within 250 ms of the switch
+  listening again) by :meth:`SwitchLink.run <controller.service.switches.SwitchLink.run>`;
+  on every channel that comes up as primary, :meth:`_on_ready` reconciles the switch
+  (:mod:`provision`), resumes its data-plane mode, and syncs its pins: the book's pins
+  the leaf lost are inserted again, pins the leaf holds that the book does not know are
   adopted (:mod:`adopt`) or, if expired or foreign, deleted;
+- each switch's state, the overall role, readiness and which requests to refuse
+  (503) are :mod:`readiness`'s: ready means provisioned *and* sampled since;
 - the telemetry loop (:mod:`telemetry`): every poll interval, every connected
   switch at once, then ``engine.tick``;
 - the audit loop (:mod:`prober`), as primary: a probe round every audit interval;
@@ -27,10 +30,11 @@ and ids of adopted transfers are recognised as such.
 
 Backup: an instance started with ``backup=True`` bids a lower election id. While
 backup it connects, polls (reads only) and serves ``GET`` requests, but refuses
-transfers with 503. When the primary dies each switch promotes it, finsy's
-cookie check skips the pipeline, and :meth:`_on_ready` reconciles: the switch
-already holds the intent (an empty plan), the ECMP groups are kept as found until
-this instance's first audit round, and the pins in flight are adopted.
+with 503 the transfers that need a switch it is the backup of. When the primary
+dies each switch promotes it, finsy's cookie check skips the pipeline, and
+:meth:`_on_ready` reconciles: the switch already holds the intent (an empty plan),
+the ECMP groups are kept as found until this instance's first audit round, and the
+pins in flight are adopted.
 """
 
 from __future__ import annotations
@@ -69,6 +73,7 @@ from controller.service.metrics import Metrics, Snapshot
 from controller.service.pins import Pin, PinKey, PinMeta
 from controller.service.prober import ETHERTYPE, Prober
 from controller.service.provision import ReadBack, reconcile
+from controller.service.readiness import SwitchState, overall_role, refusal, switch_state
 from controller.service.switches import Pipeline, SwitchLink
 from controller.service.telemetry import Poller
 from controller.service.translog import TransferLog
@@ -78,6 +83,9 @@ log = logging.getLogger("kvfabric.controller")
 
 RETRY_S = 1.0
 """Wait between two attempts at reconciling a switch."""
+
+SAMPLE_GRACE = 2.0
+"""A provisioned switch waits this many staleness limits at most for its first sample."""
 
 
 class NotReadyError(ServiceError):
@@ -147,7 +155,8 @@ class Service:
         self.poller = Poller(self.engine.topology)
         audit_window = min(0.5 * s.audit_interval_s, 0.5)
         self.prober = Prober(self.engine.topology, audit_window, clock)
-        self.provisioned: set[str] = set()
+        self.provisioned: dict[str, float] = {}
+        """Switches provisioned by this controller as primary, and when (clock)."""
         self.audited = False
         self._mode_adopted = False
         self._traces = 0
@@ -159,21 +168,49 @@ class Service:
 
     # -- state ------------------------------------------------------------------------
 
+    def states(self) -> dict[str, SwitchState]:
+        """Every switch's state for this controller (:mod:`readiness`)."""
+        sampled = self.engine.table.sampled_at
+        now = self.clock()
+        grace = SAMPLE_GRACE * self.settings.telemetry.staleness_limit_s
+        return {
+            name: switch_state(
+                up=link.up,
+                primary=link.primary,
+                tried=link.tried,
+                provisioned_at=self.provisioned.get(name),
+                sampled_at=sampled.get(name),
+                now=now,
+                grace_s=grace,
+                polled=name in self.poller.capacity,
+            )
+            for name, link in self.links.items()
+        }
+
     @property
     def ready(self) -> bool:
-        """True when every switch is provisioned by this controller as primary."""
-        return len(self.provisioned) == len(self.links)
+        """True when this controller is the primary of every switch, each provisioned and
+        sampled since (so no transfer would take ECMP for stale telemetry)."""
+        return all(s is SwitchState.PRIMARY for s in self.states().values())
 
     @property
     def role(self) -> str:
-        """``primary``, ``backup``, ``mixed`` or ``disconnected``."""
-        up = [link for link in self.links.values() if link.up]
-        if not up:
-            return "disconnected"
-        primary = sum(1 for link in up if link.primary)
-        if primary == len(self.links):
-            return "primary"
-        return "backup" if primary == 0 else "mixed"
+        """``primary``, ``backup``, ``mixed`` or ``disconnected`` (:func:`overall_role`)."""
+        return overall_role(self.states())
+
+    def health(self) -> dict[str, object]:
+        """The answer of ``GET /healthz``: the role and readiness, overall and per switch."""
+        states = self.states()
+        return {
+            "ok": True,
+            "role": overall_role(states),
+            "ready": all(s is SwitchState.PRIMARY for s in states.values()),
+            "instance": self.instance,
+            "switches": {
+                name: {"role": str(state), "address": self.links[name].config.p4runtime}
+                for name, state in states.items()
+            },
+        }
 
     def api_id(self, transfer_id: int) -> str:
         """The API id of one of this instance's engine transfers."""
@@ -208,7 +245,7 @@ class Service:
         self, src: str, dst: str, nbytes: int, *, trace_id: str | None, spine: str | None
     ) -> dict[str, object]:
         """Decide a transfer, write its pin, and return the answer of ``POST /v1/transfers``."""
-        self._writable()
+        self._writable(*self._needed(src, dst))
         t0 = self.clock()
         if trace_id is None:
             self._traces += 1
@@ -227,7 +264,14 @@ class Service:
         spine = d.path.spine if d.path is not None else None
         placement = "local" if d.local else ("pinned" if pinned else "ecmp")
         fallbacks = list(d.fallbacks)
-        if d.path is not None and not pinned:
+        leaf = self.links[self.engine.topology.hosts[d.src].leaf]
+        if not d.local and not leaf.up:
+            fallbacks.append(
+                f"{leaf.name} is unreachable (no P4Runtime channel to {leaf.config.p4runtime}): "
+                "its pin cannot be written; the transfer takes ECMP"
+            )
+            path, spine = None, None
+        elif d.path is not None and not pinned:
             fallbacks.append("the pin could not be written: the transfer takes ECMP")
             path, spine = None, None
         tag = None
@@ -281,7 +325,7 @@ class Service:
 
     async def pin_flow(self, flow: FlowTuple, spine: str) -> dict[str, object]:
         """Hold ``flow`` on ``spine`` in every mode (``POST /v1/pins``): the pin's view."""
-        self._writable()
+        self._writable(*self._needed(flow.src, flow.dst))
         self._static += 1
         pin_id = f"{self.instance}-pin{self._static}"
         pin, updates = self.engine.pin_flow(pin_id, flow, spine, self.clock())
@@ -338,10 +382,11 @@ class Service:
     def fabric(self) -> dict[str, object]:
         """The answer of ``GET /v1/fabric``: the engine's view and the controller's state."""
         view = fabric_view(self.engine, self.clock())
+        states = self.states()
         view["controller"] = {
             "instance": self.instance,
-            "role": self.role,
-            "ready": self.ready,
+            "role": overall_role(states),
+            "ready": all(s is SwitchState.PRIMARY for s in states.values()),
             "audited": self.audited,
             "switches": {
                 name: {
@@ -349,6 +394,7 @@ class Service:
                     "up": link.up,
                     "primary": link.primary,
                     "provisioned": name in self.provisioned,
+                    "state": str(states[name]),
                 }
                 for name, link in self.links.items()
             },
@@ -360,27 +406,57 @@ class Service:
         }
         return view
 
-    def _writable(self) -> None:
-        if self.ready:
-            return
-        if self.role in ("backup", "mixed"):
-            raise NotReadyError(
-                "this controller is the backup; send transfers to the primary controller"
-            )
-        waiting = sorted(set(self.links) - self.provisioned)
-        raise NotReadyError(f"the fabric is not provisioned yet: waiting for {', '.join(waiting)}")
+    def _writable(self, *needed: str) -> None:
+        """Refuse (NotReadyError, a 503) a request that needs switches ``needed`` now.
+
+        With no switch named, the request needs this controller to be the primary of
+        some switch (a completion, a mode): only a controller that is nobody's primary,
+        or is still connecting to all, refuses it.
+        """
+        states = self.states()
+        if not needed and overall_role(states) == "backup":
+            needed = tuple(states)
+        why = refusal(states, list(needed))
+        if why is not None:
+            raise NotReadyError(why)
+
+    def _needed(self, src: str, dst: str) -> tuple[str, ...]:
+        """The switches a transfer between two hosts needs: both leaves and the spines
+        between them (unknown hosts need none: the engine names them)."""
+        topo = self.engine.topology
+        if src not in topo.hosts or dst not in topo.hosts:
+            return ()
+        a, b = topo.hosts[src].leaf, topo.hosts[dst].leaf
+        return (a, b, *(p.spine for p in topo.spine_paths(a, b)))
 
     def _moved_meta(self, u: InstallPin) -> PinMeta:
-        """The metadata of a pin the engine moves (a cable under it broke)."""
+        """The metadata of a pin the engine moves (a cable under it broke, or came back).
+
+        From the book when the pin is there; a transfer a failure left on ECMP has no
+        pin any more, and its metadata is rebuilt from the engine's record of it.
+        """
         known = self.enforcer.pins.by_id.get(self.api_id(u.transfer_id))
-        if known is None:  # the engine moves only transfers it pinned, and they are booked
-            raise ServiceError(f"no pin is known for transfer {u.transfer_id}")
-        return dataclasses.replace(known.meta, spine=u.spine)
+        if known is not None:
+            return dataclasses.replace(known.meta, spine=u.spine)
+        t = self.engine.inflight.transfers.get(u.transfer_id)
+        if t is None:
+            raise ServiceError(f"no transfer {u.transfer_id} is in flight")
+        d, offset = t.decision, self.wall() - self.clock()
+        return PinMeta(
+            id=self.api_id(d.transfer_id),
+            trace_id=d.trace_id,
+            src=d.src,
+            dst=d.dst,
+            size=d.bytes,
+            requested_wall=t.started + offset,
+            deadline_wall=t.deadline + offset,
+            spine=u.spine,
+        )
 
     # -- switches coming and going ------------------------------------------------------
 
     def _on_down(self, switch: Any) -> None:
-        self.provisioned.discard(switch.name)
+        self.provisioned.pop(switch.name, None)
         self.metrics.switch_primary.labels(switch.name).set(0)
         self.metrics.switch_up.labels(switch.name).set(1 if switch.is_up else 0)
 
@@ -389,7 +465,7 @@ class Service:
         self.metrics.switch_up.labels(link.name).set(1)
         self.metrics.switch_primary.labels(link.name).set(1 if link.primary else 0)
         if not link.primary:
-            self.provisioned.discard(link.name)
+            self.provisioned.pop(link.name, None)
             log.info("%s: connected as backup", link.name)
             return
         while link.primary:
@@ -400,7 +476,7 @@ class Service:
                 log.warning("%s: reconciliation failed, retrying: %s", link.name, exc)
                 await asyncio.sleep(RETRY_S)
                 continue
-            self.provisioned.add(link.name)
+            self.provisioned[link.name] = self.clock()
             return
 
     async def _provision(self, link: SwitchLink) -> None:
@@ -457,8 +533,8 @@ class Service:
             meta = PinMeta.decode(bytes(entry.metadata))
             mine = booked.pop(key, None)
             if mine is not None:
-                if mine.egress_port != port or mine.meta != meta:
-                    await self.enforcer.write_pin(mine)
+                if mine.egress_port != port or mine.meta.encode() != bytes(entry.metadata):
+                    await self.enforcer.write_pin(mine, "modify")
                 continue
             if meta is None or meta.deadline_wall <= wall or meta.id in removed:
                 stale.append(entry)
@@ -477,7 +553,8 @@ class Service:
             await link.write("delete", stale)
             self.metrics.pins_removed_stale.labels(link.name).inc(len(stale))
         for pin in booked.values():  # the leaf lost them (it restarted): write them back
-            await self.enforcer.write_pin(pin)
+            if not await self.enforcer.write_pin(pin, "insert") and link.up:
+                self.enforcer.pins.drop(pin.key)  # refused: the book says what the leaf holds
 
     def _log_adopted_end(self, pin: Pin, now: float, duration_s: float | None) -> None:
         m = pin.meta
@@ -566,26 +643,27 @@ class Service:
 
     async def run(self, started: Callable[[], Coroutine[Any, Any, None]] | None = None) -> None:
         """Run until cancelled: switches, loops, and ``started`` once everything runs."""
-        async with fy.Controller([link.switch for link in self.links.values()]):
-            tasks = [asyncio.create_task(self._telemetry_loop(), name="telemetry")]
-            if self.options.audit:
-                tasks.append(asyncio.create_task(self._audit_loop(), name="audit"))
-            for link in self.links.values():
-                tasks.append(asyncio.create_task(self._packets(link), name=f"packets-{link.name}"))
-            self._tasks = tasks
-            try:
-                if started is not None:
-                    await started()
-                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-                for task in done:
-                    task.result()
-            finally:
-                for task in tasks:
-                    task.cancel()
-                for task in tasks:
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
-                self.translog.close()
+        tasks = [asyncio.create_task(link.run(), name=f"p4rt-{name}")
+                 for name, link in self.links.items()]  # fmt: skip
+        tasks.append(asyncio.create_task(self._telemetry_loop(), name="telemetry"))
+        if self.options.audit:
+            tasks.append(asyncio.create_task(self._audit_loop(), name="audit"))
+        for link in self.links.values():
+            tasks.append(asyncio.create_task(self._packets(link), name=f"packets-{link.name}"))
+        self._tasks = tasks
+        try:
+            if started is not None:
+                await started()
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for task in done:
+                task.result()
+        finally:
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            self.translog.close()
 
 
 def _placements(pinned: Iterable[bool]) -> dict[str, int]:

@@ -6,6 +6,20 @@ that return protobuf entities, batched writes by operation, and PacketOut. Every
 call has a deadline, and every failure becomes a :class:`SwitchError` naming the
 switch and the call, so the rest of the service never handles a gRPC type.
 
+Reconnection is :meth:`SwitchLink.run`'s, not finsy's. finsy's own loop
+(``Switch.run``) keeps one gRPC channel waiting for the switch, so a switch that
+comes back is found only when gRPC's reconnect backoff next fires (1 s, growing by
+1.6 to 15 s, with 20 % jitter), and a channel that fails within 2 s of opening is
+retried only after 10 s: a restarted switch waited 0.15-8.8 s for its controller.
+New channels do not escape that backoff either: gRPC shares one subchannel per
+address and arguments between channels, and a subchannel whose connection failed
+keeps failing every new channel, at once and with the old error, until its backoff
+timer fires. So ``run`` polls with a plain TCP connection (which leaves no gRPC state
+behind) after 50 ms, then 100, 200 and 250 ms at most, and opens a channel (``async
+with switch``: connection, arbitration, pipeline check) only once the switch
+accepts it: a switch that starts listening is connected within ``RECONNECT_MAX_S``
+plus one handshake.
+
 Election ids: a controller bids ``base + 1`` on every switch as primary and ``base``
 as backup (``base`` is the switch's ``election_id`` from the fabric file, else 100).
 When the primary's stream closes, the switch tells the backup there is no primary,
@@ -16,6 +30,9 @@ pipeline cookie matches, so the pipeline is not pushed again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +46,20 @@ from finsy.proto import p4r
 from controller.config import SwitchConfig, TlsSettings
 from controller.service.errors import NotPrimaryError, SwitchError, SwitchUnavailable
 
+RECONNECT_MIN_S = 0.05
+RECONNECT_MAX_S = 0.25
+"""Waits between two connection attempts: doubling from the first to the second."""
+
+PROBE_TIMEOUT_S = 1.0
+"""A TCP probe of the switch's address that takes longer counts as not listening."""
+
+CONNECT_TIMEOUT_S = 10.0
+"""An attempt (connection, arbitration, pipeline) that takes longer is abandoned."""
+
 DEFAULT_ELECTION_BASE = 100
 """Election id of a backup when the fabric file gives none; the primary bids one more."""
+
+log = logging.getLogger("kvfabric.controller")
 
 ReadyHandler = Callable[["SwitchLink"], Awaitable[None]]
 
@@ -83,9 +112,66 @@ class SwitchLink:
             ready_handler=self._ready,
         )
         self.switch: Any = fy.Switch(config.name, config.p4runtime, options)
+        self._down = asyncio.Event()
+        self.switch.ee.on(fy.SwitchEvent.CHANNEL_DOWN, lambda _sw: self._down.set())
+        self.tried = 0
+        """Connection attempts finished so far, successful or not."""
 
     async def _ready(self, _switch: Any) -> None:
         await self._on_ready(self)
+
+    async def run(self) -> None:
+        """Keep a channel to the switch open until cancelled (see the module docstring)."""
+        delay = RECONNECT_MIN_S
+        while True:
+            self._down.clear()
+            if await self._listening():
+                await self._session()
+                if self._down.is_set():  # it was up: start the schedule again
+                    delay = RECONNECT_MIN_S
+            self.tried += 1
+            await asyncio.sleep(delay)
+            delay = min(2 * delay, RECONNECT_MAX_S)
+
+    async def _listening(self) -> bool:
+        """True when the switch accepts a TCP connection: a probe that leaves no gRPC
+        state (so no reconnect backoff) behind; True too for an address it cannot parse."""
+        host, _, port = self.config.p4runtime.rpartition(":")
+        if not port.isdigit():
+            return True
+        try:
+            async with asyncio.timeout(PROBE_TIMEOUT_S):
+                _, writer = await asyncio.open_connection(host.strip("[]"), int(port))
+        except (OSError, TimeoutError):
+            return False
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
+        return True
+
+    async def _session(self) -> None:
+        """One channel: connect, arbitrate, check the pipeline, serve until it closes."""
+        t0 = time.monotonic()
+        try:
+            async with asyncio.timeout(CONNECT_TIMEOUT_S):
+                await self.switch.__aenter__()
+        except TimeoutError:
+            log.info("%s: no channel after %gs; trying again", self.name, CONNECT_TIMEOUT_S)
+            return
+        except (P4ClientError, grpc.RpcError, OSError, RuntimeError) as exc:
+            log.debug("%s: cannot connect to %s: %s", self.name, self.config.p4runtime, exc)
+            return
+        log.info(
+            "%s: channel up as %s in %.0f ms (pipeline checked)",
+            self.name,
+            "primary" if self.primary else "backup",
+            (time.monotonic() - t0) * 1e3,
+        )
+        try:
+            await self._down.wait()
+        finally:
+            await self.switch.__aexit__(None, None, None)
+        log.info("%s: channel down; reconnecting", self.name)
 
     # -- state ------------------------------------------------------------------------
 
@@ -168,9 +254,13 @@ class SwitchLink:
         except TimeoutError:
             raise SwitchError(self.name, f"{what}: no answer in {self.timeout_s:g}s") from None
         except P4ClientError as exc:
-            raise SwitchError(self.name, f"{what}: {_describe(exc)}") from None
+            codes = {exc.code.name, *(e.canonical_code.name for e in exc.details.values())}
+            raise SwitchError(self.name, f"{what}: {_describe(exc)}", frozenset(codes)) from None
         except grpc.aio.AioRpcError as exc:
-            raise SwitchError(self.name, f"{what}: {exc.code().name}: {exc.details()}") from None
+            code = exc.code().name
+            raise SwitchError(
+                self.name, f"{what}: {code}: {exc.details()}", frozenset({code})
+            ) from None
         except AssertionError:
             # finsy asserts an open client; the stream closed under the call.
             raise SwitchUnavailable(self.name, f"{what}: the P4Runtime channel closed") from None

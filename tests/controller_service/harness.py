@@ -102,6 +102,23 @@ class Fabric:
         self.path.write_text(self.yaml())
         return self
 
+    def kill(self, name: str) -> None:
+        """Kill switch ``name`` with SIGKILL (a crash: its state is lost)."""
+        old = self.switches[name]
+        if old.running():
+            os.kill(old.pid, signal.SIGKILL)
+            assert old.proc is not None
+            old.proc.wait()
+
+    def restart(self, name: str) -> float:
+        """Kill switch ``name`` (if it runs) and start it again on the same address;
+        returns the monotonic time at which the new process listens."""
+        self.kill(name)
+        old = self.switches[name]
+        argv = [old.address if a == "127.0.0.1:0" else a for a in old.argv]
+        self.switches[name] = self.stack.enter_context(SwitchProcess(argv))
+        return time.monotonic()
+
     def _veth(self) -> tuple[str, str]:
         base = f"kc{os.getpid() % 100000}x{next(_ids)}"
         a, b = f"{base}a", f"{base}b"

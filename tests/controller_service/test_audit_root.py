@@ -122,3 +122,47 @@ def test_a_downed_cable_leaves_path_selection_and_comes_back(
     assert _flow_egress(reader, cabled) == []
     print(f"cable down: in the model after {detected * 1e3:.0f} ms, "
           f"groups and pin rewritten after {groups_done * 1e3:.0f} ms")  # fmt: skip
+
+
+def _book(api: Api, leaf: str) -> dict[str, int]:
+    pins = api.call("GET", "/v1/fabric")[1]["controller"]["pins"]
+    return {str(p["id"]): int(p["port"]) for p in pins if str(p["pin"]).startswith(f"{leaf}:")}
+
+
+def _held(reader: Reader, fabric: Fabric, leaf: str) -> dict[str, int]:
+    import json
+
+    return {
+        str(json.loads(e.metadata)["id"]): int(e.action.args["port"])
+        for e in reader.table(fabric, leaf, "kv_pin")
+    }
+
+
+def test_a_restarted_leaf_gets_its_transfers_pinned_again(
+    cabled: Fabric, controllers: Controllers, reader: Reader
+) -> None:
+    """The audit takes a dead leaf's cables down and moves its transfers to ECMP; when
+    the leaf is back, they are pinned again and the book is what the leaf holds."""
+    c = controllers.start(cabled.path)
+    api = c.api()
+    api.wait_ready()
+    wait_for(lambda: api.call("GET", "/v1/fabric")[1]["controller"]["audited"])
+    out = [api.call("POST", "/v1/transfers", {**TRANSFER, "src": s})[1] for s in ("h11", "h12")]
+    back = api.call("POST", "/v1/transfers", {"src": "h21", "dst": "h11", "bytes": 2_000_000})[1]
+    assert [t["placement"] for t in (*out, back)] == ["pinned"] * 3
+    assert set(_held(reader, cabled, "leaf1")) == {t["id"] for t in out}
+
+    cabled.kill("leaf1")
+    for link in (LINK, "leaf1:4-spine2:1"):
+        wait_for(lambda link=link: _status(api, link) == "down", timeout=10)
+    wait_for(lambda: not _book(api, "leaf1") and not _book(api, "leaf2"))  # moved to ECMP
+    cabled.restart("leaf1")
+    for link in (LINK, "leaf1:4-spine2:1"):
+        wait_for(lambda link=link: _status(api, link) == "up", timeout=10)
+    wait_for(lambda: set(_book(api, "leaf1")) == {t["id"] for t in out}, timeout=5)
+    wait_for(lambda: set(_book(api, "leaf2")) == {back["id"]}, timeout=5)
+    assert _held(reader, cabled, "leaf1") == _book(api, "leaf1")
+    assert _held(reader, cabled, "leaf2") == _book(api, "leaf2")
+    for t in (*out, back):
+        assert api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 1})[0] == 200
+    assert _held(reader, cabled, "leaf1") == {} == _book(api, "leaf1")
