@@ -1,9 +1,12 @@
 """The ``kvfabric`` console script: one subcommand per module of :mod:`kvfabric.commands`.
 
-User errors (every :class:`softswitch.errors.SoftswitchError` and
-:class:`kvfabric.errors.KvfabricError`) are printed as one located line and turn
-into exit status 1 unless the subcommand chose another; nothing the user types
-produces a Python traceback.
+Every name in :data:`kvfabric.commands.SUBCOMMANDS` must have its module: a missing
+one is an installation fault and fails loudly, never a subcommand that silently
+disappears from ``--help``. User errors are printed as one located line and turn into
+exit status 1 unless the subcommand chose another: each subcommand catches its own
+tree (the lab's ``LabError``, the controller's ``ControllerError``), and this module
+catches :class:`softswitch.errors.SoftswitchError` for all of them. Nothing the user
+types produces a Python traceback.
 """
 
 from __future__ import annotations
@@ -14,27 +17,27 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
+from kvfabric import __version__
 from kvfabric.commands import SUBCOMMANDS
 from softswitch.errors import SoftswitchError
 
+DESCRIPTION = (
+    "kvfabric: steer the KV-cache transfers of disaggregated LLM inference onto the "
+    "least-loaded paths of a P4 leaf-spine fabric"
+)
 
-def _module_for(name: str) -> ModuleType | None:
-    try:
-        return importlib.import_module(f"kvfabric.commands.{name.replace('-', '_')}")
-    except ModuleNotFoundError as exc:
-        if exc.name == f"kvfabric.commands.{name.replace('-', '_')}":
-            return None
-        raise
+
+def _module_for(name: str) -> ModuleType:
+    return importlib.import_module(f"kvfabric.commands.{name.replace('-', '_')}")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser, with every subcommand that is installed."""
-    parser = argparse.ArgumentParser(prog="kvfabric", description=__doc__.splitlines()[0])
+    """The top-level parser, with every subcommand."""
+    parser = argparse.ArgumentParser(prog="kvfabric", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"kvfabric {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, help_text in SUBCOMMANDS.items():
         module = _module_for(name)
-        if module is None:
-            continue
         sp = sub.add_parser(name, help=help_text, description=help_text)
         sp.set_defaults(_module=module)
         if getattr(module, "RAW_ARGV", False):
@@ -61,7 +64,7 @@ def _dispatch(argv: Sequence[str] | None) -> int:
     # so that one subcommand's import cost or failure never touches another.
     if args_list and args_list[0] in SUBCOMMANDS:
         module = _module_for(args_list[0])
-        if module is not None and getattr(module, "RAW_ARGV", False):
+        if getattr(module, "RAW_ARGV", False):
             ns = argparse.Namespace(command=args_list[0], argv=args_list[1:], _module=module)
             return int(module.run(ns))
     args = build_parser().parse_args(args_list)

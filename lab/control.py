@@ -1,6 +1,6 @@
 """What the experiment needs from the controller service, and its HTTP implementation.
 
-The controller (issue 5) owns provisioning, telemetry and path choice; the lab
+The controller owns provisioning, telemetry and path choice; the lab
 drives it through the small :class:`FabricControl` protocol:
 
 ``ready(timeout_s)``
@@ -17,8 +17,8 @@ drives it through the small :class:`FabricControl` protocol:
 ``fabric()``
     ``GET /v1/fabric`` (utilisation, tiers, efficiency counts).
 
-:class:`HttpControl` speaks the HTTP/JSON API of issue 5. Three parts are proposed
-here were adopted by the controller: ``PUT /v1/mode {"mode"}`` and the optional
+:class:`HttpControl` speaks the controller's HTTP/JSON API, including three parts
+the lab asked for: ``PUT /v1/mode {"mode"}`` and the optional
 ``spine`` of a transfer request, and ``POST /v1/pins`` / ``DELETE /v1/pins/{id}``
 (``pin_flow``/``unpin_flow``): the controller holds the flow's whole 5-tuple on the
 spine with a ``flow_pin`` entry in every mode, whatever its class, and moves it off a
@@ -27,14 +27,12 @@ cable the audit takes down. The lab steers background by its source port by defa
 (``pin_background``).
 
 :class:`ControllerProcess` starts ``kvfabric controller FABRIC`` as a tracked
-process. :func:`controller_available` says whether this installation has the
-controller service at all.
+process.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import sys
 import time
@@ -106,11 +104,6 @@ class FabricControl(PathService, Protocol):
     async def fabric(self) -> Mapping[str, Any]:
         """The controller's fabric view (``GET /v1/fabric``)."""
         ...
-
-
-def controller_available() -> bool:
-    """True when this installation has the controller service (``kvfabric controller``)."""
-    return importlib.util.find_spec("kvfabric.commands.controller") is not None
 
 
 # -- HTTP ------------------------------------------------------------------------------
@@ -202,7 +195,7 @@ class HttpControl:
         raise ControlError(f"the controller was not ready after {timeout_s:g}s: {last}")
 
     async def set_mode(self, mode: str) -> None:
-        """``PUT /v1/mode`` (proposed to issue 5)."""
+        """``PUT /v1/mode`` ."""
         await self.request("PUT", "/v1/mode", {"mode": mode})
 
     async def request_transfer(
@@ -268,7 +261,7 @@ async def _read_head(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]
 
 
 def parse_placement(answer: object) -> Placement:
-    """A :class:`Placement` from ``{id, path, tag: {dscp, src_port}}`` (issue 5)."""
+    """A :class:`Placement` from ``{id, path, tag: {dscp, src_port}}``."""
     if not isinstance(answer, Mapping) or "id" not in answer:
         raise ControlError(f"POST /v1/transfers: expected {{id, path, tag}}, got {answer!r:.200}")
     tag = answer.get("tag") or {}
@@ -322,11 +315,6 @@ class ControllerProcess:
 
     def start(self) -> Tracked:
         """Start the controller; its output goes to ``log_path``."""
-        if not controller_available():
-            raise ControlError(
-                "this installation has no controller service (kvfabric controller, issue 5): "
-                "the fabric cannot be provisioned, so no mode can be measured"
-            )
         self.entry = self.processes.start("controller", self.argv, log_path=self.log_path)
         return self.entry
 

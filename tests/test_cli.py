@@ -2,20 +2,38 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
 import pytest
 
+from kvfabric import __version__
 from kvfabric.cli import main
+from kvfabric.commands import SUBCOMMANDS
 
 
-def test_help_lists_installed_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
+def test_help_lists_every_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["--help"])
     assert exc.value.code == 0
     out = capsys.readouterr().out
-    assert "bench" in out
+    listed = {m.group(1) for m in re.finditer(r"^    (\S+)", out, re.MULTILINE)}
+    assert listed == set(SUBCOMMANDS)
+    assert "``" not in out and ":class:" not in out
+
+
+def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"kvfabric {__version__}"
+
+
+def test_a_missing_subcommand_module_fails_loudly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(SUBCOMMANDS, "no-such-module", "listed but not installed")
+    with pytest.raises(ModuleNotFoundError, match="no_such_module"):
+        main(["--help"])
 
 
 def test_unknown_subcommand_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

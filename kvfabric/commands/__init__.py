@@ -18,7 +18,6 @@ SUBCOMMANDS: dict[str, str] = {
     "switch": "Run a software switch with simple_switch_grpc's command line",
     "controller": "Run the kvfabric controller service",
     "experiment": "Run the emulated-fabric experiment",
-    "simulate": "Run the fabric simulation",
     "bench": "Run benchmarks",
     "check-config": "Validate a topology configuration file",
 }

@@ -34,6 +34,7 @@ from controller.config_errors import ConfigError, did_you_mean
 if TYPE_CHECKING:
     from lab.run import Experiment
     from lab.scenario import Scenario
+    from lab.sweep import Sweep
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -65,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the experiment or sweep; see the module docstring for exit statuses."""
     from lab.errors import LabError
     from lab.scenario import ModeName
+    from lab.sweep import Sweep
 
     if args.repeat < 1:
         print("kvfabric experiment: error: --repeat must be at least 1", file=sys.stderr)
@@ -85,6 +87,13 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"kvfabric experiment: error: {problem}", file=sys.stderr)
         return 2
+    # The files are read and validated before anything else, so that a user with a
+    # broken scenario hears about the file, not about root.
+    try:
+        plan = _load(args)
+    except (LabError, ConfigError) as exc:
+        print(f"kvfabric experiment: error: {exc}", file=sys.stderr)
+        return 1
     if os.geteuid() != 0:
         print("kvfabric experiment: error: needs root (Mininet builds the fabric)", file=sys.stderr)
         return 1
@@ -92,9 +101,9 @@ def run(args: argparse.Namespace) -> int:
 
     setLogLevel("info" if args.verbose else "warning")
     try:
-        if args.sweep is not None:
-            return _sweep(args, modes)
-        return _experiment(args, modes)
+        if isinstance(plan, Sweep):
+            return _sweep(args, plan, modes)
+        return _experiment(args, plan, modes)
     except KeyboardInterrupt:
         print("\nkvfabric experiment: interrupted; partial results written", file=sys.stderr)
         return 130
@@ -119,12 +128,23 @@ def _pipeline_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _experiment(args: argparse.Namespace, modes: tuple[str, ...] | None) -> int:
+def _load(args: argparse.Namespace) -> Scenario | Sweep:
+    """The scenario or sweep named on the command line, and the topology, validated."""
+    from controller.config import load_config
+    from lab.scenario import load_scenario
+    from lab.sweep import load_sweep
+
+    if args.topology is not None:
+        load_config(args.topology)
+    if args.sweep is not None:
+        return load_sweep(args.sweep)
+    return load_scenario(args.scenario)
+
+
+def _experiment(args: argparse.Namespace, scenario: Scenario, modes: tuple[str, ...] | None) -> int:
     from lab.results import markdown_table
     from lab.run import run_experiment
-    from lab.scenario import load_scenario
 
-    scenario = load_scenario(args.scenario)
     exp = _build(args, scenario, modes, args.out or Path("results") / scenario.name)
     doc = run_experiment(exp)
     print(markdown_table(doc))
@@ -159,10 +179,9 @@ def _build(
     )
 
 
-def _sweep(args: argparse.Namespace, modes: tuple[str, ...] | None) -> int:
-    from lab.sweep import load_sweep, run_sweep
+def _sweep(args: argparse.Namespace, sweep: Sweep, modes: tuple[str, ...] | None) -> int:
+    from lab.sweep import run_sweep
 
-    sweep = load_sweep(args.sweep)
     out = args.out or Path("results") / sweep.name
     points = run_sweep(sweep, lambda s, o: _build(args, s, modes or sweep.modes, o), out)
     print(f"sweep: {len(points)} points; plot: {out / 'sweep.png'}")

@@ -16,12 +16,13 @@ the rules of :mod:`softswitch.stf.expect`.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from softswitch.frontend import load_program
+from softswitch.interp.pipeline import Pipeline
 from softswitch.runtime.state import RuntimeState
 from softswitch.stf import syntax as s
 from softswitch.stf.control import CheckFailure, ControlPlane
@@ -113,10 +114,6 @@ def run_stf(
     for a program the front-end or the interpreter rejects.
     """
     script = s.parse_stf_file(stf_path)
-    # Imported by name: the front-end and the interpreter are built in parallel
-    # with this module, and run_script must stay usable without them.
-    frontend = importlib.import_module("softswitch.frontend")
-    interp = importlib.import_module("softswitch.interp.pipeline")
-    program = frontend.load_program(str(program_path), include_dirs, dict(defines or {}))
-    pipeline: Target = interp.Pipeline.load(program)
+    program = load_program(str(program_path), include_dirs, dict(defines or {}))
+    pipeline: Target = Pipeline.load(program)
     return run_script(script, pipeline)

@@ -32,6 +32,10 @@ from controller.config_units import (
 )
 from kvfabric.cli import main
 
+ROOT = Path(__file__).resolve().parents[2]
+TOPOLOGIES = ROOT / "topologies"
+SHIPPED = sorted(TOPOLOGIES.glob("*.yaml"))
+
 BASE = """\
 name: t
 switches:
@@ -69,14 +73,14 @@ def test_base_file_loads_into_frozen_dataclasses() -> None:
         cfg.switch("spine11")
 
 
-@pytest.mark.parametrize("path", sorted(Path("topologies").glob("*.yaml")))
+@pytest.mark.parametrize("path", SHIPPED)
 def test_shipped_topologies_are_valid(path: Path) -> None:
     cfg = load_config(path)
     assert cfg.leaves and cfg.spines and cfg.hosts
 
 
 def test_lab_controller_section_reads_every_key() -> None:
-    c = load_config("topologies/lab-2x2.yaml").controller
+    c = load_config(TOPOLOGIES / "lab-2x2.yaml").controller
     assert c.safety.transfer_timeout_s == 60.0
     assert c.safety.reroute_window_s == 60.0 and c.safety.quiet_period_s == 300.0
     assert c.alerts.median_window_s == 7 * 86400.0
@@ -536,7 +540,8 @@ def _same(a: FabricConfig, b: FabricConfig) -> bool:
 
 
 def test_every_shipped_topology_round_trips() -> None:
-    for path in sorted(Path("topologies").glob("*.yaml")):
+    assert len(SHIPPED) >= 3
+    for path in SHIPPED:
         cfg = load_config(path)
         assert _same(parse_config(to_yaml(cfg), "x.yaml"), cfg), path
 
@@ -544,7 +549,10 @@ def test_every_shipped_topology_round_trips() -> None:
 # -- kvfabric check-config -----------------------------------------------------------------
 
 
-def test_check_config_prints_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_config_prints_a_summary(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
     assert main(["check-config", "topologies/spine4.yaml"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("topologies/spine4.yaml: OK\n")

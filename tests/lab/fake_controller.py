@@ -1,4 +1,4 @@
-"""A stand-in for the controller's HTTP API (issue 5), enough to drive the lab's clients.
+"""A stand-in for the controller's HTTP API, enough to drive the lab's clients.
 
 It serves the calls the lab makes on a real TCP port: ``POST /v1/transfers``
 (answering with a tag from a port range), ``POST /v1/transfers/{id}/complete``,

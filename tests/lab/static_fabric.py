@@ -1,4 +1,4 @@
-"""A static stand-in for the controller service, so the lab can forward before issue 5 lands.
+"""A static control plane that writes the fabric's entries straight to the switches.
 
 :class:`StaticControl` implements :class:`lab.control.FabricControl` by writing
 p4/README.md's entries straight to the switches with finsy: routes, one ECMP group per

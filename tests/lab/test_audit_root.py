@@ -22,7 +22,7 @@ import pytest
 
 from controller.config import FabricConfig
 from controller.config_generate import leaf_spine
-from lab.control import ControllerProcess, FlowKey, HttpControl, controller_available
+from lab.control import ControllerProcess, FlowKey, HttpControl
 from lab.ecmp import EcmpOracle
 from lab.fabric import lab_fabric, write_fabric
 from lab.monitor import tx_bytes
@@ -33,7 +33,6 @@ from lab.traffic import BG_CLIENT_PORTS, Background, BackgroundFlow
 pytestmark = [
     pytest.mark.root,
     pytest.mark.slow,
-    pytest.mark.skipif(not controller_available(), reason="needs the controller service"),
 ]
 
 LOADED_S = 12.0

@@ -31,8 +31,12 @@ def test_scenario_or_sweep_is_required():
     assert info.value.code == 2
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the command checks for root first")
-def test_a_bad_scenario_is_one_located_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+@pytest.mark.parametrize("euid", [0, 1000])
+def test_a_bad_scenario_is_one_located_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, euid: int
+):
+    """The file is validated before the root check: a user hears about the file first."""
+    monkeypatch.setattr(os, "geteuid", lambda: euid)
     bad = tmp_path / "bad.yaml"
     bad.write_text("transfer: {bytes: 1MB}\narrivals: [{kind: sequential, count: 0}]\n")
     assert main(["experiment", "--scenario", str(bad), "--out", str(tmp_path / "o")]) == 1

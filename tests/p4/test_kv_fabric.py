@@ -11,7 +11,6 @@ Expected values come from tests/p4/fabric_model.py, never from the target.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import re
 from collections.abc import Callable
@@ -32,11 +31,6 @@ PROGRAM = ROOT / "p4" / "kv_fabric.p4"
 README = ROOT / "p4" / "README.md"
 STF_FILES = sorted((ROOT / "p4" / "tests").glob("*.stf"))
 
-HAVE_PIPELINE = importlib.util.find_spec("softswitch.interp.pipeline") is not None
-needs_pipeline = pytest.mark.skipif(
-    not HAVE_PIPELINE, reason="softswitch.interp.pipeline cannot be imported"
-)
-
 
 # ------------------------------------------------------------------ STF files
 
@@ -56,7 +50,6 @@ def test_every_documented_behaviour_has_an_stf_file() -> None:
     assert wanted <= names
 
 
-@needs_pipeline
 @pytest.mark.parametrize("stf", STF_FILES, ids=[p.stem for p in STF_FILES])
 def test_stf(stf: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from softswitch.stf import run_stf
@@ -254,7 +247,6 @@ def _flow(sport: int = 40500) -> m.Flow:
     return m.Flow("10.0.1.1", "10.0.2.7", 17, sport, 7000)
 
 
-@needs_pipeline
 def test_flowlet_gap_must_exceed_the_timeout() -> None:
     leaf = Leaf()
     leaf.configure("setdefault switch_config flowlet_mode(timeout_us:500, generation:1)")
@@ -273,7 +265,6 @@ def test_flowlet_gap_must_exceed_the_timeout() -> None:
     )
 
 
-@needs_pipeline
 def test_flowlets_of_different_flows_are_independent() -> None:
     leaf = Leaf()
     leaf.configure("setdefault switch_config flowlet_mode(timeout_us:500, generation:1)")
@@ -288,7 +279,6 @@ def test_flowlets_of_different_flows_are_independent() -> None:
             assert leaf.send(1000 + step * 100 + i, f) == first[f]
 
 
-@needs_pipeline
 def test_flowlet_mode_spreads_successive_flowlets() -> None:
     """LetFlow's premise: after idle gaps, a flow's flowlets visit the uplinks."""
     leaf = Leaf()
@@ -329,7 +319,6 @@ def _histogram(seen: list[tuple[int, int, int]], which: int, bounds: Any) -> lis
     return m.histogram(((s[which], s[2]) for s in seen), bounds)
 
 
-@needs_pipeline
 def test_histograms_bucket_real_queue_depths_and_delays() -> None:
     """Rate-limited ports build real queues; each packet lands in its depth and delay bucket."""
     leaf = Leaf()
@@ -355,7 +344,6 @@ def test_histograms_bucket_real_queue_depths_and_delays() -> None:
     assert max(s[0] for s in seen[2]) == 54
 
 
-@needs_pipeline
 def test_a_packet_dropped_by_a_full_queue_is_in_no_histogram() -> None:
     leaf = Leaf()
     leaf.state.tm.set_queue_rate(1000, port=2)
@@ -368,7 +356,6 @@ def test_a_packet_dropped_by_a_full_queue_is_in_no_histogram() -> None:
     assert leaf.port_tx(2)[0] == len(seen)
 
 
-@needs_pipeline
 @pytest.mark.parametrize(("counter", "bounds", "which"), HISTOGRAMS, ids=["depth", "delay"])
 def test_max_bucket_since_the_last_read_loses_no_sample(
     counter: str, bounds: tuple[tuple[int, int], ...], which: int
@@ -446,7 +433,6 @@ def test_readme_default_buckets_are_the_models() -> None:
         assert all(a[1] + 1 == b[0] for a, b in itertools.pairwise(bounds))  # no gap
 
 
-@needs_pipeline
 def test_a_histogram_cell_wraps_at_2_64_as_bmv2s_uint64_cells() -> None:
     from softswitch.runtime.externs import CounterData
 
