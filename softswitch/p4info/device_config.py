@@ -18,6 +18,11 @@ compiles to: the SHA-256 of its canonical protobuf text (fields in number order,
 map entries sorted by key, no header), so that a switch can refuse a device
 config paired with the P4Info of another program, whatever serialiser the
 controller used. Unknown keys are rejected: the format is versioned instead.
+
+:func:`decode` takes the document bare or wrapped in PI's ``p4.tmp.P4DeviceConfig``
+(see :mod:`softswitch.p4info.pi_config`), as ``simple_switch_grpc`` takes its
+BMv2 JSON.  A BMv2 JSON written by p4c is recognised and refused with a message
+that says how to compile for this target.
 """
 
 from __future__ import annotations
@@ -31,10 +36,13 @@ from finsy.proto import p4i
 from google.protobuf import text_format
 
 from softswitch.errors import RuntimeConfigError
+from softswitch.p4info import pi_config
 
 FORMAT = "kvfabric-softswitch/1"
 
 _KEYS = ("format", "file", "program", "p4info_sha256")
+# Top-level keys every BMv2 JSON written by p4c carries.
+_BMV2_KEYS = frozenset({"header_types", "headers", "parsers", "pipelines", "deparsers"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +78,8 @@ def encode(config: DeviceConfig) -> bytes:
 
 
 def decode(data: bytes) -> DeviceConfig:
-    """Parse ``p4_device_config`` bytes; RuntimeConfigError(INVALID_ARGUMENT) if malformed."""
+    """Parse ``p4_device_config`` bytes, bare or PI-wrapped; RuntimeConfigError if malformed."""
+    data = pi_config.unwrap(data)
     try:
         document = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -79,6 +88,12 @@ def decode(data: bytes) -> DeviceConfig:
         ) from exc
     if not isinstance(document, dict):
         raise RuntimeConfigError("INVALID_ARGUMENT", "p4_device_config is not a JSON object")
+    if "format" not in document and set(document) >= _BMV2_KEYS:
+        raise RuntimeConfigError(
+            "INVALID_ARGUMENT",
+            "p4_device_config is a BMv2 JSON written by p4c; this target loads the device "
+            "config of `kvfabric compile -o` (or of the p4c shims of `kvfabric bmv2-shims`)",
+        )
     unknown = sorted(set(document) - set(_KEYS))
     if unknown:
         raise RuntimeConfigError(
