@@ -1,6 +1,7 @@
-# kvfabric: every target that needs the environment runs `setup` first.
-# `setup` is idempotent: Debian packages, the project venv (.venv) and the
-# separate p4runtime-shell venv (.venv-p4rt, because p4runtime-shell pins protobuf < 3.21).
+# kvfabric: every target that needs the environment runs `setup` first (lint needs only `venv`).
+# `setup` is idempotent: Debian packages (root), the project venv (.venv, which `venv` builds
+# alone, without root) and the separate p4runtime-shell venv (.venv-p4rt, because
+# p4runtime-shell pins protobuf < 3.21).
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -10,12 +11,24 @@ P4RT_VENV := .venv-p4rt
 APT_PACKAGES := mininet iperf3 ethtool bridge-utils iproute2 tcpdump cpp
 MININET_DIR := /usr/lib/python3/dist-packages/mininet
 STAMP := $(VENV)/.kvfabric-setup
+VENV_STAMP := $(VENV)/.kvfabric-venv
 
-.PHONY: setup test lint demo bench clean format stf
+.PHONY: setup venv test lint demo bench clean format stf
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml Makefile
+# The project venv alone: all that lint needs, so `make lint` runs without root.
+venv: $(VENV_STAMP)
+
+$(VENV_STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@# Debian's mininet module serves the system python; expose only that package to the venv.
+	@mkdir -p $(VENV)/mininet-site && ln -sfn $(MININET_DIR) $(VENV)/mininet-site/mininet
+	@echo "$(abspath $(VENV))/mininet-site" > $$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/kvfabric-mininet.pth
+	@touch $@
+
+$(STAMP): $(VENV_STAMP) pyproject.toml Makefile
 	@missing=""; for p in $(APT_PACKAGES); do \
 	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
@@ -23,11 +36,6 @@ $(STAMP): pyproject.toml Makefile
 	    echo "setup: installing Debian packages:$$missing"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
-	@# Debian's mininet module serves the system python; expose only that package to the venv.
-	@mkdir -p $(VENV)/mininet-site && ln -sfn $(MININET_DIR) $(VENV)/mininet-site/mininet
-	@echo "$(abspath $(VENV))/mininet-site" > $$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/kvfabric-mininet.pth
 	@test -x $(P4RT_VENV)/bin/python || $(PYTHON) -m venv $(P4RT_VENV)
 	@$(P4RT_VENV)/bin/python -c 'import p4runtime_sh' 2>/dev/null || \
 	    $(P4RT_VENV)/bin/python -m pip install -q --disable-pip-version-check p4runtime-shell==0.0.6
@@ -37,12 +45,12 @@ $(STAMP): pyproject.toml Makefile
 test: setup
 	$(PY) -m pytest -q
 
-lint: setup
+lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
-format: setup
+format: venv
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
