@@ -8,7 +8,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 P4RT_VENV := .venv-p4rt
-APT_PACKAGES := mininet iperf3 ethtool bridge-utils iproute2 tcpdump cpp
+APT_PACKAGES := mininet iperf3 ethtool bridge-utils iproute2 tcpdump cpp prometheus chromium chromium-driver
 MININET_DIR := /usr/lib/python3/dist-packages/mininet
 STAMP := $(VENV)/.kvfabric-setup
 VENV_STAMP := $(VENV)/.kvfabric-venv
@@ -35,6 +35,15 @@ $(STAMP): $(VENV_STAMP) pyproject.toml Makefile
 	if [ -n "$$missing" ]; then \
 	    echo "setup: installing Debian packages:$$missing"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+	@# Debian's prometheus package starts a server on :9090 with its own config; kvfabric's
+	@# tests run their own Prometheus (own config, ephemeral port), so the service is stopped
+	@# and disabled, under systemd or sysvinit, and never left to conflict.
+	@if [ -d /run/systemd/system ]; then \
+	    systemctl disable --now prometheus.service >/dev/null 2>&1 || true; \
+	elif [ -x /etc/init.d/prometheus ]; then \
+	    /etc/init.d/prometheus stop >/dev/null 2>&1 || true; \
+	    update-rc.d prometheus disable >/dev/null 2>&1 || true; \
 	fi
 	@test -x $(P4RT_VENV)/bin/python || $(PYTHON) -m venv $(P4RT_VENV)
 	@$(P4RT_VENV)/bin/python -c 'import p4runtime_sh' 2>/dev/null || \
