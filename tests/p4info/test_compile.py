@@ -133,3 +133,45 @@ def test_unknown_suffix_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> 
     assert "Could not detect p4runtime info file format from file suffix .yaml" in (
         capsys.readouterr().err
     )
+
+
+def test_p4c_bm2_ss_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    info, out = tmp_path / "nested.p4.p4info.txtpb", tmp_path / "nested.json"
+    program = str(PROGRAMS / "nested.p4")
+    argv = ["--p4v", "16", "--p4runtime-files", str(info), "-o", str(out), program]
+    assert main(["compile", *argv]) == 0
+    assert device_config.read(out).file == program
+    assert info.read_text() == expected_text("nested")
+    assert capsys.readouterr().err == ""
+
+
+def test_p4c_driver_command_line_writes_dir_slash_stem_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    build = tmp_path / "build"
+    info = tmp_path / "n.p4info.txtpb"
+    program = str(PROGRAMS / "nested.p4")
+    argv = ["--target", "bmv2", "--arch", "v1model", "--p4runtime-files", str(info)]
+    assert main(["compile", *argv, "-o", str(build), "--emit-externs", "-g", program]) == 0
+    assert device_config.read(build / "nested.json").file == program
+    notes = capsys.readouterr().err.splitlines()
+    assert notes == [
+        "note: --emit-externs ignored: externs are part of the device config",
+        "note: -g ignored: the device config carries the source itself",
+    ]
+    # an existing directory given to -o is a directory without --target as well
+    assert main(["compile", "-o", str(build), str(PROGRAMS / "features.p4")]) == 0
+    assert (build / "features.json").is_file()
+
+
+def test_refusals_write_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    info = tmp_path / "x.p4info.txtpb"
+    program = str(PROGRAMS / "nested.p4")
+    for bad in (["--p4v", "14"], ["--target", "tofino"], ["--arch", "psa"]):
+        with pytest.raises(SystemExit) as exc:
+            main(["compile", *bad, "--p4runtime-files", str(info), program])
+        assert exc.value.code == 2
+    missing = tmp_path / "nope" / "out.json"
+    assert main(["compile", "--p4runtime-files", str(info), "-o", str(missing), program]) == 1
+    assert "No such directory" in capsys.readouterr().err
+    assert not info.exists()
