@@ -126,11 +126,16 @@ class TelemetrySettings:
 
 @dataclass(frozen=True, slots=True)
 class SelectionSettings:
-    """Path choice: hysteresis band and the rate limit of path changes."""
+    """Path choice: hysteresis band, the rate limit of path changes, and the cost bound.
+
+    ``max_cost_ratio``: no rule (hysteresis, rate limit, a reroute mark) keeps a path
+    whose expected completion exceeds this many times the best candidate's.
+    """
 
     hysteresis: float = 0.10
     util_delta: float = 0.10
     latency_factor: float = 1.5
+    max_cost_ratio: float = 2.0
 
 
 @dataclass(frozen=True, slots=True)

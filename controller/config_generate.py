@@ -165,6 +165,7 @@ _SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("selection", "hysteresis", "hysteresis", "percent"),
     ("selection", "util_delta", "util_delta", "percent"),
     ("selection", "latency_factor", "latency_factor", "number"),
+    ("selection", "max_cost_ratio", "max_cost_ratio", "number"),
     ("safety", "slow_factor", "slow_factor", "number"),
     ("safety", "baseline_window", "baseline_window", "number"),
     ("safety", "baseline_min_samples", "baseline_min_samples", "number"),

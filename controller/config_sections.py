@@ -191,14 +191,16 @@ def _parse_telemetry(node: Node) -> TelemetrySettings:
 
 
 def _parse_selection(node: Node) -> SelectionSettings:
-    f = node.fields([], ["hysteresis", "util_delta", "latency_factor"])
+    f = node.fields([], ["hysteresis", "util_delta", "latency_factor", "max_cost_ratio"])
     d = SelectionSettings()
+    ratio = v.number(f["max_cost_ratio"], 1.0, 1000.0) if "max_cost_ratio" in f else None
     return SelectionSettings(
         hysteresis=v.fraction(f["hysteresis"], 0.0, 1.0) if "hysteresis" in f else d.hysteresis,
         util_delta=v.fraction(f["util_delta"], 0.0, 1.0) if "util_delta" in f else d.util_delta,
         latency_factor=(
             v.number(f["latency_factor"], 1.0, 100.0) if "latency_factor" in f else d.latency_factor
         ),
+        max_cost_ratio=ratio if ratio is not None else d.max_cost_ratio,
     )
 
 

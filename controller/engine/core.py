@@ -59,7 +59,7 @@ from controller.engine.inflight import InFlight, Placement, TagPool, Transfer
 from controller.engine.liveness import SPAN_POLLS, Liveness, counter_evidence
 from controller.engine.loads import LoadTable
 from controller.engine.safety import PairMemory, RerouteGuard
-from controller.engine.selection import PathIndex, choose, evaluate
+from controller.engine.selection import REASON_REROUTE_YIELDS, PathIndex, choose, evaluate
 from controller.engine.static_pins import (
     FlowTuple,
     InstallFlowPin,
@@ -255,6 +255,8 @@ class Engine:
         )
         chosen = candidates[choice.chosen]
         memory.last_spine = chosen.path.spine
+        if choice.reason == REASON_REROUTE_YIELDS:
+            memory.avoid_spine = None  # the spine it avoided is now clearly best
         self.counts.pinned += 1
         placement = Placement(
             contributions=((chosen.up, size), (chosen.down, size)),

@@ -11,7 +11,10 @@ completions exist there is no baseline and nothing is slow.
 Reroutes. A pinned transfer slower than ``slow_factor`` times its baseline (or one
 that timed out) marks its pair: for one ``reroute_window`` the pair's transfers avoid
 the spine that was slow (the counters did not show what slowed it, so the picture
-of that path is not trusted). Each new mark is a reroute; slow completions on the
+of that path is not trusted), unless every other candidate is expected to take more
+than ``selection.max_cost_ratio`` times as long as it: the mark then yields and is
+lifted (:mod:`selection`), since a guess must not outweigh what every counter
+measures now. Each new mark is a reroute; slow completions on the
 spine already avoided add none, so a burst that was slow together counts once. More
 than ``reroute_limit`` reroutes within ``reroute_window`` disable kv-aware placement
 (ECMP everywhere, an alert) until an operator re-enables it or ``quiet_period`` has

@@ -33,6 +33,15 @@ Then, with ``best`` the cheapest candidate and ``last`` the pair's previous path
    it runs alone, not behind the first on the 62.5% one);
 5. move to ``best`` when its load is lower by more than ``util_delta``; else keep
    ``last`` (rate limit: a measured difference too small to justify a change).
+
+Over all of these stands a bound: no rule keeps a path whose expected completion is
+more than ``max_cost_ratio`` times the best's. Hysteresis and the rate limit then
+give way to ``best`` ("cost bound"), and a reroute mark whose every alternative is
+that much worse than the spine it avoids *yields* ("reroute yields"): that spine is
+now clearly best, and the engine lifts the mark. The mark was a guess (a transfer
+was slow there, the counters did not say why); the figures of every candidate are
+measurements, and after a failure that moves background traffic the guess is the
+first thing to go stale.
 """
 
 from __future__ import annotations
@@ -50,6 +59,8 @@ REASON_UTIL_DELTA = "utilisation delta"
 REASON_LATENCY = "latency above baseline"
 REASON_REROUTE = "reroute"
 REASON_SPREAD = "spread"
+REASON_COST_BOUND = "cost bound"
+REASON_REROUTE_YIELDS = "reroute yields"
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,18 +131,28 @@ def choose(
     latency_high: bool = False,
     alone: list[float] | None = None,
 ) -> Choice:
-    """Apply reroute, hysteresis, spreading and rate limit to the evaluated candidates."""
+    """Apply reroute, hysteresis, spreading and rate limit to the evaluated candidates.
+
+    Whatever the rule, the chosen candidate's cost is at most ``max_cost_ratio`` times
+    the best's (see the module docstring).
+    """
     best = min(range(len(costs)), key=costs.__getitem__)
     frozen_costs, frozen_loads = tuple(costs), tuple(loads)
     frozen_alone = tuple(alone) if alone is not None else ()
+    bound = costs[best] * settings.max_cost_ratio
 
     def result(i: int, reason: str) -> Choice:
+        if costs[i] > bound:
+            return Choice(best, best, REASON_COST_BOUND, frozen_costs, frozen_loads, frozen_alone)
         return Choice(i, best, reason, frozen_costs, frozen_loads, frozen_alone)
 
     if avoid_spine is not None:
         others = [i for i, c in enumerate(candidates) if c.path.spine != avoid_spine]
         if others and candidates[best].path.spine == avoid_spine:
-            return result(min(others, key=costs.__getitem__), REASON_REROUTE)
+            other = min(others, key=costs.__getitem__)
+            if costs[other] > bound:
+                return result(best, REASON_REROUTE_YIELDS)
+            return result(other, REASON_REROUTE)
         if others and last_spine == avoid_spine:
             last_spine = None
     last = -1

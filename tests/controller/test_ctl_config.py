@@ -295,6 +295,11 @@ CONTROLLER_BAD = [
         "got '150%'",
     ),
     (
+        "selection: {max_cost_ratio: 0.5}",
+        "fabric.yaml:16:31: controller.selection.max_cost_ratio: expected a number 1..1000, "
+        "got 0.5",
+    ),
+    (
         "kv_class: {dscp: 64}",
         "fabric.yaml:16:20: controller.kv_class.dscp: expected an integer 1..63, got 64",
     ),
@@ -349,6 +354,13 @@ def test_bad_controller_settings(section: str, message: str) -> None:
     with pytest.raises(ConfigError) as exc:
         parse_config(BASE + "controller:\n  " + section + "\n", "fabric.yaml")
     assert str(exc.value) == message
+
+
+def test_the_cost_ratio_is_read_and_written_back() -> None:
+    cfg = parse_config(BASE + "controller:\n  selection: {max_cost_ratio: 3}\n", "fabric.yaml")
+    assert cfg.controller.selection.max_cost_ratio == 3.0
+    assert parse_config(to_yaml(cfg), "x.yaml").controller == cfg.controller
+    assert parse_config(BASE, "fabric.yaml").controller.selection.max_cost_ratio == 2.0
 
 
 def test_token_and_tls_files_resolve_next_to_the_fabric_file(tmp_path: Path) -> None:

@@ -151,6 +151,28 @@ def test_beyond_hysteresis_the_rate_limit_needs_a_ten_point_utilisation_gap() ->
     assert (f.spine(moved), moved.reason) == ("spine2", "utilisation delta")
 
 
+def test_the_rate_limit_never_keeps_a_path_over_twice_as_slow_as_the_best() -> None:
+    f = loaded(0.50, 0.90)
+    f.complete(f.decide("h11", "h21"), 1.0)
+    set_spines(f, 0.99, 0.91)  # 8 points apart, but spine1 leaves 1% and spine2 9%
+    f.poll()
+    d = f.decide("h11", "h21")
+    assert (f.spine(d), d.reason) == ("spine2", "cost bound")
+
+
+def test_hysteresis_yields_to_a_cost_ratio_below_its_band() -> None:
+    f = Fabric(controller=settings(
+        telemetry={"smoothing_s": 0.0}, selection={"max_cost_ratio": 1.05}
+    ))  # fmt: skip
+    set_spines(f, 0.30, 0.35)
+    f.warm()
+    f.complete(f.decide("h11", "h21"), 1.0)
+    set_spines(f, 0.35, 0.30)  # spine1 is 8% slower: within the 10% band, over 1.05x
+    f.poll()
+    d = f.decide("h12", "h22")
+    assert (f.spine(d), d.reason) == ("spine2", "cost bound")
+
+
 def test_latency_above_one_and_a_half_baselines_lifts_the_rate_limit() -> None:
     f = loaded(0.50, 0.90)
     for _ in range(3):

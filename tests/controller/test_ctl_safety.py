@@ -82,6 +82,44 @@ def test_slow_completions_of_one_burst_mark_the_pair_once() -> None:
     assert f.engine.counts.reroutes == 1
 
 
+def marked_then_shifted(ratio: float | None = None) -> Fabric:
+    """The failure that moves load: leaf1 -> leaf2 avoids spine1 (a slow transfer ran
+    there), then background re-hashes onto spine2 (99% busy) and leaves spine1 idle."""
+    selection = {"max_cost_ratio": ratio} if ratio is not None else {}
+    f = Fabric(controller=settings(telemetry={"smoothing_s": 0.0}, selection=selection))
+    for port in ("leaf1:4", "spine2:2"):
+        f.set_load(port, 0.2)
+    f.warm()
+    with_baseline(f)
+    slow = f.decide("h11", "h21")
+    assert f.spine(slow) == "spine1"
+    f.complete(slow, 10.0)
+    assert f.engine.pairs["leaf1", "leaf2"].avoiding(f.now) == "spine1"
+    for port in ("leaf1:4", "spine2:2"):
+        f.set_load(port, 0.99)
+    f.poll()
+    return f
+
+
+def test_a_reroute_mark_yields_when_the_avoided_spine_is_clearly_best() -> None:
+    f = marked_then_shifted()
+    d = f.decide("h11", "h21")
+    assert (f.spine(d), d.reason) == ("spine1", "reroute yields")
+    t = f.engine.inflight.transfers[d.transfer_id].placement
+    assert t.costs[1] > 50 * t.costs[0]  # spine2 is about 100 times worse
+    assert f.engine.pairs["leaf1", "leaf2"].avoiding(f.now) is None  # the mark is lifted
+    f.complete(d, 1.0)
+    again = f.decide("h12", "h22")
+    assert (f.spine(again), again.reason) == ("spine1", "best")
+
+
+def test_a_reroute_mark_holds_within_the_configured_cost_ratio() -> None:
+    f = marked_then_shifted(ratio=1000.0)
+    d = f.decide("h11", "h21")
+    assert (f.spine(d), d.reason) == ("spine2", "reroute")
+    assert f.engine.pairs["leaf1", "leaf2"].avoiding(f.now) == "spine1"
+
+
 def storm(f: Fabric, reroutes: int, every: float = 1.0) -> list[Update]:
     """``reroutes`` slow completions, each on the spine the previous one moved to."""
     out: list[Update] = []
