@@ -1,0 +1,62 @@
+"""Fixtures: a cabled fabric of real switch processes and controllers driving it.
+
+The operator's tools (Prometheus and the Grafana dashboard's queries, the live page
+in a browser, traces, the report) are tested against a controller on four real
+``kvfabric switch`` processes joined by veth pairs (root), so that the topology audit
+runs and a cable can really be taken down. Alert windows are 2 s so efficiency and
+latency windows close during a test.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.controller_service.conftest import Controllers
+from tests.controller_service.harness import Fabric, compile_pipeline
+
+CONTROLLER = "  mode: kv-aware\n  alerts: {window: 2s}"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    if os.geteuid() == 0:
+        return
+    skip = pytest.mark.skip(reason="needs root (veth pairs)")
+    for item in items:
+        if "root" in item.keywords and "tests/operator" in str(item.fspath):
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def pipeline(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return compile_pipeline(tmp_path_factory.mktemp("pipeline"))
+
+
+@pytest.fixture(scope="module")
+def cabled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fabric]:
+    f = Fabric(tmp_path_factory.mktemp("cabled"), veths=True, controller=CONTROLLER)
+    try:
+        yield f.start()
+    finally:
+        f.close()
+
+
+@pytest.fixture
+def controllers(pipeline: tuple[Path, Path]) -> Iterator[Controllers]:
+    c = Controllers(pipeline)
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+@pytest.fixture
+def artefacts(request: pytest.FixtureRequest) -> Path:
+    """Where a test keeps what it produced (screenshots, reports): results/test-artefacts/."""
+    root = Path(__file__).resolve().parents[2] / "results" / "test-artefacts"
+    out = root / str(request.node.name)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
