@@ -10,7 +10,18 @@ flowlet mode the salt is 0; a slot's first flowlet uses salt ``0x9E37``.
 that lets background flows be *steered by choice of source port* instead of being
 pinned, and that tells which spine each ECMP transfer took. It assumes, as the
 controller does, that each leaf's group lists its uplinks in port order (give
-``members`` otherwise). By default it answers only when the flow lands on the same spine with salt 0
+``members`` otherwise).
+
+**Live members.** The controller keeps one group per destination leaf, over the
+uplinks whose spine reaches that leaf over cables that are up (controller/service/
+intent.py), and the switch orders a group's members by when the *member* was created,
+not the group. A dead cable ``(L, S)`` takes ``S`` out of ``L``'s groups and out of
+every other leaf's group towards ``L``, and every flow in those groups re-hashes over
+the ``n - 1`` spines left (most move, not only those of the dead spine); when it comes
+back, the order is the port order again. ``EcmpOracle(fabric, down={(leaf, spine)})``
+computes that: the groups once the controller has taken the ``down`` cables out.
+
+By default the oracle answers only when the flow lands on the same spine with salt 0
 and with the first flowlet's salt, so a background flow stays put in ECMP and in
 flowlet mode alike; a slot reused by an earlier flowlet run can still move it, which
 the run's background check reports.
@@ -18,7 +29,7 @@ the run's background check reports.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from ipaddress import IPv4Address
 
 from controller.config import FabricConfig
@@ -80,17 +91,29 @@ class EcmpOracle:
         *,
         members: Mapping[str, Sequence[str]] | None = None,
         salts: Sequence[int] = (0, FLOWLET_STEP),
+        down: Collection[tuple[str, str]] = (),
     ) -> None:
         self.hosts = {h.name: h for h in fabric.hosts}
         self.members = {leaf.name: uplink_order(fabric, leaf.name) for leaf in fabric.leaves}
         if members is not None:
             self.members.update({k: list(v) for k, v in members.items()})
         self.salts = tuple(salts)
+        self.down = frozenset(down)
+
+    def group(self, src_leaf: str, dst_leaf: str) -> list[str]:
+        """The live members of ``src_leaf``'s group towards ``dst_leaf``, in member order."""
+        return [
+            spine
+            for spine in self.members[src_leaf]
+            if (src_leaf, spine) not in self.down and (dst_leaf, spine) not in self.down
+        ]
 
     def spine(self, key: FlowKey, salt: int = 0) -> str:
         """The spine ECMP picks for ``key`` with ``salt``."""
         src, dst = self.hosts[key.src], self.hosts[key.dst]
-        group = self.members[src.leaf]
+        group = self.group(src.leaf, dst.leaf)
+        if not group:
+            raise ValueError(f"{src.leaf} has no live uplink towards {dst.leaf}")
         h = selector_hash(
             src.ipv4, dst.ipv4, PROTOCOLS[key.protocol], key.src_port, key.dst_port, salt=salt
         )

@@ -138,7 +138,11 @@ class Transfer:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """How a transfer went; ``fct_s`` is None when it failed (``error`` says why)."""
+    """How a transfer went; ``fct_s`` is None when it failed (``error`` says why).
+
+    A transfer that timed out has ``censored_s``, the time it ran: its completion time
+    is at least that. ``started_at`` is the clock's reading when it started.
+    """
 
     transfer: Transfer
     fct_s: float | None
@@ -147,6 +151,8 @@ class Outcome:
     error: str | None = None
     decision_s: float | None = None
     retransmits: int | None = None
+    censored_s: float | None = None
+    started_at: float | None = None
 
 
 async def send(
@@ -174,10 +180,19 @@ async def send(
         fct = clock() - start
     except TimeoutError:
         return Outcome(
-            transfer, None, placement, port, f"timed out after {timeout_s:g}s", decision_s
+            transfer,
+            None,
+            placement,
+            port,
+            f"timed out after {timeout_s:g}s",
+            decision_s,
+            censored_s=clock() - start,
+            started_at=start,
         )
     except (OSError, asyncio.IncompleteReadError, LabError) as exc:
-        return Outcome(transfer, None, placement, port, _describe(exc), decision_s)
+        return Outcome(
+            transfer, None, placement, port, _describe(exc), decision_s, started_at=start
+        )
     if paths is not None and placement is not None:
         try:
             await paths.complete_transfer(placement.transfer_id, fct)
@@ -190,8 +205,9 @@ async def send(
                 f"completion not reported: {exc}",
                 decision_s,
                 retransmits,
+                started_at=start,
             )
-    return Outcome(transfer, fct, placement, port, None, decision_s, retransmits)
+    return Outcome(transfer, fct, placement, port, None, decision_s, retransmits, started_at=start)
 
 
 async def _move(

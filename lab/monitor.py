@@ -7,7 +7,8 @@ While a mode runs, :class:`Monitor` samples, every ``interval_s``:
 - the transmitted bytes of every switch port (``/sys/class/net/IF/statistics``),
   as utilisation of the port's capacity, grouped by tier: a leaf's ports towards
   hosts are ``intra-rack``, a leaf's uplinks ``inter-rack``, a spine's ports ``spine``
-  (the controller's tiers).
+  (the controller's tiers); and, timed, as bit/s per interface (``rate_samples``:
+  which spines had room when, :mod:`lab.room`).
 
 At the start and the end it also takes a :class:`Counters` snapshot per switch:
 packets received and sent on its interfaces, packets the kernel dropped on receive,
@@ -161,6 +162,8 @@ class Observed:
     tier_samples: dict[str, list[float]] = field(default_factory=dict)
     counters: dict[str, Counters] = field(default_factory=dict)
     interval_s: float = 1.0
+    rate_samples: list[tuple[float, dict[str, float]]] = field(default_factory=list)
+    """``(monotonic time at the end of a sample, bit/s each interface sent during it)``."""
 
 
 class Monitor:
@@ -214,11 +217,13 @@ class Monitor:
             if total > machine[1]:
                 self.observed.machine_cpu.append((busy - machine[0]) / (total - machine[1]))
             machine = (busy, total)
+            rates: dict[str, float] = {}
             for p in self.ports:
                 value = _stat(p.intf, "tx_bytes")
-                util = (value - tx[p.intf]) * 8 / dt / p.bps
+                rates[p.intf] = (value - tx[p.intf]) * 8 / dt
                 tx[p.intf] = value
-                self.observed.tier_samples.setdefault(p.tier, []).append(util)
+                self.observed.tier_samples.setdefault(p.tier, []).append(rates[p.intf] / p.bps)
+            self.observed.rate_samples.append((now, rates))
 
 
 def cpu_count() -> int:

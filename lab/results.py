@@ -4,12 +4,17 @@ Each mode's runs (one per repeat) are pooled. ``results.json``::
 
     {
       "scenario": "design-example",
-      "modes": {"ecmp": {"n": 40, "failed": 0, "valid": true,
+      "modes": {"ecmp": {"n": 40, "completed": 38, "timed_out": 2, "failed": 0,
+                         "valid": true,
                          "fct_ms": {"p50": .., "p95": .., "p99": .., "mean": ..},
+                         "fct_ms_lower_bound": ["p99", "mean"],
+                         "fct_censored_ms": [60012.3, 60004.1],
                          "fct_real_ms": {...}, "scheduling_efficiency": null,
                          "tier_utilisation": {"inter-rack": {"mean": .., "p95": ..}, ...},
                          "paths": {"spine1": 12, ...}}, ...},
       "reduction_vs_ecmp": {"kv-aware": {"p50": 0.21, "p95": .., "p99": .., "mean": ..}},
+      "reduction_bounds": {"kv-aware": {"p50": "exact", "p99": "at most", ...}},
+      "goals": {...},                                       (lab.goals)
       "scheduling_efficiency": {"kv-aware": 0.93, ...},
       "tier_utilisation": {"ecmp": {...}, ...},
       "scaling": {...}, "seed": 1, "repeat": 3, "partial": false,
@@ -20,6 +25,13 @@ A reduction is ``1 - mode / ecmp`` (0.4 is 40% lower than ECMP; negative is wors
 it is null when either side is invalid or empty. Percentiles interpolate linearly
 between ranks. A mode whose run was invalid keeps its numbers in the JSON for
 diagnosis, but the table says why it is invalid instead of showing them.
+
+A transfer that timed out is a result, not a failure of the lab: its completion time
+is censored (at least the time it ran), it is counted in ``timed_out``, and it takes
+part in the statistics as a lower bound (:mod:`lab.censored`). Statistics it may have
+held down are listed in ``fct_ms_lower_bound`` and shown with "≥" in the table; a
+reduction is then a bound too (``reduction_bounds``). Only a transfer that failed
+otherwise (refused, reset: the lab could not carry it) makes its mode invalid.
 """
 
 from __future__ import annotations
@@ -32,13 +44,27 @@ from pathlib import Path
 from typing import Any
 
 from controller.telemetry_math import percentile
+from lab.censored import (
+    AT_LEAST,
+    AT_MOST,
+    bounded_reduction,
+    summarise_censored,
+    summary_doc,
+    summary_from_doc,
+)
+from lab.goals import goals, goals_markdown
 
 STATS = ("p50", "p95", "p99", "mean")
 
 
 @dataclass(frozen=True, slots=True)
 class TransferResult:
-    """One KV transfer as the sender saw it; ``fct_s`` is None when it failed."""
+    """One KV transfer as the sender saw it; ``fct_s`` is None when it failed.
+
+    ``censored_s`` is set when it timed out: its completion time is at least that.
+    ``room`` (timed-out transfers only) names the spines whose path between its leaves
+    had room while it was stuck (None: not measured).
+    """
 
     index: int
     src: str
@@ -49,6 +75,14 @@ class TransferResult:
     error: str | None = None
     decision_s: float | None = None  # the controller's answer, inside fct_s (kv-aware)
     retransmits: int | None = None  # TCP segments the sender retransmitted
+    censored_s: float | None = None
+    room: tuple[str, ...] | None = None
+    started_s: float | None = None  # monotonic clock, when the sender started
+
+    @property
+    def timed_out(self) -> bool:
+        """True when the transfer ran out of time (a censored result, not a failure)."""
+        return self.fct_s is None and self.censored_s is not None
 
 
 @dataclass(slots=True)
@@ -107,12 +141,15 @@ def build_results(
         mode_docs[mode] = doc
         invalid.extend(f"{mode}: {r}" for r in reasons)
     reductions: dict[str, dict[str, float] | None] = {}
+    bounds: dict[str, dict[str, str] | None] = {}
     ecmp = mode_docs.get("ecmp")
     for mode, doc in mode_docs.items():
         if mode == "ecmp":
             continue
         ok = ecmp is not None and ecmp["valid"] and doc["valid"]
-        reductions[mode] = reduction(_fct(doc), _fct(ecmp)) if ok and ecmp is not None else None
+        red = bounded_reduction(_summary(doc), _summary(ecmp)) if ok and ecmp else None
+        reductions[mode] = red[0] if red else None
+        bounds[mode] = red[1] if red else None
     partial = any(not r.complete for rs in by_mode.values() for r in rs) or any(
         not rs for rs in by_mode.values()
     )
@@ -120,6 +157,8 @@ def build_results(
         "scenario": scenario,
         "modes": mode_docs,
         "reduction_vs_ecmp": reductions,
+        "reduction_bounds": bounds,
+        "goals": goals(mode_docs),
         "scheduling_efficiency": {m: d["scheduling_efficiency"] for m, d in mode_docs.items()},
         "tier_utilisation": {m: d["tier_utilisation"] for m, d in mode_docs.items()},
         "partial": partial,
@@ -132,9 +171,14 @@ def build_results(
     return result
 
 
-def _fct(doc: Mapping[str, object]) -> Mapping[str, float] | None:
-    fct = doc.get("fct_ms")
-    return fct if isinstance(fct, Mapping) else None
+def _summary(doc: Mapping[str, object] | None) -> Any:
+    """The :class:`lab.censored.Summary` of a mode document (None without statistics)."""
+    if doc is None:
+        return None
+    fct, lower = doc.get("fct_ms"), doc.get("fct_ms_lower_bound")
+    if not isinstance(fct, Mapping):
+        return None
+    return summary_from_doc(fct, lower if isinstance(lower, list) else [])
 
 
 def _time_scale(extra: Mapping[str, object] | None) -> float | None:
@@ -151,12 +195,13 @@ def _mode_doc(
 ) -> tuple[dict[str, object], list[str]]:
     transfers = [t for r in runs for t in r.transfers]
     ok = [t.fct_s * 1000.0 for t in transfers if t.fct_s is not None]
-    failed = [t for t in transfers if t.fct_s is None]
+    censored = [t.censored_s * 1000.0 for t in transfers if t.timed_out and t.censored_s]
+    failed = [t for t in transfers if t.fct_s is None and not t.timed_out]
     reasons = [f"repeat {r.repeat}: {reason}" for r in runs for reason in r.invalid_reasons]
     reasons += [f"transfer {t.index} ({t.src}->{t.dst}) failed: {t.error}" for t in failed]
     if not runs:
         reasons.append("not run")
-    fct = summarise(ok)
+    fct, lower = summary_doc(summarise_censored(ok, censored))
     samples: dict[str, list[float]] = {}
     for r in runs:
         for tier, values in r.tier_samples.items():
@@ -164,11 +209,15 @@ def _mode_doc(
     efficient = sum(r.efficiency[0] for r in runs if r.efficiency is not None)
     evaluated = sum(r.efficiency[1] for r in runs if r.efficiency is not None)
     doc: dict[str, object] = {
-        "n": len(ok),
+        "n": len(ok) + len(censored),
+        "completed": len(ok),
+        "timed_out": len(censored),
         "failed": len(failed),
         "repeats": len(runs),
         "valid": not reasons,
         "fct_ms": fct,
+        "fct_ms_lower_bound": lower,
+        "fct_censored_ms": censored,
         "fct_real_ms": (
             {k: x / time_scale for k, x in fct.items()} if fct and time_scale else None
         ),
@@ -208,6 +257,9 @@ def _transfer_doc(t: TransferResult) -> dict[str, object]:
         "decision_ms": t.decision_s * 1000.0 if t.decision_s is not None else None,
         "retransmits": t.retransmits,
         "error": t.error,
+        "timed_out": t.timed_out,
+        "censored_ms": t.censored_s * 1000.0 if t.censored_s is not None else None,
+        "room": list(t.room) if t.room is not None else None,
     }
 
 
@@ -226,6 +278,7 @@ def markdown_table(results: Mapping[str, object]) -> str:
         "| p50 vs ECMP | p99 vs ECMP | mean vs ECMP |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    bounds = results.get("reduction_bounds")
     for mode, doc in modes.items():
         fct = doc["fct_ms"]
         if not doc["valid"]:
@@ -235,15 +288,31 @@ def markdown_table(results: Mapping[str, object]) -> str:
             lines.append(f"| {mode} | 0 | no transfers | | | | | | |")
             continue
         red = reductions.get(mode)
-        cells = [f"{fct[k]:.0f}" for k in STATS]
-        deltas = [_pct(red, k) if mode != "ecmp" else "-" for k in ("p50", "p99", "mean")]
-        lines.append(f"| {mode} | {doc['n']} | " + " | ".join(cells + deltas) + " |")
+        bound = bounds.get(mode) if isinstance(bounds, Mapping) else None
+        low = set(doc.get("fct_ms_lower_bound") or ())
+        cells = [("≥" if k in low else "") + f"{fct[k]:.0f}" for k in STATS]
+        deltas = [_pct(red, bound, k) if mode != "ecmp" else "-" for k in ("p50", "p99", "mean")]
+        n = f"{doc['n']} ({doc['timed_out']} timed out)" if doc.get("timed_out") else doc["n"]
+        lines.append(f"| {mode} | {n} | " + " | ".join(cells + deltas) + " |")
     lines.append("")
+    censored = [m for m, d in modes.items() if d.get("timed_out")]
+    if censored:
+        lines.append(
+            "≥: a lower bound. A transfer that timed out counts with the time it ran "
+            "(its completion time is at least that); "
+            + ", ".join(f"{m}: {modes[m]['timed_out']} timed out" for m in censored)
+            + "."
+        )
+        lines.append("")
     verdict = "valid" if results["valid"] else "INVALID"
     lines.append(f"Verdict: **{verdict}**.")
     reasons = results["invalid_reasons"]
     assert isinstance(reasons, Sequence)
     lines.extend(f"- {r}" for r in reasons)
+    goal_doc = results.get("goals")
+    if isinstance(goal_doc, Mapping):
+        lines.append("")
+        lines.extend(goals_markdown(goal_doc))
     scaling = results.get("scaling")
     if isinstance(scaling, Mapping) and isinstance(scaling.get("stands_for"), Sequence):
         lines.append("")
@@ -252,10 +321,14 @@ def markdown_table(results: Mapping[str, object]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _pct(red: Mapping[str, float] | None, key: str) -> str:
+def _pct(red: Mapping[str, float] | None, bound: Mapping[str, str] | None, key: str) -> str:
+    """The change against ECMP (positive: slower), with its bound when censored."""
     if red is None or key not in red:
         return "n/a"
-    return f"{-red[key] * 100:+.0f}%"
+    kind = (bound or {}).get(key)
+    # the reduction is at most r: the change (-r) is at least -r, and vice versa
+    prefix = "≥" if kind == AT_MOST else "≤" if kind == AT_LEAST else ""
+    return f"{prefix}{-red[key] * 100:+.0f}%"
 
 
 def write_results(out: Path, results: Mapping[str, object]) -> tuple[Path, Path]:

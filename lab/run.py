@@ -15,7 +15,11 @@
    the background and judge the run's validity. Every mode of a repeat gets the
    same schedule: same transfers, same arrival offsets, same ECMP source ports.
    ``isolated`` runs each transfer alone, forced onto the spine with the most
-   capacity left by the background among those whose cables are up;
+   spare capacity *measured* (leaf uplink and spine downlink counters over
+   :data:`ISOLATED_MEASURE_S`) just before it, among those whose cables are up: the
+   planned background is not where it runs once a failure has re-hashed ECMP.
+   A transfer that times out is a censored result of its mode; the monitor's samples
+   say which spines had room while it was stuck (:mod:`lab.room`, for the goals);
 4. **results**, after every mode (so Ctrl-C leaves what was measured):
    ``results.json``, ``results.md`` and ``cdf.png`` in ``OUT``.
 
@@ -51,9 +55,10 @@ from lab.control import (
 from lab.ecmp import FLOWLET_STEP, EcmpOracle
 from lab.errors import LabError
 from lab.fabric import lab_fabric, write_fabric
+from lab.goals import ROOM_UTILISATION
 from lab.kvsize import Scaling, Setting, scale_to_lab
 from lab.kvtransfer import RECEIVER_PORT, Receiver, Transfer, send
-from lab.monitor import Monitor, tx_bytes
+from lab.monitor import Monitor, Observed, tx_bytes
 from lab.net import Lab
 from lab.netns import factory_in, socket_in
 from lab.nodes import P4Switch
@@ -61,6 +66,7 @@ from lab.plots import plot_cdf
 from lab.progress import Progress
 from lab.results import ModeRun, TransferResult, build_results, write_results
 from lab.roles import Roles, resolve_roles
+from lab.room import Cable, CableIntfs, down_during, roomiest_spine, spines_with_room
 from lab.scenario import ModeName, Scenario
 from lab.topo import MAX_LAB_BPS, FabricTopo, socket_queue_limit
 from lab.traffic import (
@@ -68,8 +74,6 @@ from lab.traffic import (
     Background,
     BackgroundFlow,
     PathOracle,
-    best_spine,
-    capacity_left,
     misplaced,
     plan_background,
     planned_uplinks,
@@ -79,7 +83,8 @@ from lab.validity import Limits, health, judge
 
 NOMINAL_LAB_RTT_S = 2e-3
 """Round trip through two Python switches, until the run measures it with ping."""
-ISOLATED_GAP_S = 0.5
+ISOLATED_MEASURE_S = 0.5
+"""Before each isolated transfer: how long the spine links' counters are measured."""
 READY_TIMEOUT_S = 60.0
 VERDICT_WAIT_POLLS = 3
 """Polls to wait after a mode's last transfer, for the controller's efficiency verdicts."""
@@ -329,6 +334,8 @@ class Session:
     control: FabricControl | None = None
     down: set[tuple[str, str]] = field(default_factory=set)
     """Cables ``(leaf, spine)`` the scenario's events have set down (isolated avoids them)."""
+    cable_log: list[tuple[float, Cable, bool]] = field(default_factory=list)
+    """``(monotonic time, cable, up)`` of every cable event of the current mode."""
 
     @property
     def plan(self) -> Plan:
@@ -385,8 +392,9 @@ class Session:
             before = _efficiency(await control.fabric())
             monitor = Monitor(lab.topo, lab.switch_pids)
             monitor.start()
+            self.cable_log.clear()
             events = asyncio.get_running_loop().create_task(
-                _link_events(exp.scenario, lab, self.down)
+                _link_events(exp.scenario, lab, self.down, self.cable_log)
             )
             await self.transfers(control, schedule, run)
             # the controller judges a transfer once the poll after its end has arrived
@@ -412,24 +420,44 @@ class Session:
                     with contextlib.suppress(LabError):
                         await control.unpin_flow(f.key)
             if observed is not None:
+                self._judge_timeouts(run, observed)
                 run.tier_samples = observed.tier_samples
                 run.invalid_reasons = judge(observed, exp.limits, [*failures, *placement_errors])
                 run.health = health(observed, exp.limits)
+
+    def _judge_timeouts(self, run: ModeRun, observed: Observed) -> None:
+        """Record, for each transfer that timed out, which spines had room meanwhile."""
+        leaf_of = self.plan.roles.leaf_of
+        cables = _cable_intfs(self.lab)
+        for k, t in enumerate(run.transfers):
+            if not t.timed_out or t.started_s is None or t.censored_s is None:
+                continue
+            window = (t.started_s, t.started_s + t.censored_s)
+            room = spines_with_room(
+                observed.rate_samples,
+                observed.interval_s,
+                cables,
+                leaf_of[t.src],
+                leaf_of[t.dst],
+                window=window,
+                down=down_during(self.cable_log, window),
+                threshold=ROOM_UTILISATION,
+            )
+            run.transfers[k] = dataclasses.replace(t, room=room)
 
     async def transfers(self, control: FabricControl, schedule: Schedule, run: ModeRun) -> None:
         """The schedule's transfers, phase after phase, as the mode wants them."""
         mode, plan = run.mode, self.plan
         paths = control if mode in (ModeName.KV_AWARE, ModeName.ISOLATED) else None
-        left = capacity_left(plan.fabric, plan.background)
         timeout = self.exp.scenario.run.transfer_timeout_s
-
-        oracle = EcmpOracle(plan.fabric)
+        cables = _cable_intfs(self.lab)
 
         async def one(a: Arrival) -> None:
             spine = None
             if mode == ModeName.ISOLATED:
                 src, dst = plan.roles.leaf_of[a.src], plan.roles.leaf_of[a.dst]
-                spine = best_spine(left, src, dst, self.down)
+                rates = await _measure_rates(cables, ISOLATED_MEASURE_S)
+                spine = roomiest_spine(rates, cables, src, dst, self.down)
             outcome = await send(
                 _transfer(plan, a),
                 sockets=factory_in(self.lab.netns_path(a.src)),
@@ -439,6 +467,7 @@ class Session:
             )
             taken = outcome.placement.spine if outcome.placement is not None else None
             if mode == ModeName.ECMP:  # no placement: the documented hash says where it went
+                oracle = EcmpOracle(plan.fabric, down=self.down)  # the groups' live members
                 taken = oracle.spine(FlowKey(a.src, a.dst, "tcp", a.ecmp_port, RECEIVER_PORT))
             run.transfers.append(
                 TransferResult(
@@ -451,15 +480,16 @@ class Session:
                     error=outcome.error,
                     decision_s=outcome.decision_s,
                     retransmits=outcome.retransmits,
+                    censored_s=outcome.censored_s,
+                    started_s=outcome.started_at,
                 )
             )
             self.progress.advance()
 
         for phase in schedule.phases:
             if mode == ModeName.ISOLATED or phase.sequential:
-                for k, a in enumerate(phase.arrivals):
-                    gap = a.at_s if phase.sequential else (ISOLATED_GAP_S if k else 0.0)
-                    await asyncio.sleep(gap)
+                for a in phase.arrivals:  # isolated: the measurement before each is its gap
+                    await asyncio.sleep(a.at_s if phase.sequential else 0.0)
                     await one(a)
             else:
                 await _concurrently(phase, one)
@@ -499,16 +529,36 @@ def _efficiency(view: Mapping[str, Any]) -> tuple[int, int] | None:
         return None
 
 
-async def _link_events(scenario: Scenario, lab: Lab, down: set[tuple[str, str]]) -> None:
+async def _link_events(
+    scenario: Scenario,
+    lab: Lab,
+    down: set[tuple[str, str]],
+    log: list[tuple[float, Cable, bool]],
+) -> None:
     """Fire the scenario's cable events on time; ``down`` follows the cables set down."""
     start = time.monotonic()
     for e in sorted(scenario.events, key=lambda e: e.at_s):
         await asyncio.sleep(max(0.0, start + e.at_s - time.monotonic()))
         lab.set_cable(e.leaf, e.spine, up=e.up)
+        log.append((time.monotonic(), (e.leaf, e.spine), e.up))
         if e.up:
             down.discard((e.leaf, e.spine))
         else:
             down.add((e.leaf, e.spine))
+
+
+def _cable_intfs(lab: Lab) -> dict[Cable, CableIntfs]:
+    return {k: CableIntfs(c.leaf_intf, c.spine_intf, c.bps) for k, c in lab.topo.cables.items()}
+
+
+async def _measure_rates(cables: Mapping[Cable, CableIntfs], window_s: float) -> dict[str, float]:
+    """Bit/s every cable interface sent over ``window_s`` (leaf uplinks and spine downlinks)."""
+    intfs = [i for c in cables.values() for i in (c.leaf_intf, c.spine_intf)]
+    first = {i: tx_bytes(i) for i in intfs}
+    t0 = time.monotonic()
+    await asyncio.sleep(window_s)
+    dt = max(time.monotonic() - t0, 1e-6)
+    return {i: (tx_bytes(i) - first[i]) * 8 / dt for i in intfs}
 
 
 async def _concurrently(phase: PhasePlan, one: Callable[[Arrival], Awaitable[None]]) -> None:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -237,50 +237,6 @@ def load_spine(
 ) -> list[BackgroundFlow]:
     """The background flows that load ``spine`` to ``level`` (0..1) of its capacity."""
     return plan_background([BackgroundLoad(spine, level, protocol)], fabric, roles, oracle=oracle)
-
-
-def capacity_left(
-    fabric: FabricConfig, flows: Iterable[BackgroundFlow]
-) -> dict[tuple[str, str, str], int]:
-    """Per (src leaf, dst leaf, spine): the smaller of the two cables' capacity minus background."""
-    cables = _cable_bps(fabric)
-    load: dict[tuple[str, str], int] = {}
-    for f in flows:
-        load[(f.src_leaf, f.spine)] = load.get((f.src_leaf, f.spine), 0) + f.rate_bps
-        load[(f.dst_leaf, f.spine)] = load.get((f.dst_leaf, f.spine), 0) + f.rate_bps
-    out = {}
-    leaves = [s.name for s in fabric.leaves]
-    for spine in (s.name for s in fabric.spines):
-        for a in leaves:
-            for b in leaves:
-                if a != b and (a, spine) in cables and (b, spine) in cables:
-                    out[(a, b, spine)] = min(
-                        cables[(a, spine)] - load.get((a, spine), 0),
-                        cables[(b, spine)] - load.get((b, spine), 0),
-                    )
-    return out
-
-
-def best_spine(
-    left: Mapping[tuple[str, str, str], int],
-    src_leaf: str,
-    dst_leaf: str,
-    down: Collection[tuple[str, str]] = (),
-) -> str | None:
-    """The spine with the most capacity left between two leaves (the isolated reference).
-
-    A cable in ``down`` (``(leaf, spine)``, set down by the run) has no capacity left:
-    its spine is not an option for either of its leaves.
-    """
-    options = [
-        (bps, spine)
-        for (a, b, spine), bps in left.items()
-        if (a, b) == (src_leaf, dst_leaf) and (a, spine) not in down and (b, spine) not in down
-    ]
-    if not options:
-        return None
-    top = max(bps for bps, _ in options)
-    return min(spine for bps, spine in options if bps == top)
 
 
 def planned_uplinks(flows: Iterable[BackgroundFlow]) -> dict[tuple[str, str], int]:

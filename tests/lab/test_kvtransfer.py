@@ -185,6 +185,9 @@ def test_timeout_is_reported():
                 Transfer("h", "d", "127.0.0.1", "127.0.0.1", 100, dst_port=port), timeout_s=0.3
             )
             assert out.fct_s is None and out.error == "timed out after 0.3s"
+            # a censored result: the completion time is at least the time it ran
+            assert out.censored_s is not None and out.censored_s >= 0.3
+            assert out.started_at is not None
         finally:
             server.close()
 

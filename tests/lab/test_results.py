@@ -68,13 +68,13 @@ def test_build_results_pools_repeats_and_computes_reductions():
 
 def test_failed_transfer_or_saturation_invalidates():
     bad = run("kv-aware", [1.0], invalid_reasons=["switch leaf1 used 98% of a core"])
-    bad.transfers.append(TransferResult(9, "h12", "h22", 1000, None, error="timed out"))
+    bad.transfers.append(TransferResult(9, "h12", "h22", 1000, None, error="Connection refused"))
     doc = build_results("s", [run("ecmp", [2.0]), bad], modes=["ecmp", "kv-aware"])
     assert doc["valid"] is False
     assert doc["reduction_vs_ecmp"]["kv-aware"] is None
     reasons = "\n".join(doc["invalid_reasons"])
     assert "kv-aware: repeat 0: switch leaf1 used 98% of a core" in reasons
-    assert "transfer 9 (h12->h22) failed: timed out" in reasons
+    assert "transfer 9 (h12->h22) failed: Connection refused" in reasons
     table = markdown_table(doc)
     assert "| kv-aware | 1 | invalid (see below)" in table
     assert "Verdict: **INVALID**" in table
@@ -123,7 +123,7 @@ def test_decision_latency_and_retransmissions_are_reported_per_mode():
     kv.transfers = [
         TransferResult(0, "h11", "h21", 1000, 0.4, "spine1", decision_s=0.002, retransmits=0),
         TransferResult(1, "h12", "h21", 1000, 0.7, "spine2", decision_s=0.004, retransmits=9),
-        TransferResult(2, "h12", "h22", 1000, None, error="timed out", decision_s=0.003),
+        TransferResult(2, "h12", "h22", 1000, None, error="refused", decision_s=0.003),
     ]
     doc = build_results("s", [run("ecmp", [0.4]), kv], modes=["ecmp", "kv-aware"])
     mode = doc["modes"]["kv-aware"]
@@ -131,8 +131,94 @@ def test_decision_latency_and_retransmissions_are_reported_per_mode():
     assert mode["retransmits"] == {"segments": 9, "transfers": 1, "of": 2}
     assert mode["transfers"][1] == {
         "index": 1, "src": "h12", "dst": "h21", "spine": "spine2", "fct_ms": 700.0,
-        "decision_ms": 4.0, "retransmits": 9, "error": None,
+        "decision_ms": 4.0, "retransmits": 9, "error": None, "timed_out": False,
+        "censored_ms": None, "room": None,
     }  # fmt: skip
-    assert mode["transfers"][2]["fct_ms"] is None and mode["transfers"][2]["error"] == "timed out"
+    assert mode["transfers"][2]["fct_ms"] is None and mode["transfers"][2]["error"] == "refused"
     ecmp = doc["modes"]["ecmp"]
     assert ecmp["decision_ms"] is None and ecmp["retransmits"] is None
+
+
+def timed_out(index: int, after_s: float, room: tuple[str, ...] | None = None) -> TransferResult:
+    return TransferResult(
+        index, "h11", "h21", 1000, None, "spine1", "timed out after 60s", censored_s=after_s,
+        room=room,
+    )  # fmt: skip
+
+
+def test_a_timeout_is_a_censored_result_of_its_mode_not_an_invalid_run():
+    kv = run("kv-aware", [1.0, 2.0, 3.0])
+    kv.transfers.append(timed_out(3, 60.5))
+    doc = build_results("s", [run("ecmp", [2.0, 2.0, 2.0, 2.0]), kv], modes=["ecmp", "kv-aware"])
+    mode = doc["modes"]["kv-aware"]
+    assert doc["valid"] is True and mode["valid"] is True and doc["invalid_reasons"] == []
+    assert (mode["n"], mode["completed"], mode["timed_out"], mode["failed"]) == (4, 3, 1, 0)
+    assert mode["fct_censored_ms"] == [60500.0]
+    # the censored value takes part as a lower bound: p50 (ranks 1 and 2) is exact
+    assert mode["fct_ms"]["p50"] == pytest.approx(2500.0)
+    assert mode["fct_ms"]["mean"] == pytest.approx((1000 + 2000 + 3000 + 60500) / 4)
+    assert mode["fct_ms_lower_bound"] == ["p95", "p99", "mean"]
+    assert mode["transfers"][3]["timed_out"] is True
+    assert mode["transfers"][3]["censored_ms"] == 60500.0
+    # mode slower than ECMP at a lower bound: the change is at least that
+    assert doc["reduction_bounds"]["kv-aware"] == {
+        "p50": "exact", "p95": "at most", "p99": "at most", "mean": "at most",
+    }  # fmt: skip
+    table = markdown_table(doc)
+    assert "| kv-aware | 4 (1 timed out) | 2500 | ≥" in table
+    assert "kv-aware: 1 timed out" in table
+    assert "| ≥+" in table and "Verdict: **valid**" in table
+
+
+def test_both_sides_censored_leave_the_reduction_out():
+    kv, ecmp = run("kv-aware", [1.0, 1.0]), run("ecmp", [1.0, 1.0])
+    kv.transfers.append(timed_out(2, 60.0))
+    ecmp.transfers.append(timed_out(2, 60.0))
+    doc = build_results("s", [ecmp, kv], modes=["ecmp", "kv-aware"])
+    assert doc["reduction_vs_ecmp"]["kv-aware"] == {"p50": 0.0}
+    # p50 is the middle of three values: exact; everything above it is a bound
+    assert doc["modes"]["ecmp"]["fct_ms_lower_bound"] == ["p95", "p99", "mean"]
+    assert doc["reduction_bounds"]["kv-aware"] == {"p50": "exact"}
+
+
+def test_goals_compare_with_ecmp_and_name_timeouts_that_had_room():
+    ecmp = run("ecmp", [1.0, 2.0, 3.0])
+    kv = run("kv-aware", [1.0, 1.0, 1.0])
+    doc = build_results("s", [ecmp, kv], modes=["ecmp", "kv-aware"])
+    g = doc["goals"]
+    assert g["not_worse_than_ecmp"]["mean"]["holds"] is True
+    assert g["not_worse_than_ecmp"]["p99"]["holds"] is True
+    assert g["no_timeout_while_room"] == {
+        "holds": True, "timed_out": 0, "with_room": [], "unmeasured": 0,
+    }  # fmt: skip
+    assert g["holds"] is True and g["valid"] is True
+
+    kv.transfers.append(timed_out(3, 60.0, room=("spine3",)))
+    kv.transfers.append(timed_out(4, 60.0, room=()))
+    doc = build_results("s", [ecmp, kv], modes=["ecmp", "kv-aware"])
+    g = doc["goals"]
+    # a lower bound above an exact ECMP value: worse, whatever the true value
+    assert g["not_worse_than_ecmp"]["mean"]["holds"] is False
+    assert g["not_worse_than_ecmp"]["mean"]["lower_bounds"] == ["kv-aware"]
+    room = g["no_timeout_while_room"]
+    assert room["holds"] is False and room["timed_out"] == 2
+    assert room["with_room"] == [
+        {"index": 3, "src": "h11", "dst": "h21", "spine": "spine1", "room": ["spine3"]}
+    ]
+    assert g["holds"] is False
+    table = markdown_table(doc)
+    assert "- not worse than ECMP at mean: **fails**" in table
+    assert "t3 (h11->h21 via spine1): spine3" in table
+
+
+def test_goals_undecided_when_bounds_cannot_settle_or_room_unmeasured():
+    ecmp = run("ecmp", [1.0])
+    ecmp.transfers.append(timed_out(1, 60.0))
+    kv = run("kv-aware", [1.0, 1.0])
+    kv.transfers.append(timed_out(2, 60.0))  # room not measured
+    g = build_results("s", [ecmp, kv], modes=["ecmp", "kv-aware"])["goals"]
+    assert g["not_worse_than_ecmp"]["mean"]["holds"] is None  # both censored, kv lower
+    assert g["no_timeout_while_room"]["holds"] is None
+    assert g["no_timeout_while_room"]["unmeasured"] == 1
+    assert g["holds"] is None
+    assert build_results("s", [ecmp], modes=["ecmp"])["goals"] is None
