@@ -49,9 +49,9 @@ extern packet_out {
 /// and go to the reject state.
 extern void verify(in bool check, in error toSignal);
 
-/// The action that does nothing.  p4c marks the declarations of its core
-/// library @corelib, which P4Info shows on NoAction.
-@corelib @noWarn("unused")
+/// The action that does nothing.  Like p4c's core.p4 it carries no
+/// annotation that P4Info shows: only @noWarn, which P4Info omits.
+@noWarn("unused")
 action NoAction() {}
 
 /// The match kinds every target offers for table keys.

@@ -41,6 +41,16 @@ def test_text_is_what_p4c_prints(name: str, tmp_path: Path) -> None:
     assert out.read_text() == expected_text(name)
 
 
+def test_noaction_carries_only_nowarn(tmp_path: Path) -> None:
+    # p4c's core.p4 marks NoAction @noWarn("unused") and nothing else that
+    # P4Info shows; no v1model P4Info that p4c writes has a @corelib on it.
+    out = tmp_path / "a.bin"
+    assert main(["compile", str(PROGRAMS / "features.p4"), "--p4runtime-files", str(out)]) == 0
+    info = p4i.P4Info.FromString(out.read_bytes())
+    (noaction,) = [a for a in info.actions if a.preamble.name == "NoAction"]
+    assert list(noaction.preamble.annotations) == ['@noWarn("unused")']
+
+
 def test_every_format_and_the_device_config(tmp_path: Path) -> None:
     txt, js, binary, dev = (tmp_path / n for n in ("a.txt", "a.json", "a.bin", "dev.json"))
     program = str(PROGRAMS / "nested.p4")
