@@ -47,6 +47,9 @@ from lab.procs import terminate
 KV_FABRIC_CPU_PORT = 255
 """The CPU port of p4/kv_fabric.p4 (``KV_CPU_PORT``)."""
 
+LAB_SEND_BUFFER = 4 << 20
+"""Bytes of the switch ports' send buffers: 64 jumbo frames and more."""
+
 GRPC_BASE_PORT = 50000
 """Default gRPC port of a switch without an address: base + device id."""
 
@@ -96,6 +99,9 @@ class P4Switch(Switch):  # type: ignore[misc]  # Mininet has no type stubs
         argv: list[str] = []
         for port, iface in self.port_map():
             argv += ["-i", f"{port}@{iface}"]
+        # the qdisc (htb + pfifo) is the link's buffer: a send buffer large enough that
+        # the pfifo's limit, not the socket, decides what waits and what is dropped
+        argv += ["--send-buffer", str(LAB_SEND_BUFFER)]
         argv += ["--device-id", str(self.device_id), *self.extra_args]
         argv += [self.program] if self.program else ["--no-p4"]
         argv += ["--", "--grpc-server-addr", self.grpc_addr]

@@ -48,6 +48,7 @@ from softswitch.interp.codegen import Codegen
 from softswitch.interp.objects import ValueSetState, build_objects
 from softswitch.runtime import hashing
 from softswitch.runtime.state import RuntimeState
+from softswitch.runtime.tm import QueueTicket
 
 LOG = logging.getLogger("softswitch.p4")
 
@@ -138,13 +139,20 @@ class _Job:
 
 
 @dataclass(slots=True)
-class _EgressJob:
+class EgressJob:
+    """A packet between ingress and egress: what the traffic manager queues."""
+
     hdr: Any
     meta: Any
     std: Any
     payload: bytes
     port: int
     length: int
+
+    @property
+    def priority(self) -> int:
+        """``standard_metadata.priority`` (0 when the architecture has none)."""
+        return int(getattr(self.std, "f_priority", 0))
 
 
 def _helpers() -> dict[str, Any]:
@@ -271,10 +279,14 @@ class Pipeline:
     # ------------------------------------------------------------------
 
     def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]:
-        """Run one packet received on ``port``; returns the packets sent, in order."""
+        """Run one packet received on ``port``; returns the packets sent, in order.
+
+        The traffic manager is ``state.tm`` in virtual time (:meth:`TrafficManager.transit`):
+        each packet goes through egress as soon as ingress is done with it.
+        """
         out: list[tuple[int, bytes]] = []
         ingress: deque[_Job] = deque([_Job(port, bytes(data))])
-        egress: deque[_EgressJob] = deque()
+        egress: deque[EgressJob] = deque()
         passes = 0
         while ingress or egress:
             passes += 1
@@ -282,15 +294,45 @@ class Pipeline:
                 break
             try:
                 if egress:
-                    self._run_egress(egress.popleft(), egress, ingress, out)
+                    self._transit_egress(egress.popleft(), egress, ingress, out)
                 else:
                     self._run_ingress(ingress.popleft(), egress, ingress)
             except (values.StackError, values.ParserReject) as err:
-                # BMv2 would abort here (an uncaught std::out_of_range, or an
-                # assertion on an empty stack's .last outside a parser); this
-                # target drops the one packet instead and keeps running.
-                LOG.warning("packet from port %d dropped: %s", port, _describe(err))
+                _dropped(port, err)
         return out
+
+    def ingress(self, port: int, data: bytes) -> list[EgressJob]:
+        """Ingress of one packet received on ``port``, resubmissions included: the
+        packets for the traffic manager (each with its ``port`` and ``priority``)."""
+        ingress: deque[_Job] = deque([_Job(port, bytes(data))])
+        egress: deque[EgressJob] = deque()
+        self._ingress_all(port, ingress, egress)
+        return list(egress)
+
+    def egress(
+        self, job: EgressJob, ticket: QueueTicket
+    ) -> tuple[list[tuple[int, bytes]], list[EgressJob]]:
+        """Egress of a packet the traffic manager let out with ``ticket``: the frames to
+        send, and the packets for the traffic manager (egress clones, and what a
+        recirculated packet's ingress made)."""
+        out: list[tuple[int, bytes]] = []
+        ingress: deque[_Job] = deque()
+        egress: deque[EgressJob] = deque()
+        try:
+            self._egress_with(job, ticket, egress, ingress, out)
+        except (values.StackError, values.ParserReject) as err:
+            _dropped(job.port, err)
+        self._ingress_all(job.port, ingress, egress)
+        return out, list(egress)
+
+    def _ingress_all(self, port: int, ingress: deque[_Job], egress: deque[EgressJob]) -> None:
+        passes = 0
+        while ingress and passes < MAX_PASSES:
+            passes += 1
+            try:
+                self._run_ingress(ingress.popleft(), egress, ingress)
+            except (values.StackError, values.ParserReject) as err:
+                _dropped(port, err)
 
     def _now(self) -> int:
         return self.clock()
@@ -316,7 +358,7 @@ class Pipeline:
             _set_path(meta if root == "meta" else std, path, value)
         return hdr, meta, std
 
-    def _run_ingress(self, job: _Job, egress: deque[_EgressJob], ingress: deque[_Job]) -> None:
+    def _run_ingress(self, job: _Job, egress: deque[EgressJob], ingress: deque[_Job]) -> None:
         now_ns = self._now()
         now_us = now_ns // 1000
         hdr, meta, std = self._fresh(job, now_us)
@@ -339,13 +381,13 @@ class Pipeline:
             for eport, rid in self.state.pre.replicate(mgid):
                 h2, m2, s2 = hdr.copy(), meta.copy(), std.copy()
                 s2.f_egress_rid = rid
-                egress.append(_EgressJob(h2, m2, s2, payload, eport, len(job.data)))
+                egress.append(EgressJob(h2, m2, s2, payload, eport, len(job.data)))
             return
         eport = std.f_egress_spec
         if eport == self.drop_port:
             return
         std.f_instance_type = NORMAL
-        egress.append(_EgressJob(hdr, meta, std, payload, eport, len(job.data)))
+        egress.append(EgressJob(hdr, meta, std, payload, eport, len(job.data)))
 
     def _ingress_clone(
         self,
@@ -353,7 +395,7 @@ class Pipeline:
         pk: PacketCtx,
         meta: Any,
         std: Any,
-        egress: deque[_EgressJob],
+        egress: deque[EgressJob],
         *,
         now_us: int,
     ) -> None:
@@ -373,7 +415,7 @@ class Pipeline:
             for root, path, value in kept:
                 _set_path(meta2 if root == "meta" else std2, path, value)
             std2.f_egress_rid = rid
-            egress.append(_EgressJob(hdr2, meta2, std2, payload2, eport, len(job.data)))
+            egress.append(EgressJob(hdr2, meta2, std2, payload2, eport, len(job.data)))
 
     def _preserve(self, fl: Any, meta: Any, std: Any) -> list[tuple[str, list[str], Any]]:
         if fl is None:
@@ -389,22 +431,32 @@ class Pipeline:
             )
         return out
 
-    def _run_egress(
+    def _transit_egress(
         self,
-        job: _EgressJob,
-        egress: deque[_EgressJob],
+        job: EgressJob,
+        egress: deque[EgressJob],
+        ingress: deque[_Job],
+        out: list[tuple[int, bytes]],
+    ) -> None:
+        queue = self.state.tm.queue_for(job.priority)
+        if queue is None:
+            LOG.error("priority out of range, dropping packet (port %d)", job.port)
+            return
+        ticket = self.state.tm.transit(job.port, self._now(), priority=queue)
+        if ticket is None:
+            return
+        self._egress_with(job, ticket, egress, ingress, out)
+
+    def _egress_with(
+        self,
+        job: EgressJob,
+        ticket: QueueTicket,
+        egress: deque[EgressJob],
         ingress: deque[_Job],
         out: list[tuple[int, bytes]],
     ) -> None:
         now_ns = self._now()
         std, hdr, meta = job.std, job.hdr, job.meta
-        queue = self.state.tm.queue_for(getattr(std, "f_priority", 0))
-        if queue is None:
-            LOG.error("priority out of range, dropping packet (port %d)", job.port)
-            return
-        ticket = self.state.tm.transit(job.port, now_ns, priority=queue)
-        if ticket is None:
-            return
         std.f_enq_timestamp = ticket.enq_timestamp & 0xFFFFFFFF
         std.f_enq_qdepth = ticket.enq_qdepth & 0x7FFFF
         std.f_deq_timedelta = ticket.deq_timedelta & 0xFFFFFFFF
@@ -428,7 +480,7 @@ class Pipeline:
                         _set_path(m2 if root == "meta" else s2, path, value)
                     s2.f_instance_type = EGRESS_CLONE
                     s2.f_egress_rid = rid
-                    egress.append(_EgressJob(hdr.copy(), m2, s2, job.payload, eport, job.length))
+                    egress.append(EgressJob(hdr.copy(), m2, s2, job.payload, eport, job.length))
         if std.f_egress_spec == self.drop_port:
             return
         self._compute(pk, hdr, meta)
@@ -442,6 +494,12 @@ class Pipeline:
             ingress.append(_Job(0, data, RECIRC, kept))
             return
         out.append((job.port, data))
+
+
+def _dropped(port: int, err: Exception) -> None:
+    # BMv2 would abort here (an uncaught std::out_of_range, or an assertion on an
+    # empty stack's .last outside a parser); this target drops the one packet instead.
+    LOG.warning("packet from port %d dropped: %s", port, _describe(err))
 
 
 def _describe(err: Exception) -> str:
@@ -487,4 +545,4 @@ def _field_lists(meta_t: Any) -> dict[int, list[tuple[str, list[str]]]]:
     return out
 
 
-__all__ = ["Digest", "P4AssertionError", "PacketCtx", "Pipeline"]
+__all__ = ["Digest", "EgressJob", "P4AssertionError", "PacketCtx", "Pipeline"]

@@ -6,26 +6,34 @@ priority queues per port), each with a capacity in packets (64 by default,
 ``set_queue_rate``; 0 means unlimited).  A packet arriving at a full queue
 is dropped (tail drop).  A packet that enters is given a departure time
 ``max(now, departure of the previous packet of that queue + 1/rate)`` and
-leaves once that time has come; higher priorities (lower numbers) leave
-first among packets that may leave.
+may leave once that time has come; higher priorities (lower numbers) leave
+first among packets of the port that may leave.  A packet may leave later
+than its departure time: the switch takes a port's packets only while the
+port's interface accepts frames (backpressure), so a slow link fills the
+queue as it fills BMv2's.
 
-Time is an integer count of nanoseconds since the switch started, passed by
-the caller.  The queueing metadata is filled as simple_switch fills it:
-``enq_timestamp`` is the arrival time in microseconds, ``enq_qdepth`` the
-number of packets of the port already queued, ``deq_timedelta`` the time
-spent queued in microseconds, ``deq_qdepth`` the number of packets of the
-port still queued after this one left.
+Each queue is a FIFO (departure times of one queue never decrease), so a
+port's next packet is the head of its first ready queue.
+
+Time is an integer count of nanoseconds, passed by the caller.  The queueing
+metadata is filled as simple_switch fills it: ``enq_timestamp`` is the
+arrival time in microseconds, ``enq_qdepth`` the number of packets of the
+port already queued, ``deq_timedelta`` the time spent queued in
+microseconds, ``deq_qdepth`` the number of packets of the port still queued
+after this one left.
 
     tm.enqueue(port, now_ns, item) -> QueueTicket | None   # None: dropped
-    tm.dequeue(now_ns) -> list[QueueTicket]                # those whose time has come
-    tm.next_departure_ns() -> int | None                    # when to call dequeue next
+    tm.pop(port, now_ns) -> QueueTicket | None             # the port's next packet, if due
+    tm.dequeue(now_ns) -> list[QueueTicket]                # every packet whose time has come
+    tm.next_departure_ns(skip) -> int | None               # when to look again
     tm.transit(port, now_ns, item) -> QueueTicket | None   # enqueue, then leave at once
                                                            # or when the rate allows
 """
 
 from __future__ import annotations
 
-import heapq
+from collections import deque
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,8 +62,8 @@ class QueueTicket:
 class _Queue:
     depth: int
     rate_pps: int
-    size: int = 0
     last_departure_ns: int = 0
+    packets: deque[QueueTicket] = field(default_factory=deque)
 
 
 class TrafficManager:
@@ -66,7 +74,8 @@ class TrafficManager:
         self.default_rate_pps = default_rate_pps
         self._queues: dict[tuple[int, int], _Queue] = {}
         self._port_sizes: dict[int, int] = {}
-        self._heaps: list[list[tuple[int, int, QueueTicket]]] = [[] for _ in range(PRIORITY_QUEUES)]
+        # each port's queues in the order they are served (priority 0 first)
+        self._port_queues: dict[int, list[_Queue]] = {}
         self._seq = 0
         self.queues_per_port = 1
 
@@ -93,6 +102,8 @@ class TrafficManager:
             # As in BMv2, a queue counts its last departure from its creation.
             q = _Queue(self.default_depth, self.default_rate_pps, last_departure_ns=now_ns)
             self._queues[(port, priority)] = q
+            order = sorted(pri for p, pri in self._queues if p == port)
+            self._port_queues[port] = [self._queues[(port, pri)] for pri in order]
         return q
 
     def _ports_priorities(self, port: int | None, priority: int | None) -> list[_Queue]:
@@ -136,49 +147,64 @@ class TrafficManager:
         """Packets of ``port`` queued now, all priorities together."""
         return self._port_sizes.get(port, 0)
 
+    def ports(self) -> list[int]:
+        """The ports that have packets queued."""
+        return [port for port, size in self._port_sizes.items() if size]
+
     def enqueue(
         self, port: int, now_ns: int, item: Any = None, priority: int = 0
     ) -> QueueTicket | None:
         """Queue a packet for ``port``; None if its queue is full (tail drop)."""
-        q = self._queue(port, self._check_pri(priority), now_ns)
-        if q.size >= q.depth:
+        q = self._queues.get((port, priority))
+        if q is None:
+            q = self._queue(port, self._check_pri(priority), now_ns)
+        if len(q.packets) >= q.depth:
             return None
-        delay = 0 if q.rate_pps == 0 else int(1e9 / q.rate_pps)
-        departure = max(now_ns, q.last_departure_ns + delay)
+        departure = now_ns
+        if q.rate_pps:
+            departure = max(now_ns, q.last_departure_ns + 1_000_000_000 // q.rate_pps)
         q.last_departure_ns = departure
-        ticket = QueueTicket(port, priority, item, now_ns // 1000, self.qdepth(port), departure)
+        size = self._port_sizes.get(port, 0)
+        ticket = QueueTicket(port, priority, item, now_ns // 1000, size, departure)
         self._seq += 1
         ticket.seq = self._seq
-        heapq.heappush(self._heaps[priority], (departure, self._seq, ticket))
-        q.size += 1
-        self._port_sizes[port] = self._port_sizes.get(port, 0) + 1
+        q.packets.append(ticket)
+        self._port_sizes[port] = size + 1
         return ticket
 
-    def next_departure_ns(self) -> int | None:
-        """The earliest time a queued packet may leave, or None if all queues are empty."""
-        times = [h[0][0] for h in self._heaps if h]
+    def pop(self, port: int, now_ns: int) -> QueueTicket | None:
+        """The next packet of ``port`` whose departure time has come, taken out; else None."""
+        if not self._port_sizes.get(port):
+            return None
+        for q in self._port_queues[port]:
+            packets = q.packets
+            if packets and packets[0].departure_ns <= now_ns:
+                ticket = packets.popleft()
+                size = self._port_sizes[port] - 1
+                self._port_sizes[port] = size
+                ticket.deq_timedelta = now_ns // 1000 - ticket.enq_timestamp
+                ticket.deq_qdepth = size
+                return ticket
+        return None
+
+    def next_departure_ns(self, skip: Collection[int] = ()) -> int | None:
+        """The earliest time a packet may leave, ports in ``skip`` aside; None if none."""
+        times = [
+            q.packets[0].departure_ns
+            for port, size in self._port_sizes.items()
+            if size and port not in skip
+            for q in self._port_queues[port]
+            if q.packets
+        ]
         return min(times) if times else None
 
     def dequeue(self, now_ns: int) -> list[QueueTicket]:
-        """Every packet whose departure time has come, in the order they leave."""
+        """Every packet whose departure time has come, port by port."""
         out: list[QueueTicket] = []
-        while True:
-            ticket = self._pop_one(now_ns)
-            if ticket is None:
-                return out
-            out.append(ticket)
-
-    def _pop_one(self, now_ns: int) -> QueueTicket | None:
-        for heap in self._heaps:
-            if heap and heap[0][0] <= now_ns:
-                _, _, ticket = heapq.heappop(heap)
-                self._queue(ticket.port, ticket.priority).size -= 1
-                self._port_sizes[ticket.port] -= 1
-                leave_ns = max(now_ns, ticket.departure_ns)
-                ticket.deq_timedelta = leave_ns // 1000 - ticket.enq_timestamp
-                ticket.deq_qdepth = self._port_sizes[ticket.port]
-                return ticket
-        return None
+        for port in self.ports():
+            while (ticket := self.pop(port, now_ns)) is not None:
+                out.append(ticket)
+        return out
 
     def transit(
         self, port: int, now_ns: int, item: Any = None, priority: int = 0
@@ -203,8 +229,7 @@ class TrafficManager:
 
     def reset(self) -> None:
         """Empty every queue (settings are kept)."""
-        self._heaps = [[] for _ in range(PRIORITY_QUEUES)]
         self._port_sizes.clear()
         for q in self._queues.values():
-            q.size = 0
+            q.packets.clear()
             q.last_departure_ns = 0

@@ -7,7 +7,7 @@ binary name::
     [-i PORT@IFACE]... [--device-id N] [--log-console | --log-file F] [-L LEVEL]
     [--pcap [DIR]] [--thrift-port N] [--nanolog ADDR] [--dump-packet-data N]
     [--queue-rate [PORT:]PPS]... [--queue-depth [PORT:]N]... [--offloads MODE]
-    [PROGRAM | --no-p4]
+    [--send-buffer BYTES] [PROGRAM | --no-p4]
     [-- --grpc-server-addr HOST:PORT --cpu-port N --drop-port N --grpc-server-ssl
         --grpc-server-cacert F --grpc-server-cert F --grpc-server-key F
         --grpc-server-with-client-auth --priority-queues N]
@@ -25,6 +25,11 @@ Additions of this target:
     every port without ``PORT:`` (BMv2's ``set_queue_rate``); repeatable.
 ``--queue-depth [PORT:]N``
     the egress queue depth in packets (BMv2's ``set_queue_depth``); repeatable.
+``--send-buffer BYTES``
+    the ports' socket send buffer.  By default it is the kernel's, as BMv2's: a
+    port whose link is slower than the traffic fills it, and then its packets wait
+    in the switch's egress queue (backpressure), where P4 sees the queue depth.  A
+    larger buffer lets a kernel queue (a qdisc with a packet limit) be the buffer.
 ``--offloads disable|refuse|keep``
     what to do with checksum and segmentation offloads of the named interfaces:
     turn them off (default), refuse to start, or leave them.
@@ -51,7 +56,8 @@ USAGE = """\
 usage: kvfabric switch [-i PORT@IFACE]... [--device-id N] [--log-console | --log-file F]
                        [-L LEVEL] [--pcap [DIR]] [--dump-packet-data N]
                        [--queue-rate [PORT:]PPS]... [--queue-depth [PORT:]N]...
-                       [--offloads disable|refuse|keep] [PROGRAM | --no-p4]
+                       [--offloads disable|refuse|keep] [--send-buffer BYTES]
+                       [PROGRAM | --no-p4]
                        [-- [--grpc-server-addr HOST:PORT] [--cpu-port N] [--drop-port N]
                            [--grpc-server-ssl] [--grpc-server-cacert F] [--grpc-server-cert F]
                            [--grpc-server-key F] [--grpc-server-with-client-auth]
@@ -91,6 +97,7 @@ class SwitchOptions:
     queue_rates: tuple[tuple[int | None, int], ...] = ()
     queue_depths: tuple[tuple[int | None, int], ...] = ()
     offloads: OffloadMode = "disable"
+    send_buffer: int | None = None
     grpc_addr: str = "0.0.0.0:9559"
     cpu_port: int | None = None
     drop_port: int = 511
@@ -200,6 +207,7 @@ _MAIN_VALUED: dict[str, _Handler] = {
     "--queue-rate": lambda b, o, v: b.queue_rates.append(_port_value(o, v)),
     "--queue-depth": lambda b, o, v: b.queue_depths.append(_port_value(o, v)),
     "--offloads": _offloads,
+    "--send-buffer": _set_int("send_buffer", 4096, 1 << 30),
     "--thrift-port": _warn("this target has no Thrift server; use P4Runtime"),
     "--nanolog": _warn("this target has no nanolog event stream"),
     "--notifications-addr": _warn("this target has no nanomsg notifications"),
@@ -320,6 +328,7 @@ def parse_argv(argv: Sequence[str]) -> SwitchOptions:
         queue_rates=tuple(b.queue_rates),
         queue_depths=tuple(b.queue_depths),
         offloads=b.values.get("offloads", "disable"),
+        send_buffer=_opt_int(b.values.get("send_buffer")),
         grpc_addr=str(b.values.get("grpc_addr", "0.0.0.0:9559")),
         cpu_port=_opt_int(b.values.get("cpu_port")),
         drop_port=b.values.get("drop_port", 511),

@@ -15,7 +15,7 @@ server writes the runtime object, which hands the members on to the parser.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from finsy.proto import p4i
 
@@ -39,19 +39,41 @@ from softswitch.runtime.matches import (
     prefix_mask,
 )
 from softswitch.runtime.state import RuntimeState
+from softswitch.runtime.tm import QueueTicket
 from softswitch.runtime.valuesets import ValueSet
 
 
+class Queued(Protocol):
+    """A packet between ingress and egress, as the traffic manager sees it."""
+
+    @property
+    def port(self) -> int: ...
+
+    @property
+    def priority(self) -> int: ...
+
+
 class Dataplane(Protocol):
-    """What the switch needs of ``softswitch.interp.pipeline.Pipeline``."""
+    """What the switch needs of ``softswitch.interp.pipeline.Pipeline``.
+
+    ``ingress`` and ``egress`` are the two halves of the packet path, with the
+    switch's traffic manager between them; ``process`` runs both at once.
+    """
 
     @property
     def state(self) -> RuntimeState: ...
 
     def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]: ...
 
+    def ingress(self, port: int, data: bytes) -> Sequence[Queued]: ...
+
+    def egress(
+        self, job: Any, ticket: QueueTicket
+    ) -> tuple[list[tuple[int, bytes]], Sequence[Queued]]: ...
+
 
 DataplaneLoader = Callable[[p4i.P4Info, bytes], Dataplane]
+Clock = Callable[[], int]
 
 
 def take_digests(dataplane: Dataplane) -> list[tuple[str, tuple[int, ...]]]:
@@ -130,14 +152,16 @@ def bind_value_sets(pipeline: Pipeline, p4info: p4i.P4Info) -> None:
 
 
 def _pipeline_from_source(
-    program_text: str, file: str, drop_port: int, cpu_port: int | None
+    program_text: str, file: str, drop_port: int, cpu_port: int | None, clock: Clock | None
 ) -> tuple[ir.Program, Pipeline]:
     """Compile preprocessed P4 source (with its ``# line`` markers) into a Pipeline."""
     program = elaborate_program(parse_text(program_text, file), file)
-    return program, Pipeline.load(program, drop_port=drop_port, cpu_port=cpu_port)
+    return program, Pipeline.load(program, drop_port=drop_port, cpu_port=cpu_port, clock=clock)
 
 
-def make_loader(drop_port: int, cpu_port: int | None) -> DataplaneLoader:
+def make_loader(
+    drop_port: int, cpu_port: int | None, clock: Clock | None = None
+) -> DataplaneLoader:
     """A loader for SetForwardingPipelineConfig: device config bytes -> Pipeline."""
 
     def load(p4info: p4i.P4Info, device_config: bytes) -> Dataplane:
@@ -148,7 +172,9 @@ def make_loader(drop_port: int, cpu_port: int | None) -> DataplaneLoader:
         config = dc.decode(device_config)
         dc.check_matches(config, p4info)
         try:
-            _, pipeline = _pipeline_from_source(config.program, config.file, drop_port, cpu_port)
+            _, pipeline = _pipeline_from_source(
+                config.program, config.file, drop_port, cpu_port, clock
+            )
         except SoftswitchError as exc:
             raise RuntimeConfigError("INVALID_ARGUMENT", f"bad p4_device_config: {exc}") from None
         bind_value_sets(pipeline, p4info)
@@ -164,18 +190,20 @@ def p4info_of_program(program: ir.Program) -> p4i.P4Info:
 
 
 def load_program_file(
-    path: str, drop_port: int, cpu_port: int | None
+    path: str, drop_port: int, cpu_port: int | None, clock: Clock | None = None
 ) -> tuple[p4i.P4Info, bytes, Dataplane]:
     """Load the PROGRAM of the command line: a ``.p4`` file or a device config file."""
     if path.endswith(".p4"):
         text = preprocess(path)
-        program, pipeline = _pipeline_from_source(text, path, drop_port, cpu_port)
+        program, pipeline = _pipeline_from_source(text, path, drop_port, cpu_port, clock)
         p4info = p4info_of_program(program)
         bind_value_sets(pipeline, p4info)
         device_config = dc.encode(dc.make_device_config(text, path, p4info))
         return p4info, device_config, pipeline
     config = dc.read(path)
-    program, pipeline = _pipeline_from_source(config.program, config.file, drop_port, cpu_port)
+    program, pipeline = _pipeline_from_source(
+        config.program, config.file, drop_port, cpu_port, clock
+    )
     p4info = p4info_of_program(program)
     dc.check_matches(config, p4info)
     bind_value_sets(pipeline, p4info)

@@ -10,13 +10,28 @@ are filtered in the kernel with ``PACKET_IGNORE_OUTGOING`` (Linux >= 4.20) and,
 for older kernels, dropped by their packet type.  When a driver strips the VLAN
 tag (rx VLAN offload left on), the tag comes back from ``PACKET_AUXDATA`` and is
 put back into the frame so the P4 parser sees the wire format.
+
+Sending follows BMv2, whose ports send on blocking sockets: a frame the socket
+cannot take now (its send buffer is full, ``EAGAIN``) is :data:`BUSY`, and the
+switch keeps it and stops taking packets of that port out of the egress queue
+until the socket is writable again (backpressure), so the queue builds in the
+switch where P4 sees it.  A frame the kernel refuses (a full qdisc, ``ENOBUFS``;
+a link that is down; too big) is :data:`DROPPED`, as BMv2 drops it.  The send
+buffer is the kernel's default, as BMv2's; ``send_buffer`` raises it for
+callers whose kernel queue (a qdisc with a limit) is meant to be the buffer.
+
+A link going down (``ENETDOWN`` on receive) raises :class:`LinkDown`: the
+caller tells a link that is down (it comes back up on the same socket) from an
+interface that is gone (:meth:`RawPort.exists`).
 """
 
 from __future__ import annotations
 
+import errno
 import socket
 import struct
 from collections.abc import Callable
+from typing import Literal
 
 from softswitch.errors import SoftswitchError
 
@@ -36,10 +51,20 @@ class PortError(SoftswitchError):
     """An interface that cannot be opened or written."""
 
 
+class LinkDown(PortError):
+    """The port's link went down (or its interface was removed)."""
+
+
+SendResult = Literal["sent", "busy", "dropped"]
+SENT: SendResult = "sent"
+BUSY: SendResult = "busy"
+DROPPED: SendResult = "dropped"
+
+
 class RawPort:
     """A switch port bound to one Linux interface."""
 
-    def __init__(self, port: int, iface: str) -> None:
+    def __init__(self, port: int, iface: str, send_buffer: int | None = None) -> None:
         self.port = port
         self.iface = iface
         try:
@@ -53,8 +78,9 @@ class RawPort:
             raise PortError(f"{iface}: cannot bind: {exc.strerror}") from None
         self._kernel_filters_outgoing = _try_setsockopt(sock, PACKET_IGNORE_OUTGOING)
         _try_setsockopt(sock, PACKET_AUXDATA)
-        _set_buffer(sock, socket.SO_RCVBUF, _SO_RCVBUFFORCE)
-        _set_buffer(sock, socket.SO_SNDBUF, _SO_SNDBUFFORCE)
+        _set_buffer(sock, socket.SO_RCVBUF, _SO_RCVBUFFORCE, _SOCKET_BUFFER)
+        if send_buffer is not None:
+            _set_buffer(sock, socket.SO_SNDBUF, _SO_SNDBUFFORCE, send_buffer)
         sock.setblocking(False)
         self.sock = sock
 
@@ -67,6 +93,10 @@ class RawPort:
             data, ancdata, _flags, addr = self.sock.recvmsg(_MAX_FRAME, _ANCILLARY)
         except (BlockingIOError, InterruptedError):
             return None
+        except OSError as exc:
+            if exc.errno in (errno.ENETDOWN, errno.ENODEV, errno.ENXIO):
+                raise LinkDown(f"{self.iface}: {exc.strerror}") from None
+            raise
         if addr[2] == PACKET_OUTGOING:
             return None
         for level, kind, payload in ancdata:
@@ -74,10 +104,22 @@ class RawPort:
                 return _restore_vlan(data, payload)
         return data
 
-    def send(self, frame: bytes) -> bool:
-        """Transmit one frame; False when the kernel refused it (too big, link down, full)."""
+    def send(self, frame: bytes) -> SendResult:
+        """Transmit one frame: :data:`SENT`, :data:`BUSY` (send buffer full: try again
+        once writable) or :data:`DROPPED` (the kernel refused it: full qdisc, link down,
+        too big)."""
         try:
             self.sock.send(frame)
+        except (BlockingIOError, InterruptedError):
+            return BUSY
+        except OSError:
+            return DROPPED
+        return SENT
+
+    def exists(self) -> bool:
+        """Whether the interface still exists (a link that is down still does)."""
+        try:
+            socket.if_nametoindex(self.iface)
         except OSError:
             return False
         return True
@@ -91,15 +133,14 @@ _SO_SNDBUFFORCE = 32  # linux/asm-generic/socket.h
 _SO_RCVBUFFORCE = 33
 
 
-def _set_buffer(sock: socket.socket, option: int, force_option: int) -> None:
-    """Give the socket a 4 MiB buffer: the default send buffer holds only about a dozen
-    jumbo frames, and a frame that finds it full is dropped silently (EAGAIN). The
-    FORCE variant (root) passes the sysctl cap; without privilege the capped size is
-    what the kernel gives."""
+def _set_buffer(sock: socket.socket, option: int, force_option: int, size: int) -> None:
+    """Set a socket buffer (the receive buffer holds a burst while the switch is busy).
+    The FORCE variant (root) passes the sysctl cap; without privilege the capped size
+    is what the kernel gives."""
     try:
-        sock.setsockopt(socket.SOL_SOCKET, force_option, _SOCKET_BUFFER)
+        sock.setsockopt(socket.SOL_SOCKET, force_option, size)
     except OSError:
-        sock.setsockopt(socket.SOL_SOCKET, option, _SOCKET_BUFFER)
+        sock.setsockopt(socket.SOL_SOCKET, option, size)
 
 
 def _try_setsockopt(sock: socket.socket, option: int) -> bool:

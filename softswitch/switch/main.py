@@ -1,11 +1,11 @@
 """The switch process: ports, pipeline and P4Runtime server on one asyncio loop.
 
 Design: a single thread.  ``loop.add_reader`` watches each port's raw socket;
-a readable socket is drained (up to a batch) through the pipeline and the
-outputs are transmitted at once.  The gRPC server (grpc.aio) runs on the same
-loop, so a P4Runtime write and a packet are never processed at the same time
-and the runtime needs no locks.  A periodic tick sends digest lists and
-idle-timeout notifications.
+a readable socket is drained (up to a batch) through the packet path
+(:mod:`softswitch.switch.packet_path`: ingress, the traffic manager, egress).
+The gRPC server (grpc.aio) runs on the same loop, so a P4Runtime write and a
+packet are never processed at the same time and the runtime needs no locks.
+A periodic tick sends digest lists and idle-timeout notifications.
 
 Start-up order follows what launchers expect of simple_switch_grpc: offloads
 off, ports open, program loaded, and only then the gRPC port is bound and
@@ -21,27 +21,19 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from finsy.proto import p4r
 
 from softswitch.errors import SoftswitchError
 from softswitch.switch.argv import SwitchOptions
-from softswitch.switch.dataplane import (
-    Dataplane,
-    DataplaneLoader,
-    load_program_file,
-    make_loader,
-    take_digests,
-)
+from softswitch.switch.dataplane import DataplaneLoader, load_program_file, make_loader
 from softswitch.switch.io import RawPort
 from softswitch.switch.offload import prepare_interfaces
 from softswitch.switch.p4rt.device import Device
 from softswitch.switch.p4rt.service import start_server
-from softswitch.switch.pcap import PcapWriter
+from softswitch.switch.packet_path import Switch
 
 LOG = logging.getLogger("kvfabric.switch")
-BATCH = 64
 TICK_S = 0.005
 _LEVELS = {
     "trace": logging.DEBUG,
@@ -51,98 +43,6 @@ _LEVELS = {
     "error": logging.ERROR,
     "off": logging.CRITICAL + 10,
 }
-
-
-class Switch:
-    """Ports, the device and the packet path of one switch."""
-
-    def __init__(self, options: SwitchOptions, ports: dict[int, RawPort], device: Device) -> None:
-        self.options = options
-        self.ports = ports
-        self.device = device
-        self.cpu_port = options.cpu_port
-        self.pcap_in: dict[int, PcapWriter] = {}
-        self.pcap_out: dict[int, PcapWriter] = {}
-        self.received = 0
-        self.transmitted = 0
-        if options.pcap_dir is not None:
-            directory = Path(options.pcap_dir)
-            for number, port in ports.items():
-                self.pcap_in[number] = PcapWriter(directory / f"{port.iface}_in.pcap")
-                self.pcap_out[number] = PcapWriter(directory / f"{port.iface}_out.pcap")
-
-    # --- packet path ----------------------------------------------------------------------
-
-    def on_readable(self, number: int) -> None:
-        port = self.ports[number]
-        for _ in range(BATCH):
-            frame = port.recv()
-            if frame is None:
-                return
-            self.received += 1
-            pcap = self.pcap_in.get(number)
-            if pcap is not None:
-                pcap.write(frame)
-            self.process(number, frame)
-
-    def process(self, number: int, frame: bytes) -> None:
-        """One frame through the pipeline, and its outputs out."""
-        dataplane = self.device.dataplane
-        if dataplane is None:
-            return
-        if self.options.dump_packet_data:
-            LOG.debug("port %d in: %s", number, frame[: self.options.dump_packet_data].hex())
-        dataplane.state.set_time(time.monotonic_ns())
-        try:
-            outputs = dataplane.process(number, frame)
-        except Exception:  # one bad packet must never stop the switch (#3): logged, dropped
-            LOG.exception("packet from port %d dropped: the pipeline failed", number)
-            return
-        for name, values in take_digests(dataplane):
-            self.device.digest(name, values)
-        for out_port, data in outputs:
-            self.emit(out_port, data)
-
-    def emit(self, number: int, frame: bytes) -> None:
-        if number == self.cpu_port:
-            self.device.packet_in(frame)
-            return
-        port = self.ports.get(number)
-        if port is None:
-            return
-        pcap = self.pcap_out.get(number)
-        if pcap is not None:
-            pcap.write(frame)
-        if port.send(frame):
-            self.transmitted += 1
-
-    def inject(self, frame: bytes) -> None:
-        """A PacketOut: the frame enters the pipeline on the CPU port."""
-        assert self.cpu_port is not None
-        self.process(self.cpu_port, frame)
-
-    def apply_queue_options(self, dataplane: Dataplane | None) -> None:
-        if dataplane is None:
-            return
-        tm = dataplane.state.tm
-        tm.set_queues_per_port(self.options.priority_queues)
-        for port, rate in self.options.queue_rates:
-            tm.set_queue_rate(rate, port)
-        for port, depth in self.options.queue_depths:
-            tm.set_queue_depth(depth, port)
-
-    # --- lifecycle --------------------------------------------------------------------------
-
-    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
-        for number, port in self.ports.items():
-            loop.add_reader(port.fileno(), self.on_readable, number)
-
-    def close(self, loop: asyncio.AbstractEventLoop) -> None:
-        for port in self.ports.values():
-            loop.remove_reader(port.fileno())
-            port.close()
-        for pcap in [*self.pcap_in.values(), *self.pcap_out.values()]:
-            pcap.close()
 
 
 def configure_logging(options: SwitchOptions) -> None:
@@ -183,27 +83,31 @@ async def run_switch(
     ports: dict[int, RawPort] = {}
     try:
         for number, iface in options.interfaces:
-            ports[number] = RawPort(number, iface)
+            ports[number] = RawPort(number, iface, options.send_buffer)
     except SoftswitchError:
         for port in ports.values():
             port.close()
         raise
+    start = time.monotonic_ns()
+
+    def clock() -> int:
+        return time.monotonic_ns() - start
+
     device = Device(
         options.device_id,
-        loader or make_loader(options.drop_port, options.cpu_port),
+        loader or make_loader(options.drop_port, options.cpu_port, clock),
         cpu_port=options.cpu_port,
     )
-    switch = Switch(options, ports, device)
+    switch = Switch(options, ports, device, clock)
     device.inject = switch.inject
-    device.on_dataplane_change = switch.apply_queue_options
+    device.on_dataplane_change = switch.on_dataplane_change
     try:
         if options.program is not None:
             p4info, device_config, dataplane = load_program_file(
-                options.program, options.drop_port, options.cpu_port
+                options.program, options.drop_port, options.cpu_port, clock
             )
             config = p4r.ForwardingPipelineConfig(p4info=p4info, p4_device_config=device_config)
             device.configs.install(config, dataplane)
-            switch.apply_queue_options(dataplane)
         server = await start_server(device, options.grpc_addr, options.tls)
     except BaseException:
         switch.close(loop)

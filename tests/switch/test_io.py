@@ -93,16 +93,22 @@ def test_unknown_interface_is_a_clear_error() -> None:
         read_offloads("nosuchif0")
 
 
-def test_port_sockets_hold_a_burst_of_jumbo_frames(veth_pairs: list[VethPair]) -> None:
-    """The default 212 KB send buffer holds about a dozen 9000-byte frames; a port must
-    hold a full queue's worth (the kernel reports twice the size it was given)."""
+def test_port_send_buffer_is_the_kernels_unless_raised(veth_pairs: list[VethPair]) -> None:
+    """As BMv2's, a port's send buffer is the kernel's default (a slow link fills it and
+    then the switch's queue); ``send_buffer`` raises it so that a burst of 64 jumbo frames
+    fits (the kernel reports twice the size it was given). The receive buffer is 4 MiB."""
     import socket
 
-    port = RawPort(1, veth_pairs[0].outside)
+    default_port = RawPort(1, veth_pairs[0].outside)
+    raised_port = RawPort(2, veth_pairs[1].outside, send_buffer=4 << 20)
     try:
-        sndbuf = port.sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
-        rcvbuf = port.sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
+        default = default_port.sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+        raised = raised_port.sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+        rcvbuf = default_port.sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
     finally:
-        port.close()
-    assert sndbuf >= 64 * 9000
+        default_port.close()
+        raised_port.close()
+    with open("/proc/sys/net/core/wmem_default") as f:
+        assert default == int(f.read())
+    assert raised >= 64 * 9000
     assert rcvbuf >= 64 * 9000
