@@ -354,3 +354,8 @@ def _existing_file(node: Node, base_dir: Path) -> Path:
     if not path.is_file():
         raise node.error(f"no such file: {str(path)!r}")
     return path
+
+
+def parse_controller_settings(node: Node, base_dir: Path) -> ControllerSettings:
+    """The ``controller`` section of a fabric file, wherever else it is written."""
+    return _parse_controller(node, base_dir)

@@ -67,7 +67,7 @@ from lab.progress import Progress
 from lab.results import ModeRun, TransferResult, build_results, write_results
 from lab.roles import Roles, resolve_roles
 from lab.room import Cable, CableIntfs, down_during, roomiest_spine, spines_with_room
-from lab.scenario import ModeName, Scenario
+from lab.scenario import LAB_MODES, ModeName, Scenario
 from lab.topo import MAX_LAB_BPS, FabricTopo, socket_queue_limit
 from lab.traffic import (
     BG_CLIENT_PORTS,
@@ -97,7 +97,7 @@ class Experiment:
     scenario: Scenario
     fabric: FabricConfig
     out: Path
-    modes: tuple[str, ...] = tuple(str(m) for m in ModeName)
+    modes: tuple[str, ...] = tuple(str(m) for m in LAB_MODES)
     repeat: int = 1
     seed: int = 1
     lab_link_bps: int = 20_000_000

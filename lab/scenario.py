@@ -27,6 +27,13 @@ topology file; ``shaping`` (queue size, slower links) applies to either. Host ro
 default to the fabric's pools (prefill sends, decode receives, other carries the
 background). Arrival phases run one after the other; what they generate is
 :mod:`lab.arrivals`' business.
+
+Two tools read scenarios: the lab (``kvfabric experiment``) and the simulator
+(``kvfabric simulate``). The simulator honours a few keys for scale that the lab
+cannot build (:data:`ONLY_FOR`): bundles of uplinks per leaf, per-spine cable rates,
+fewer prefill GPUs per rack, background on one cable, capacity-change events and the
+``simulation`` section (:mod:`lab.scenario_sim`). Each parse names its tool, and a key
+the tool does not honour is a located error that names the tool that does.
 """
 
 from __future__ import annotations
@@ -36,11 +43,32 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+import yaml
+
 from controller import config_values as v
-from controller.config_errors import ConfigError
+from controller.config_errors import ConfigError, did_you_mean
 from controller.config_yaml import Node, compose
 from lab.errors import ScenarioError
 from lab.kvsize import PRESETS, Dtype, ModelShape, preset
+from lab.scenario_sim import SimulationSettings, parse_simulation
+
+
+class Tool(StrEnum):
+    """The command that reads a scenario."""
+
+    LAB = "kvfabric experiment"
+    SIMULATE = "kvfabric simulate"
+
+
+ONLY_FOR: dict[str, Tool] = {
+    "fabric.uplinks_per_leaf": Tool.SIMULATE,
+    "fabric.spine_rates": Tool.SIMULATE,
+    "fabric.prefill_hosts_per_leaf": Tool.SIMULATE,
+    "background[].link": Tool.SIMULATE,
+    "events[].capacity": Tool.SIMULATE,
+    "simulation": Tool.SIMULATE,
+}
+"""Keys (list indexes written ``[]``) that only one tool honours, and that tool."""
 
 
 class Protocol(StrEnum):
@@ -65,6 +93,11 @@ class ModeName(StrEnum):
     FLOWLET = "flowlet"
     KV_AWARE = "kv-aware"
     ISOLATED = "isolated"
+    ECMP_K = "ecmp-k"  # the simulator only: k sub-flows, each hashed on its own
+
+
+LAB_MODES = (ModeName.ECMP, ModeName.FLOWLET, ModeName.KV_AWARE, ModeName.ISOLATED)
+"""The modes the lab runs (ecmp-k needs several connections per transfer)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +110,14 @@ class FabricParams:
     link_bps: int = 20_000_000
     host_bps: int | None = None
     prefill_leaves: int | None = None
+    uplinks_per_leaf: int | None = None  # a multiple of spines: bundles of parallel cables
+    spine_rates: tuple[tuple[str, int], ...] = ()  # per-cable rate of a spine's cables
+    prefill_hosts_per_leaf: int | None = None  # fewer GPUs in the prefill racks
+
+    @property
+    def bundle(self) -> int:
+        """Parallel cables between each leaf and each spine."""
+        return 1 if self.uplinks_per_leaf is None else self.uplinks_per_leaf // self.spines
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,21 +185,29 @@ class Phase:
 
 @dataclass(frozen=True, slots=True)
 class BackgroundLoad:
-    """Load ``spine`` (None: every spine) to ``load`` of its capacity with iperf3 flows."""
+    """Load ``spine`` (None: every spine) to ``load`` of its capacity with iperf3 flows.
+
+    ``link`` (the simulator only) loads one leaf-spine cable instead, both directions.
+    """
 
     spine: str | None
     load: float
     protocol: Protocol = Protocol.UDP
+    link: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class LinkEvent:
-    """At ``at_s`` into a mode's run, the leaf-spine cable goes down (or back up)."""
+    """At ``at_s`` into a mode's run, the leaf-spine cable goes down (or back up).
+
+    ``capacity_bps`` (the simulator only) re-provisions the cable at that rate instead.
+    """
 
     at_s: float
     leaf: str
     spine: str
     up: bool
+    capacity_bps: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +233,8 @@ class Scenario:
     background: tuple[BackgroundLoad, ...] = ()
     events: tuple[LinkEvent, ...] = ()
     run: RunSettings = RunSettings()
-    modes: tuple[ModeName, ...] = tuple(ModeName)
+    modes: tuple[ModeName, ...] = LAB_MODES
+    simulation: SimulationSettings = field(default_factory=SimulationSettings)
     source: str = field(default="<memory>", compare=False)
 
     @property
@@ -198,21 +248,23 @@ class Scenario:
         return max((p.size if p.kind is PhaseKind.BURST else 1 for p in self.phases), default=1)
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Load and validate a scenario file."""
+def load_scenario(path: str | Path, tool: Tool = Tool.LAB) -> Scenario:
+    """Load and validate a scenario file for ``tool``."""
     file = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ScenarioError(file, "", f"cannot read the file: {reason}") from None
-    return parse_scenario(text, file)
+    return parse_scenario(text, file, tool)
 
 
-def parse_scenario(text: str, file: str = "<string>") -> Scenario:
-    """Validate the YAML ``text`` of a scenario; ``file`` names it in errors."""
+def parse_scenario(text: str, file: str = "<string>", tool: Tool = Tool.LAB) -> Scenario:
+    """Validate the YAML ``text`` of a scenario for ``tool``; ``file`` names it in errors."""
     try:
-        return _parse_document(compose(file, text), file)
+        root = compose(file, text)
+        _check_tool(root, tool)
+        return _parse_document(root, file, tool)
     except ConfigError as exc:  # the located YAML reader's errors, in the lab's terms
         raise ScenarioError(exc.file, exc.path, exc.message, exc.line, exc.col) from None
 
@@ -231,10 +283,38 @@ _SECTIONS = [
     "events",
     "run",
     "modes",
+    "simulation",
 ]
 
 
-def _parse_document(root: Node, file: str) -> Scenario:
+def _check_tool(root: Node, tool: Tool) -> None:
+    """Fail on the first key of :data:`ONLY_FOR` that another tool than ``tool`` honours."""
+    if not root.is_mapping:
+        return
+    for path, node in _walk(root, ""):
+        owner = ONLY_FOR.get(path)
+        if owner is not None and owner is not tool:
+            raise node.error(
+                f"{node.path!r} is honoured only by `{owner}`, not by `{tool}`: "
+                f"remove it, or run the scenario with `{owner}`"
+            )
+
+
+def _walk(node: Node, pattern: str) -> list[tuple[str, Node]]:
+    """Every (path pattern, node) below ``node``, list indexes written ``[]``."""
+    out: list[tuple[str, Node]] = []
+    if node.is_mapping:
+        for name, child in node.entries():
+            p = f"{pattern}.{name}" if pattern else name
+            out.append((p, child))
+            out.extend(_walk(child, p))
+    elif isinstance(node.raw, yaml.SequenceNode):
+        for child in node.items():
+            out.extend(_walk(child, f"{pattern}[]"))
+    return out
+
+
+def _parse_document(root: Node, file: str, tool: Tool = Tool.LAB) -> Scenario:
     if root.raw is None:
         raise root.error("the file is empty; expected the keys 'transfer' and 'arrivals'")
     required = ["transfer", "arrivals"]
@@ -253,7 +333,12 @@ def _parse_document(root: Node, file: str) -> Scenario:
         background=tuple(_parse_background(n) for n in _list(f, "background")),
         events=tuple(_parse_event(n) for n in _list(f, "events")),
         run=_parse_run(f["run"]) if "run" in f else RunSettings(),
-        modes=_parse_modes(f["modes"]) if "modes" in f else tuple(ModeName),
+        modes=_parse_modes(f["modes"], tool) if "modes" in f else _default_modes(tool),
+        simulation=(
+            parse_simulation(f["simulation"], Path(file).parent)
+            if "simulation" in f
+            else SimulationSettings()
+        ),
         source=file,
     )
 
@@ -262,18 +347,41 @@ def _list(f: dict[str, Node], key: str) -> list[Node]:
     return f[key].items() if key in f and not f[key].is_null else []
 
 
-# fabric: {spines, leaves, hosts_per_leaf, link_rate, host_rate, prefill_leaves}
+# fabric: {spines, leaves, hosts_per_leaf, link_rate, host_rate, prefill_leaves,
+#          uplinks_per_leaf, spine_rates: {SPINE: RATE}, prefill_hosts_per_leaf}
 def _parse_fabric(node: Node) -> FabricParams:
     keys = ["spines", "leaves", "hosts_per_leaf", "link_rate", "host_rate", "prefill_leaves"]
+    keys += ["uplinks_per_leaf", "spine_rates", "prefill_hosts_per_leaf"]
     f = node.fields([], keys)
     d = FabricParams()
     leaves = v.integer(f["leaves"], 1, 254) if "leaves" in f else d.leaves
+    spines = v.integer(f["spines"], 1, 64) if "spines" in f else d.spines
+    hosts = v.integer(f["hosts_per_leaf"], 1, 64) if "hosts_per_leaf" in f else d.hosts_per_leaf
+    uplinks = None
+    if "uplinks_per_leaf" in f:
+        uplinks = v.integer(f["uplinks_per_leaf"], spines, 64 * spines)
+        if uplinks % spines:
+            raise f["uplinks_per_leaf"].error(
+                f"expected a multiple of the {spines} spines (each leaf reaches every spine "
+                f"over the same number of cables), got {uplinks}"
+            )
+    spine_rates: list[tuple[str, int]] = []
+    if "spine_rates" in f:
+        known = [f"spine{i}" for i in range(1, spines + 1)]
+        for name, rate in f["spine_rates"].entries():
+            if name not in known:
+                raise rate.error(f"no spine {name!r}{did_you_mean(name, known)}")
+            spine_rates.append((name, v.capacity(rate)))
+    prefill_hosts = None
+    if "prefill_hosts_per_leaf" in f:
+        prefill_hosts = v.integer(f["prefill_hosts_per_leaf"], 1, hosts)
     return FabricParams(
-        spines=v.integer(f["spines"], 1, 64) if "spines" in f else d.spines,
+        spines=spines,
+        uplinks_per_leaf=uplinks,
+        spine_rates=tuple(spine_rates),
+        prefill_hosts_per_leaf=prefill_hosts,
         leaves=leaves,
-        hosts_per_leaf=(
-            v.integer(f["hosts_per_leaf"], 1, 64) if "hosts_per_leaf" in f else d.hosts_per_leaf
-        ),
+        hosts_per_leaf=hosts,
         link_bps=v.capacity(f["link_rate"]) if "link_rate" in f else d.link_bps,
         host_bps=v.capacity(f["host_rate"]) if "host_rate" in f else None,
         prefill_leaves=(
@@ -393,30 +501,40 @@ def _parse_phase(node: Node) -> Phase:
     )
 
 
-# background: [{spine: NAME | all, load, protocol}]
+# background: [{spine: NAME | all, load, protocol} | {link: {leaf, spine}, load, protocol}]
 def _parse_background(node: Node) -> BackgroundLoad:
-    f = node.fields(["spine", "load"], ["protocol"])
+    f = node.fields(["load"], ["spine", "link", "protocol"])
+    v.one_of_keys(node, f, ["spine", "link"])
+    load = v.fraction(f["load"], 0.0, 1.0)
+    protocol = v.choice(f["protocol"], Protocol) if "protocol" in f else Protocol.UDP
+    if "link" in f:
+        link = f["link"].fields(["leaf", "spine"])
+        cable = (v.name(link["leaf"]), v.name(link["spine"]))
+        return BackgroundLoad(spine=None, load=load, protocol=protocol, link=cable)
+    if "spine" not in f:
+        raise node.error("expected 'spine' (a spine name or 'all') or 'link' ({leaf, spine})")
     spine_text = f["spine"].text("a spine name or 'all'")
     return BackgroundLoad(
         spine=None if spine_text == "all" else v.name(f["spine"]),
-        load=v.fraction(f["load"], 0.0, 1.0),
-        protocol=v.choice(f["protocol"], Protocol) if "protocol" in f else Protocol.UDP,
+        load=load,
+        protocol=protocol,
     )
 
 
-# events: [{at, link: {leaf, spine}, state: down | up}]
+# events: [{at, link: {leaf, spine}, state: down | up} | {at, link, capacity: RATE}]
 def _parse_event(node: Node) -> LinkEvent:
-    f = node.fields(["at", "link", "state"])
+    f = node.fields(["at", "link"], ["state", "capacity"])
+    v.one_of_keys(node, f, ["state", "capacity"])
     link = f["link"].fields(["leaf", "spine"])
+    at, leaf, spine = v.duration(f["at"], 0.0, 86400.0), v.name(link["leaf"]), v.name(link["spine"])
+    if "capacity" in f:
+        return LinkEvent(at, leaf, spine, up=True, capacity_bps=v.capacity(f["capacity"]))
+    if "state" not in f:
+        raise node.error("expected 'state' (down or up) or 'capacity' (a rate)")
     state = f["state"].text("'down' or 'up'")
     if state not in ("down", "up"):
         raise f["state"].error(f"expected 'down' or 'up', got {state!r}")
-    return LinkEvent(
-        at_s=v.duration(f["at"], 0.0, 86400.0),
-        leaf=v.name(link["leaf"]),
-        spine=v.name(link["spine"]),
-        up=state == "up",
-    )
+    return LinkEvent(at, leaf, spine, up=state == "up")
 
 
 # run: {warmup, transfer_timeout, settle}
@@ -434,8 +552,15 @@ def _parse_run(node: Node) -> RunSettings:
     )
 
 
-def _parse_modes(node: Node) -> tuple[ModeName, ...]:
+def _default_modes(tool: Tool) -> tuple[ModeName, ...]:
+    return tuple(ModeName) if tool is Tool.SIMULATE else LAB_MODES
+
+
+def _parse_modes(node: Node, tool: Tool) -> tuple[ModeName, ...]:
     modes = tuple(v.choice(n, ModeName) for n in node.items())
+    for n, mode in zip(node.items(), modes, strict=True):
+        if tool is Tool.LAB and mode not in LAB_MODES:
+            raise n.error(f"mode {str(mode)!r} is run only by `{Tool.SIMULATE}`, not by `{tool}`")
     if not modes:
         raise node.error("expected at least one mode")
     if len(set(modes)) != len(modes):

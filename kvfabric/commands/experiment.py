@@ -65,7 +65,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the experiment or sweep; see the module docstring for exit statuses."""
     from lab.errors import LabError
-    from lab.scenario import ModeName
+    from lab.scenario import LAB_MODES
     from lab.sweep import Sweep
 
     if args.repeat < 1:
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     modes: tuple[str, ...] | None = None
     if args.modes:
         modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
-        known = [str(m) for m in ModeName]
+        known = [str(m) for m in LAB_MODES]
         for m in modes:
             if m not in known:
                 print(

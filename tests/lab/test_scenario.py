@@ -8,6 +8,7 @@ import pytest
 
 from lab.errors import ScenarioError
 from lab.scenario import (
+    LAB_MODES,
     ModeName,
     PhaseKind,
     Protocol,
@@ -33,7 +34,7 @@ def test_minimal_scenario_and_defaults():
     assert s.transfer.real_bytes == 2_000_000
     assert s.phases[0].kind is PhaseKind.SEQUENTIAL
     assert s.transfers == 3
-    assert s.modes == tuple(ModeName)
+    assert s.modes == LAB_MODES
     assert s.shaping.queue_packets == 10
     assert s.max_concurrency == 1
 

@@ -1,0 +1,66 @@
+"""The scenario's ``simulation`` section: what only ``kvfabric simulate`` reads.
+
+    simulation:
+      ecmp_k: 4                 # sub-flows per transfer in ecmp-k, each hashed on its own
+      flowlet_period: 20ms      # mean time between a transfer's flowlet boundaries
+      write_latency: 1ms        # from the controller's decision to the pin in the leaf
+      telemetry_delay: 5ms      # from a counter read to the engine's telemetry entry point
+      sample_interval: 10ms     # utilisation samples for the results (default: the poll)
+      controller:               # the fabric file's controller section, same keys
+        telemetry: {poll_interval: 100ms}
+
+``controller`` takes exactly the keys of the fabric file's ``controller`` section (the
+settings ``kvfabric controller`` reads), validated by the same parser; kv-aware runs
+the decision engine with them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from controller import config_values as v
+from controller.config import ControllerSettings
+from controller.config_sections import parse_controller_settings
+from controller.config_yaml import Node
+
+
+@dataclass(frozen=True, slots=True)
+class SimulationSettings:
+    """Model parameters of the simulator; ``controller`` None: the fabric's defaults."""
+
+    ecmp_k: int = 4
+    flowlet_period_s: float = 0.02
+    write_latency_s: float = 0.001
+    telemetry_delay_s: float = 0.005
+    sample_interval_s: float | None = None
+    controller: ControllerSettings | None = None
+
+
+def parse_simulation(node: Node, base_dir: Path) -> SimulationSettings:
+    """Validate a ``simulation`` section."""
+    keys = ["ecmp_k", "flowlet_period", "write_latency", "telemetry_delay", "sample_interval"]
+    f = node.fields([], [*keys, "controller"])
+    d = SimulationSettings()
+    return SimulationSettings(
+        ecmp_k=v.integer(f["ecmp_k"], 1, 64) if "ecmp_k" in f else d.ecmp_k,
+        flowlet_period_s=(
+            v.duration(f["flowlet_period"], 1e-6, 3600.0)
+            if "flowlet_period" in f
+            else d.flowlet_period_s
+        ),
+        write_latency_s=(
+            v.duration(f["write_latency"], 0.0, 60.0) if "write_latency" in f else d.write_latency_s
+        ),
+        telemetry_delay_s=(
+            v.duration(f["telemetry_delay"], 0.0, 60.0)
+            if "telemetry_delay" in f
+            else d.telemetry_delay_s
+        ),
+        sample_interval_s=(
+            v.duration(f["sample_interval"], 1e-6, 3600.0) if "sample_interval" in f else None
+        ),
+        controller=(
+            parse_controller_settings(f["controller"], base_dir) if "controller" in f else None
+        ),
+    )

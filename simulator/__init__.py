@@ -1,0 +1,17 @@
+"""``kvfabric simulate``: the KV-transfer experiment on a simulated fabric, at any scale.
+
+The lab (:mod:`lab`) answers "does the mechanism work?" with real switches at 20 Mb/s;
+the simulator answers "what will it do for my cluster?" at production rates and
+thousands of GPUs. Modules, in the order data flows through them:
+
+- ``maxmin``: max-min fair rates of flows over links (progressive filling, numpy);
+- ``network``: the fabric's directed links and spine paths, from the controller's
+  own topology;
+- ``engine``: the interface an engine offers to the drivers of the modes;
+- ``flow``: the flow-level engine (event-driven, max-min fair between events);
+- ``workload``: the scenario's transfers, background and events for one run;
+- ``modes``: ecmp, ecmp-k, flowlet and isolated placement;
+- ``kvaware``: kv-aware placement by the controller's decision engine itself, fed
+  with telemetry from the simulated counters;
+- ``run``: one scenario's modes and repeats into the experiment's results document.
+"""

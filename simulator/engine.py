@@ -1,0 +1,108 @@
+"""The interface between a simulator engine and the drivers of the modes.
+
+An engine simulates a fabric (a :class:`~simulator.network.Network`) carrying flows on
+paths that the drivers choose. It knows nothing of modes, the controller or
+scenarios; a driver (:mod:`simulator.modes`, :mod:`simulator.kvaware`) knows nothing
+of how the engine computes rates. The contract:
+
+- ``now``: the simulated time in seconds;
+- ``at(t, fn, daemon=False)`` / ``cancel(timer)``: timers;
+- ``start_flow(links, nbytes, on_done, kv=, cap_bps=)``: a flow over a path of link
+  indexes; ``on_done(flow, now)`` when its last byte arrives;
+- ``reroute(flow, links)``, ``stop_flow(flow)``, ``is_active(flow)``, ``path_of(flow)``;
+- ``set_capacity(link, bps)`` (a failure is 0) and ``set_fixed_background(link, bps)``;
+- ``sent_bytes`` / ``kv_bytes``: every link's cumulative counters, as a switch's
+  egress counters read them; ``utilisation()``: every link's load now;
+- ``run(until=inf)``.
+
+What comes out of a run is therefore the drivers' business: each records the
+completion time of its transfers and samples ``utilisation()`` on a timer. The flow
+engine (:class:`simulator.flow.FlowEngine`) implements this; a packet-level engine
+would implement the same methods over its own model.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from simulator.maxmin import FloatArray
+from simulator.network import Network
+
+DoneCallback = Callable[[int, float], None]
+"""Called with (flow, now) when a flow's last byte arrives."""
+
+
+@dataclass(slots=True, eq=False)
+class Timer:
+    """A scheduled call; ``cancelled`` and ``fired`` say what became of it."""
+
+    time: float
+    fn: Callable[[], None] = field(repr=False)
+    daemon: bool = False
+    cancelled: bool = False
+    fired: bool = False
+
+
+class FabricEngine(Protocol):
+    """What every simulator engine offers (see the module docstring)."""
+
+    network: Network
+    now: float
+    sent_bytes: FloatArray
+    kv_bytes: FloatArray
+    events: int
+
+    def at(self, t: float, fn: Callable[[], None], *, daemon: bool = False) -> Timer:
+        """Call ``fn`` at ``t``."""
+        ...
+
+    def cancel(self, timer: Timer) -> None:
+        """Forget a timer."""
+        ...
+
+    def start_flow(
+        self,
+        links: Sequence[int],
+        nbytes: float,
+        on_done: DoneCallback | None = None,
+        *,
+        kv: bool = True,
+        cap_bps: float = math.inf,
+    ) -> int:
+        """Start a flow now."""
+        ...
+
+    def reroute(self, flow: int, links: Sequence[int]) -> None:
+        """Move a flow now."""
+        ...
+
+    def stop_flow(self, flow: int) -> float:
+        """Drop a flow now; the bytes it had left."""
+        ...
+
+    def is_active(self, flow: int) -> bool:
+        """True while the flow has bytes left."""
+        ...
+
+    def path_of(self, flow: int) -> tuple[int, ...]:
+        """The flow's links now."""
+        ...
+
+    def set_capacity(self, link: int, bps: float) -> None:
+        """A link's capacity from now on."""
+        ...
+
+    def set_fixed_background(self, link: int, bps: float) -> None:
+        """Constant-rate traffic on a link from now on."""
+        ...
+
+    def utilisation(self) -> FloatArray:
+        """Every link's load over its nominal capacity, now."""
+        ...
+
+    def run(self, until: float = math.inf) -> None:
+        """Simulate until nothing is left to do."""
+        ...

@@ -1,0 +1,291 @@
+"""The flow-level engine: event-driven, max-min fair rates between events.
+
+Between two events every flow runs at a constant rate: its max-min fair share
+(:mod:`simulator.maxmin`) of the links it crosses, after the fixed-rate background
+(constant-rate UDP, which does not back off) has taken its part of each link. An
+event is anything that changes the picture:
+
+- a flow starts, finishes, moves to another path or is dropped;
+- a link's capacity changes (a cable fails: capacity 0; it comes back; it is
+  re-provisioned at another rate) or its fixed background changes;
+- a timer fires (the drivers of the modes use timers for arrivals, telemetry polls,
+  pin writes, flowlet gaps, time-outs and utilisation samples).
+
+The loop takes the earlier of the next timer and the next departure (the smallest
+``remaining / rate``), advances every flow's remaining bytes and every link's byte
+counters to it in one vector operation, handles everything due at that instant, and
+recomputes rates once if anything changed. Timers marked ``daemon`` (periodic polls
+and samples) do not keep the simulation alive: it ends when no flow is active and
+only daemon timers are left. A flow stalled at rate 0 (its path is down) waits for an
+event; with none left it stays unfinished and :meth:`FlowEngine.run` returns.
+
+Link counters (cumulative bytes, and bytes of the KV class) are what a switch's
+egress port counters would read; :mod:`simulator.kvaware` turns them into the
+controller's telemetry.
+
+:class:`FlowEngine` implements :class:`simulator.engine.FabricEngine`, the interface
+every simulator engine offers to the drivers of the modes.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from simulator.engine import DoneCallback, Timer
+from simulator.maxmin import FloatArray, link_loads, max_min_rates
+from simulator.network import PATH_WIDTH, Network
+
+FINISH_BYTES = 1e-3
+"""A flow with fewer bytes left than this (or less than a nanosecond of them) is done."""
+
+
+class FlowEngine:
+    """The flow-level simulator of one run (see the module docstring)."""
+
+    def __init__(self, network: Network) -> None:
+        self.network = network
+        self.now = 0.0
+        n = network.nlinks
+        self.base_capacity: FloatArray = network.capacity.copy()
+        self.fixed_bg: FloatArray = np.zeros(n)
+        self.sent_bytes: FloatArray = np.zeros(n)
+        self.kv_bytes: FloatArray = np.zeros(n)
+        self.load_bps: FloatArray = np.zeros(n)
+        self.kv_load_bps: FloatArray = np.zeros(n)
+        self._heap: list[tuple[float, int, Timer]] = []
+        self._seq = itertools.count()
+        self._pending = 0  # timers that keep the simulation alive
+        size = 64
+        self._paths = np.full((size, PATH_WIDTH), network.pad, dtype=np.int64)
+        self._remaining: FloatArray = np.zeros(size)
+        self._rate: FloatArray = np.zeros(size)
+        self._cap: FloatArray = np.full(size, np.inf)
+        self._kv = np.zeros(size, dtype=bool)
+        self._active = np.zeros(size, dtype=bool)
+        self._done: list[DoneCallback | None] = [None] * size
+        self._free: list[int] = list(range(size - 1, -1, -1))
+        self._dirty = False
+        self.events = 0
+        self.reallocations = 0
+
+    # -- timers ---------------------------------------------------------------------
+
+    def at(self, t: float, fn: Callable[[], None], *, daemon: bool = False) -> Timer:
+        """Call ``fn`` at time ``t`` (not before now); ``daemon`` timers keep nothing alive."""
+        timer = Timer(max(t, self.now), fn, daemon)
+        heapq.heappush(self._heap, (timer.time, next(self._seq), timer))
+        if not daemon:
+            self._pending += 1
+        return timer
+
+    def cancel(self, timer: Timer) -> None:
+        """Forget ``timer`` if it has not fired."""
+        if not timer.cancelled and not timer.fired:
+            timer.cancelled = True
+            if not timer.daemon:
+                self._pending -= 1
+
+    # -- flows ----------------------------------------------------------------------
+
+    def start_flow(
+        self,
+        links: Sequence[int],
+        nbytes: float,
+        on_done: DoneCallback | None = None,
+        *,
+        kv: bool = True,
+        cap_bps: float = math.inf,
+    ) -> int:
+        """Start a flow of ``nbytes`` over ``links`` now; ``on_done(flow, now)`` at its end.
+
+        ``nbytes`` may be ``inf`` (a background flow that never ends). ``cap_bps`` caps
+        its rate (a TCP flow sending at a target rate).
+        """
+        if nbytes <= 0:
+            raise ValueError(f"a flow needs a positive size, got {nbytes}")
+        if not self._free:
+            self._grow()
+        f = self._free.pop()
+        self._paths[f] = self.network.pad
+        self._paths[f, : len(links)] = links
+        self._remaining[f] = nbytes
+        self._rate[f] = 0.0
+        self._cap[f] = cap_bps
+        self._kv[f] = kv
+        self._active[f] = True
+        self._done[f] = on_done
+        self._dirty = True
+        return f
+
+    def reroute(self, flow: int, links: Sequence[int]) -> None:
+        """Move an active flow onto ``links`` now."""
+        self._check(flow)
+        self._paths[flow] = self.network.pad
+        self._paths[flow, : len(links)] = links
+        self._dirty = True
+
+    def stop_flow(self, flow: int) -> float:
+        """Drop an active flow now (a time-out); return the bytes it had left."""
+        self._check(flow)
+        left = float(self._remaining[flow])
+        self._release(flow)
+        return left
+
+    def is_active(self, flow: int) -> bool:
+        """True while ``flow`` has bytes left."""
+        return 0 <= flow < self._active.size and bool(self._active[flow])
+
+    def path_of(self, flow: int) -> tuple[int, ...]:
+        """The links ``flow`` crosses now (without padding)."""
+        self._check(flow)
+        return tuple(int(x) for x in self._paths[flow] if x != self.network.pad)
+
+    def rate_of(self, flow: int) -> float:
+        """The current rate of ``flow`` in bit/s."""
+        if self._dirty:
+            self._reallocate()
+        return float(self._rate[flow])
+
+    @property
+    def active_flows(self) -> int:
+        """Flows with bytes left."""
+        return int(self._active.sum())
+
+    # -- links ----------------------------------------------------------------------
+
+    def set_capacity(self, link: int, bps: float) -> None:
+        """Set a link's capacity now (0: the cable is down)."""
+        self.base_capacity[link] = bps
+        self._dirty = True
+
+    def set_fixed_background(self, link: int, bps: float) -> None:
+        """Constant-rate traffic (UDP) that takes ``bps`` of ``link`` before any flow."""
+        self.fixed_bg[link] = bps
+        self._dirty = True
+
+    def utilisation(self) -> FloatArray:
+        """Each link's current load over its nominal capacity (0 for a link at 0)."""
+        if self._dirty:
+            self._reallocate()
+        total = self.load_bps + np.minimum(self.fixed_bg, self.base_capacity)
+        cap = self.network.capacity
+        out: FloatArray = np.zeros_like(total)
+        ok = np.isfinite(cap) & (cap > 0)
+        out[ok] = np.minimum(total[ok] / cap[ok], 1.0)
+        return out
+
+    # -- the loop -------------------------------------------------------------------
+
+    def run(self, until: float = math.inf) -> None:
+        """Advance until nothing is left to do (or ``until``)."""
+        while True:
+            if self._dirty:
+                self._reallocate()
+            t_dep, due = self._next_departure()
+            t_evt = self._heap[0][0] if self._heap else math.inf
+            if self._pending == 0 and not math.isfinite(t_dep):
+                return  # only daemons left, and no flow can finish
+            t = min(t_dep, t_evt)
+            if t > until:
+                self._advance(until)
+                return
+            self._advance(t)
+            if t_dep <= t_evt:
+                self._finish(due)
+            else:
+                self._fire_due(t)
+
+    def _next_departure(self) -> tuple[float, np.ndarray]:
+        idx = np.flatnonzero(self._active)
+        if idx.size == 0:
+            return math.inf, idx
+        rate = self._rate[idx]
+        moving = rate > 0
+        if not moving.any():
+            return math.inf, idx[:0]
+        left = np.full(idx.size, np.inf)
+        left[moving] = self._remaining[idx[moving]] * 8.0 / rate[moving]
+        dt = float(left.min())
+        due = idx[left <= dt + max(1e-9, dt * 1e-9)]
+        return self.now + dt, due
+
+    def _advance(self, t: float) -> None:
+        dt = t - self.now
+        if dt > 0:
+            idx = np.flatnonzero(self._active)
+            if idx.size:
+                self._remaining[idx] -= self._rate[idx] * dt / 8.0
+            carried = self.load_bps + np.minimum(self.fixed_bg, self.base_capacity)
+            self.sent_bytes += carried * dt / 8.0
+            self.kv_bytes += self.kv_load_bps * dt / 8.0
+        self.now = max(self.now, t)
+
+    def _finish(self, due: np.ndarray) -> None:
+        callbacks: list[tuple[int, DoneCallback]] = []
+        for f in due.tolist():
+            if not self._active[f]:
+                continue
+            on_done = self._done[f]
+            self._release(f)
+            if on_done is not None:
+                callbacks.append((f, on_done))
+        for f, on_done in callbacks:
+            self.events += 1
+            on_done(f, self.now)
+
+    def _fire_due(self, t: float) -> None:
+        while self._heap and self._heap[0][0] <= t:
+            _, _, timer = heapq.heappop(self._heap)
+            if timer.cancelled:
+                continue
+            timer.fired = True
+            if not timer.daemon:
+                self._pending -= 1
+            self.events += 1
+            timer.fn()
+
+    def _reallocate(self) -> None:
+        self._dirty = False
+        self.reallocations += 1
+        idx = np.flatnonzero(self._active)
+        capacity = np.maximum(self.base_capacity - self.fixed_bg, 0.0)
+        capacity[self.network.pad] = np.inf
+        paths = self._paths[idx]
+        rates = max_min_rates(paths, capacity, self._cap[idx])
+        self._rate[idx] = rates
+        n = self.network.nlinks
+        self.load_bps = link_loads(paths, rates, n)
+        self.kv_load_bps = link_loads(paths, np.where(self._kv[idx], rates, 0.0), n)
+        self.load_bps[self.network.pad] = 0.0
+        self.kv_load_bps[self.network.pad] = 0.0
+
+    def _release(self, f: int) -> None:
+        self._active[f] = False
+        self._rate[f] = 0.0
+        self._remaining[f] = 0.0
+        self._done[f] = None
+        self._free.append(f)
+        self._dirty = True
+
+    def _check(self, flow: int) -> None:
+        if not self.is_active(flow):
+            raise KeyError(f"no active flow {flow}")
+
+    def _grow(self) -> None:
+        old = self._active.size
+        new = old * 2
+        paths = np.full((new, PATH_WIDTH), self.network.pad, dtype=np.int64)
+        paths[:old] = self._paths
+        self._paths = paths
+        self._remaining = np.concatenate([self._remaining, np.zeros(old)])
+        self._rate = np.concatenate([self._rate, np.zeros(old)])
+        self._cap = np.concatenate([self._cap, np.full(old, np.inf)])
+        self._kv = np.concatenate([self._kv, np.zeros(old, dtype=bool)])
+        self._active = np.concatenate([self._active, np.zeros(old, dtype=bool)])
+        self._done.extend([None] * old)
+        self._free.extend(range(new - 1, old - 1, -1))

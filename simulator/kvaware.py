@@ -1,0 +1,209 @@
+"""kv-aware: the controller's own decision engine, driven by the simulated fabric.
+
+The driver does what the controller service does around :class:`controller.engine.Engine`,
+with the simulated clock as the engine's injected clock, and nothing else:
+
+- every polling period (``telemetry.poll_interval`` of the controller settings) it
+  reads every switch's egress counters from the simulated links (cumulative bytes,
+  KV-class bytes, packets at 1,500 bytes) and, ``telemetry_delay`` later, hands each
+  reading to ``Engine.telemetry`` stamped with the time it was read, then calls
+  ``Engine.tick``, as the service's telemetry loop does;
+- a transfer's arrival is ``Engine.decide``; the service answers once the pin is
+  written, so a pinned transfer starts ``write_latency`` after it arrived, on its
+  spine, and a transfer the engine leaves to ECMP starts at once, hashed from its tag's
+  source port;
+- its end is ``Engine.complete`` with its duration; a transfer that failed is left to
+  the engine's own time-out;
+- when the scenario has cable events, a round of link probes every
+  ``audit_interval`` goes to ``Engine.audit`` (a probe crosses a cable that is up and
+  is lost on one that is down), and the pins the engine moves (``InstallPin``) or
+  removes (``RemovePin``) take effect ``write_latency`` later.
+
+The settings are the controller's own (the fabric's ``controller`` section, or the
+scenario's ``simulation.controller`` with the same keys), so a figure from here is
+the figure of the controller as configured.
+"""
+
+from __future__ import annotations
+
+from controller.config import Mode
+from controller.engine import (
+    AuditRound,
+    Engine,
+    InstallPin,
+    ProbeSeen,
+    RemovePin,
+    SwitchReading,
+    TransferRequest,
+    Update,
+    fabric_view,
+)
+from controller.telemetry_math import PortCounters
+from controller.topology import PortRef
+from simulator.modes import Driver, Live
+
+PACKET_BYTES = 1500
+
+
+class KvAware(Driver):
+    """Placement by :class:`controller.engine.Engine` (see the module docstring)."""
+
+    mode = "kv-aware"
+    tagged = True
+
+    def prepare(self) -> None:
+        """Start the engine at time 0 and its telemetry polls (and audits)."""
+        self.ctl = Engine(self.net.topology, self.engine.now, self.controller)
+        self.ctl.set_mode(Mode.KV_AWARE, self.engine.now)
+        self.tid: dict[int, int] = {}  # transfer index -> engine transfer id
+        self.by_tid: dict[int, Live] = {}
+        self.sport: dict[int, int] = {}  # transfer index -> tag source port
+        self.pinned: dict[int, str] = {}  # transfer index -> pinned spine
+        self.switch_ports: dict[str, list[tuple[int, int]]] = {}
+        for ref, link in self.net.port_link.items():
+            self.switch_ports.setdefault(ref.switch, []).append((ref.port, link))
+        self._poll()
+        if self.scenario.events:
+            self._audit()
+
+    # -- telemetry ------------------------------------------------------------------
+
+    def _poll(self) -> None:
+        now = self.engine.now
+        sent, kv = self.engine.sent_bytes, self.engine.kv_bytes
+        readings = []
+        for switch, ports in self.switch_ports.items():
+            counters = {
+                port: PortCounters(
+                    bytes=int(sent[link]),
+                    packets=int(sent[link]) // PACKET_BYTES,
+                    kv_bytes=int(kv[link]),
+                    queue_depth=0,
+                )
+                for port, link in ports
+            }
+            readings.append(SwitchReading(switch, counters))
+        delay = self.settings.telemetry_delay_s
+
+        def deliver() -> None:
+            updates: list[Update] = []
+            for reading in readings:
+                updates += self.ctl.telemetry(reading, now)
+            updates += self.ctl.tick(self.engine.now)
+            self._apply(updates)
+
+        self.engine.at(now + delay, deliver, daemon=True)
+        self.engine.at(now + self.controller.telemetry.poll_interval_s, self._poll, daemon=True)
+
+    def _audit(self) -> None:
+        sent: list[PortRef] = []
+        seen: list[ProbeSeen] = []
+        for link in self.net.topology.links:
+            leaf_end, spine_end = (
+                (link.a, link.b) if link.a.switch in self.net.leaves else (link.b, link.a)
+            )
+            for origin, at in ((leaf_end, spine_end), (spine_end, leaf_end)):
+                sent.append(origin)
+                if (leaf_end.switch, spine_end.switch) not in self.down:
+                    seen.append(ProbeSeen(origin, at))
+        self._apply(self.ctl.audit(AuditRound(tuple(sent), tuple(seen)), self.engine.now))
+        self.engine.at(self.engine.now + self.controller.audit_interval_s, self._audit, daemon=True)
+
+    # -- transfers ------------------------------------------------------------------
+
+    def place(self, live: Live) -> None:
+        """Ask the engine; start pinned after the write latency, or on ECMP now."""
+        a = live.arrival
+        decision, updates = self.ctl.decide(
+            TransferRequest(a.src, a.dst, a.nbytes, f"t{a.index}"), self.engine.now
+        )
+        self.tid[a.index] = decision.transfer_id
+        self.by_tid[decision.transfer_id] = live
+        sport = decision.tag.src_port if decision.tag is not None else a.ecmp_port
+        self.sport[a.index] = sport
+        self._apply([u for u in updates if not isinstance(u, InstallPin)])
+        if decision.path is not None:
+            spine = decision.path.spine
+            self.pinned[a.index] = spine
+            live.spine = spine
+            live.decision_s = self.settings.write_latency_s
+
+            def go() -> None:
+                if a.index in self.live:
+                    self.start(live, self.pinned.get(a.index, spine), a.nbytes, sport)
+
+            self.engine.at(self.engine.now + self.settings.write_latency_s, go)
+        else:
+            live.spine = self.ecmp_spine(a.src, a.dst, sport)
+            self.start(live, live.spine, a.nbytes, sport)
+
+    def hash_key(self, flow: int, live: Live) -> tuple[int, int]:
+        """Tagged flows are hashed from their tag's source port."""
+        index = live.arrival.index
+        return self.sport.get(index, live.arrival.ecmp_port), 0
+
+    def rehash_flow(self, live: Live, flow: int, spine: str | None) -> None:
+        """A pinned flow ignores the ECMP groups."""
+        if live.arrival.index not in self.pinned:
+            super().rehash_flow(live, flow, spine)
+
+    def completed(self, live: Live, fct: float, now: float) -> None:
+        """Tell the engine, which learns the pair's baseline from it."""
+        tid = self.tid.pop(live.arrival.index, None)
+        self._forget(live)
+        if tid is not None:
+            self.by_tid.pop(tid, None)
+            self._apply(self.ctl.complete(tid, fct, now))
+
+    def failed(self, live: Live, now: float) -> None:
+        """The engine times the transfer out on its own."""
+        tid = self.tid.pop(live.arrival.index, None)
+        if tid is not None:
+            self.by_tid.pop(tid, None)
+        self._forget(live)
+
+    def _forget(self, live: Live) -> None:
+        self.sport.pop(live.arrival.index, None)
+        self.pinned.pop(live.arrival.index, None)
+
+    def finish(self) -> None:
+        """The scheduling efficiency the engine measured."""
+        view = fabric_view(self.ctl, self.engine.now)
+        eff = view.get("efficiency")
+        if isinstance(eff, dict):
+            efficient, evaluated = eff.get("efficient"), eff.get("evaluated")
+            if isinstance(efficient, int) and isinstance(evaluated, int):
+                self.run_record.efficiency = (efficient, evaluated)
+
+    # -- the engine's updates -------------------------------------------------------
+
+    def _apply(self, updates: list[Update]) -> None:
+        for u in updates:
+            if isinstance(u, InstallPin):
+                self._later(u.transfer_id, u.spine)
+            elif isinstance(u, RemovePin):
+                self._later(u.transfer_id, None)
+
+    def _later(self, tid: int, spine: str | None) -> None:
+        """A pin written (or removed) ``write_latency`` from now moves the flow."""
+        live = self.by_tid.get(tid)
+        if live is None:
+            return
+
+        def move() -> None:
+            a = live.arrival
+            if a.index not in self.live:
+                return
+            if spine is None:
+                self.pinned.pop(a.index, None)
+                target = self.ecmp_spine(a.src, a.dst, self.sport.get(a.index, a.ecmp_port))
+            else:
+                self.pinned[a.index] = spine
+                target = spine
+            for flow in list(live.flows):
+                if self.engine.is_active(flow):
+                    self.engine.reroute(flow, self.net.path(a.src, a.dst, target))
+                    live.flows[flow] = target
+            live.spine = target
+
+        self.engine.at(self.engine.now + self.settings.write_latency_s, move)

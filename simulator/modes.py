@@ -1,0 +1,453 @@
+"""The modes' drivers: who sends what, when, and on which path.
+
+A :class:`Driver` runs one mode over one schedule on an engine. What all modes share
+lives here:
+
+- phases run one after the other, as in the lab: a phase starts when the previous
+  one's transfers have all ended; a *sequential* phase starts each transfer its gap
+  after the previous one ended, the other kinds at their offsets;
+- transfers start after the scenario's warm-up (the background and, in kv-aware, the
+  telemetry polls run from time 0), and one that has not finished after the
+  scenario's ``transfer_timeout`` fails;
+- the scenario's cable events (relative to the end of the warm-up) change link
+  capacities; a cable that goes down leaves the leaves' ECMP groups after the audit
+  would find it (``audit_misses`` rounds of ``audit_interval``), as the controller
+  then rewrites the groups; flows hashed onto it stall until then and are hashed
+  again over the remaining members;
+- ``utilisation()`` is sampled on a timer, per tier.
+
+ECMP is the data plane's own choice (:mod:`lab.ecmp`): the CRC-16/ARC hash of
+(source IP, destination IP, protocol, source port, destination port, flowlet salt)
+that ``kv_fabric.p4``'s action selector computes, member ``hash % n`` of the source
+leaf's group in uplink-port order. The modes:
+
+- ``ecmp``: one TCP connection per transfer, from the schedule's ECMP source port;
+- ``ecmp-k``: ``k`` connections of ``1/k`` of the bytes each, every one hashed on its
+  own (Mooncake and NIXL move a KV cache over several connections or QPs); the
+  transfer ends with its last connection;
+- ``flowlet``: LetFlow. A flow's flowlets start at exponential intervals of mean
+  ``flowlet_period`` (a fluid model has no packet gaps, so the gaps are a parameter);
+  each new flowlet takes the next salt, as the data plane's flowlet table does, and
+  is hashed again;
+- ``isolated``: every transfer alone (one after the other, as the lab runs them) on
+  the spine with the most capacity left by the background: the bound no placement
+  beats.
+
+``kv-aware`` is :mod:`simulator.kvaware`.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from ipaddress import IPv4Address
+
+import numpy as np
+
+from lab.arrivals import ECMP_PORTS, Arrival, Schedule
+from lab.ecmp import FLOWLET_STEP, selector_hash, uplink_order
+from lab.kvtransfer import RECEIVER_PORT
+from lab.results import ModeRun, TransferResult
+from lab.scenario import LinkEvent
+from simulator.engine import FabricEngine, Timer
+from simulator.workload import Workload
+
+TCP = 6
+
+TierSeries = dict[str, list[tuple[float, float]]]
+"""Per tier: (time, mean utilisation) samples, for the utilisation-over-time plot."""
+
+
+@dataclass(slots=True)
+class Live:
+    """A transfer in progress: its flows (id -> spine) and when it arrived."""
+
+    arrival: Arrival
+    started: float
+    flows: dict[int, str | None] = field(default_factory=dict)
+    timeout: Timer | None = None
+    spine: str | None = None
+    decision_s: float | None = None
+
+
+class Driver:
+    """One mode's run of one schedule (see the module docstring)."""
+
+    mode = "ecmp"
+
+    def __init__(
+        self,
+        engine: FabricEngine,
+        workload: Workload,
+        schedule: Schedule,
+        *,
+        repeat: int = 1,
+        on_transfer: Callable[[], None] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.work = workload
+        self.net = workload.network
+        self.schedule = schedule
+        self.scenario = workload.scenario
+        self.settings = self.scenario.simulation
+        self.controller = self.settings.controller or workload.fabric.controller
+        self.run_record = ModeRun(self.mode, repeat)
+        self.series: TierSeries = {tier: [] for tier in self.net.tiers}
+        self._samples: dict[str, list[np.ndarray]] = {tier: [] for tier in self.net.tiers}
+        self._on_transfer = on_transfer
+        self.t0 = self.scenario.run.warmup_s
+        self.ip = {h.name: h.ipv4 for h in workload.fabric.hosts}
+        self.groups = {leaf: uplink_order(workload.fabric, leaf) for leaf in self.net.leaves}
+        self.down: set[tuple[str, str]] = set()
+        self.live: dict[int, Live] = {}
+        self.flow_owner: dict[int, int] = {}
+        self._phase = 0
+        self._left_in_phase = 0
+        self._rng = random.Random(f"kvfabric-simulate:{self.mode}:{schedule.seed}")
+        self.interval = self.settings.sample_interval_s or self.controller.telemetry.poll_interval_s
+        self.provisioned = self.net.capacity.copy()
+        """Each link's capacity while it is up."""
+        self.flow_port: dict[int, int] = {}
+        self.flow_salt: dict[int, int] = {}
+        self._then: dict[int, Callable[[], None] | None] = {}
+
+    # -- the run --------------------------------------------------------------------
+
+    def run(self) -> ModeRun:
+        """Simulate the whole schedule; the mode's record, as the lab makes it."""
+        for bg in self.work.background:
+            if bg.elastic:
+                self.engine.start_flow([bg.link], math.inf, kv=False, cap_bps=bg.bps)
+            else:
+                self.engine.set_fixed_background(bg.link, bg.bps)
+        for e in self.scenario.events:
+            self.engine.at(self.t0 + e.at_s, partial(self._cable_event, e))
+        self.prepare()
+        self.engine.at(self.t0, self._sample, daemon=True)
+        self.engine.at(self.t0, self._next_phase)
+        self.engine.run()
+        for live in list(self.live.values()):
+            self._fail(live, "did not finish: its path stayed down")
+        self.run_record.tier_samples = {
+            tier: _condensed(np.concatenate(chunks)) if chunks else []
+            for tier, chunks in self._samples.items()
+        }
+        self.finish()
+        return self.run_record
+
+    def prepare(self) -> None:
+        """Set up before the first transfer (kv-aware starts its polls here)."""
+
+    def finish(self) -> None:
+        """Complete the record after the run (kv-aware adds its efficiency)."""
+
+    # -- phases and arrivals --------------------------------------------------------
+
+    def _next_phase(self) -> None:
+        while self._phase < len(self.schedule.phases):
+            plan = self.schedule.phases[self._phase]
+            self._phase += 1
+            if not plan.arrivals:
+                continue
+            self._left_in_phase = len(plan.arrivals)
+            if self.sequential(plan.sequential):
+                self._chain(plan.arrivals, 0, gaps=plan.sequential)
+            else:
+                now = self.engine.now
+                for a in plan.arrivals:
+                    self.engine.at(now + a.at_s, partial(self._arrive, a))
+            return
+
+    def sequential(self, phase_is_sequential: bool) -> bool:
+        """Whether a phase's transfers go one at a time (isolated: always)."""
+        return phase_is_sequential
+
+    def _chain(self, arrivals: Sequence[Arrival], k: int, *, gaps: bool) -> None:
+        a = arrivals[k]
+        at = self.engine.now + (a.at_s if gaps and k else 0.0)
+
+        def go() -> None:
+            self._arrive(a, then=(lambda: self._chain(arrivals, k + 1, gaps=gaps)))
+
+        if k + 1 < len(arrivals):
+            self.engine.at(at, go)
+        else:
+            self.engine.at(at, lambda: self._arrive(a))
+
+    def _arrive(self, a: Arrival, then: Callable[[], None] | None = None) -> None:
+        live = Live(a, self.engine.now)
+        self.live[a.index] = live
+        timeout = self.scenario.run.transfer_timeout_s
+        live.timeout = self.engine.at(
+            self.engine.now + timeout, lambda: self._fail(live, f"timed out after {timeout:g}s")
+        )
+        self._then[a.index] = then
+        self.place(live)
+
+    def place(self, live: Live) -> None:
+        """Start the transfer's flows (ECMP: one, hashed)."""
+        a = live.arrival
+        spine = self.ecmp_spine(a.src, a.dst, a.ecmp_port)
+        live.spine = spine
+        self.start(live, spine, a.nbytes, a.ecmp_port)
+
+    def start(self, live: Live, spine: str | None, nbytes: float, sport: int) -> int:
+        """Start one flow of ``live`` now on ``spine``."""
+        a = live.arrival
+        flow = self.engine.start_flow(
+            self.net.path(a.src, a.dst, spine), nbytes, self._flow_done, kv=self.tagged
+        )
+        live.flows[flow] = spine
+        self.flow_owner[flow] = a.index
+        self.flow_started(flow, live, sport)
+        return flow
+
+    tagged = False
+    """Whether this mode's transfers carry the KV tag (counted as KV by the switches)."""
+
+    def flow_started(self, flow: int, live: Live, sport: int) -> None:
+        """A flow of ``live`` started (flowlet schedules its flowlets here)."""
+
+    def _flow_done(self, flow: int, now: float) -> None:
+        index = self.flow_owner.pop(flow, None)
+        if index is None:
+            return
+        live = self.live.get(index)
+        if live is None:
+            return
+        live.flows.pop(flow, None)
+        if not live.flows:
+            self._complete(live, now)
+
+    def _complete(self, live: Live, now: float) -> None:
+        a = live.arrival
+        del self.live[a.index]
+        if live.timeout is not None:
+            self.engine.cancel(live.timeout)
+        fct = now - live.started
+        self.record(live, fct, None)
+        self.completed(live, fct, now)
+        self._ended(a.index)
+
+    def completed(self, live: Live, fct: float, now: float) -> None:
+        """A transfer ended (kv-aware tells the controller here)."""
+
+    def _fail(self, live: Live, why: str) -> None:
+        a = live.arrival
+        if a.index not in self.live:
+            return
+        del self.live[a.index]
+        for flow in list(live.flows):
+            self.flow_owner.pop(flow, None)
+            if self.engine.is_active(flow):
+                self.engine.stop_flow(flow)
+        self.record(live, None, why)
+        self.failed(live, self.engine.now)
+        self._ended(a.index)
+
+    def failed(self, live: Live, now: float) -> None:
+        """A transfer failed (kv-aware lets the controller time it out)."""
+
+    def record(self, live: Live, fct: float | None, error: str | None) -> None:
+        """Add the transfer's result to the record."""
+        a = live.arrival
+        self.run_record.transfers.append(
+            TransferResult(a.index, a.src, a.dst, a.nbytes, fct, live.spine, error, live.decision_s)
+        )
+        if self._on_transfer is not None:
+            self._on_transfer()
+
+    def _ended(self, index: int) -> None:
+        then = self._then.pop(index, None)
+        self._left_in_phase -= 1
+        if then is not None:
+            then()
+        elif self._left_in_phase <= 0:
+            self._next_phase()
+
+    # -- ECMP and the cables --------------------------------------------------------
+
+    def ecmp_spine(self, src: str, dst: str, sport: int, salt: int = 0) -> str | None:
+        """The spine the source leaf's ECMP group hashes a flow to (None: same leaf)."""
+        a, b = self.net.leaf_of[src], self.net.leaf_of[dst]
+        if a == b:
+            return None
+        group = self.groups[a]
+        h = selector_hash(
+            IPv4Address(self.ip[src]), IPv4Address(self.ip[dst]), TCP, sport, RECEIVER_PORT,
+            salt=salt,
+        )  # fmt: skip
+        return group[h % len(group)]
+
+    def _cable_event(self, e: LinkEvent) -> None:
+        links = self.net.cable_links(e.leaf, e.spine)
+        if e.capacity_bps is not None:
+            for link in links:
+                self.provisioned[link] = float(e.capacity_bps)
+                if (e.leaf, e.spine) not in self.down:
+                    self.engine.set_capacity(link, float(e.capacity_bps))
+            return
+        for link in links:
+            self.engine.set_capacity(link, self.provisioned[link] if e.up else 0.0)
+        if e.up:
+            self.down.discard((e.leaf, e.spine))
+        else:
+            self.down.add((e.leaf, e.spine))
+        delay = self.controller.audit_misses * self.controller.audit_interval_s
+        self.engine.at(self.engine.now + delay, self._regroup)
+        self.cable_changed(e)
+
+    def cable_changed(self, e: LinkEvent) -> None:
+        """A cable went down or up (kv-aware's audit notices it on its own)."""
+
+    def _regroup(self) -> None:
+        """The controller rewrote the ECMP groups: dead uplinks out, live ones in."""
+        for leaf in self.net.leaves:
+            full = uplink_order(self.work.fabric, leaf)
+            alive = [s for s in full if (leaf, s) not in self.down]
+            self.groups[leaf] = alive or full
+        self.rehash()
+
+    def rehash(self) -> None:
+        """Hash the flows left to ECMP again over the new groups."""
+        for live in self.live.values():
+            for flow, spine in list(live.flows.items()):
+                self.rehash_flow(live, flow, spine)
+
+    def rehash_flow(self, live: Live, flow: int, spine: str | None) -> None:
+        """Move one ECMP flow to where the new group hashes it."""
+        sport, salt = self.hash_key(flow, live)
+        a = live.arrival
+        new = self.ecmp_spine(a.src, a.dst, sport, salt)
+        if new != spine and self.engine.is_active(flow):
+            self.engine.reroute(flow, self.net.path(a.src, a.dst, new))
+            live.flows[flow] = new
+
+    def hash_key(self, flow: int, live: Live) -> tuple[int, int]:
+        """The source port and salt a flow is hashed with."""
+        return live.arrival.ecmp_port, 0
+
+    # -- samples --------------------------------------------------------------------
+
+    def _sample(self) -> None:
+        u = self.engine.utilisation()
+        now = self.engine.now
+        for tier, idx in self.net.tiers.items():
+            values = u[idx]
+            self._samples[tier].append(values)
+            self.series[tier].append((now - self.t0, float(values.mean()) if values.size else 0.0))
+        self.engine.at(now + self.interval, self._sample, daemon=True)
+
+
+def _condensed(values: np.ndarray, keep: int = 20_000) -> list[float]:
+    """``values``, or ``keep`` evenly spaced quantiles of them when there are more."""
+    if values.size <= keep:
+        return [float(x) for x in values]
+    return [float(x) for x in np.quantile(values, np.linspace(0.0, 1.0, keep))]
+
+
+class EcmpK(Driver):
+    """``k`` connections per transfer, each hashed on its own."""
+
+    mode = "ecmp-k"
+
+    def place(self, live: Live) -> None:
+        """Start ``k`` flows of ``1/k`` of the bytes, from ``k`` source ports."""
+        a = live.arrival
+        k = self.settings.ecmp_k
+        rng = random.Random(f"ecmp-k:{self.schedule.seed}:{a.index}")
+        ports = [a.ecmp_port, *rng.sample(ECMP_PORTS, k - 1)]
+        spines = set()
+        for port in ports:
+            spine = self.ecmp_spine(a.src, a.dst, port)
+            spines.add(spine)
+            flow = self.start(live, spine, a.nbytes / k, port)
+            self.flow_port[flow] = port
+        live.spine = spines.pop() if len(spines) == 1 else "split"
+
+    def hash_key(self, flow: int, live: Live) -> tuple[int, int]:
+        """Each sub-flow has its own source port."""
+        return self.flow_port.get(flow, live.arrival.ecmp_port), 0
+
+
+class Flowlet(Driver):
+    """LetFlow: each new flowlet is hashed again with the next salt."""
+
+    mode = "flowlet"
+
+    def flow_started(self, flow: int, live: Live, sport: int) -> None:
+        """Schedule the flow's first flowlet boundary."""
+        self.flow_salt[flow] = 0
+        self._boundary(flow, live)
+
+    def _boundary(self, flow: int, live: Live) -> None:
+        gap = self._rng.expovariate(1.0 / self.settings.flowlet_period_s)
+
+        def next_flowlet() -> None:
+            if not self.engine.is_active(flow) or flow not in live.flows:
+                return  # the flow ended (its id may already be another flow's)
+            self.flow_salt[flow] = (self.flow_salt[flow] + FLOWLET_STEP) & 0xFFFF
+            self.rehash_flow(live, flow, live.flows[flow])
+            self._boundary(flow, live)
+
+        self.engine.at(self.engine.now + gap, next_flowlet, daemon=True)
+
+    def hash_key(self, flow: int, live: Live) -> tuple[int, int]:
+        """The transfer's port and the flowlet's salt."""
+        return live.arrival.ecmp_port, self.flow_salt.get(flow, 0)
+
+
+class Isolated(Driver):
+    """Each transfer alone, on the spine the background leaves the most of."""
+
+    mode = "isolated"
+
+    def sequential(self, phase_is_sequential: bool) -> bool:
+        """One at a time, whatever the phase."""
+        return True
+
+    def place(self, live: Live) -> None:
+        """The best spine by capacity left, among the cables that are up."""
+        a = live.arrival
+        src, dst = self.net.leaf_of[a.src], self.net.leaf_of[a.dst]
+        best = None
+        if src != dst:
+            left = self.provisioned - self._background_bps()
+            scored = [
+                (min(left[self.net.up[src, s]], left[self.net.down[s, dst]]), -i, s)
+                for i, s in enumerate(self.net.spines_between(src, dst))
+                if (src, s) not in self.down and (dst, s) not in self.down
+            ]
+            fallback = self.ecmp_spine(a.src, a.dst, a.ecmp_port)
+            best = max(scored)[2] if scored else fallback
+        live.spine = best
+        self.start(live, best, a.nbytes, a.ecmp_port)
+
+    def _background_bps(self) -> np.ndarray:
+        bg = np.zeros(self.net.nlinks)
+        for flow in self.work.background:
+            bg[flow.link] += flow.bps
+        return bg
+
+    def rehash(self) -> None:
+        """An isolated transfer keeps its spine unless that cable is down."""
+        for live in self.live.values():
+            a = live.arrival
+            src, dst = self.net.leaf_of[a.src], self.net.leaf_of[a.dst]
+            if live.spine is not None and (
+                (src, live.spine) in self.down or (dst, live.spine) in self.down
+            ):
+                super().rehash()
+                return
+
+
+DRIVERS: dict[str, type[Driver]] = {
+    "ecmp": Driver,
+    "ecmp-k": EcmpK,
+    "flowlet": Flowlet,
+    "isolated": Isolated,
+}
+"""The drivers of the modes, but kv-aware (:mod:`simulator.kvaware`)."""

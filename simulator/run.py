@@ -1,0 +1,130 @@
+"""One scenario's modes and repeats, simulated, into the experiment's results document.
+
+Run ``r`` of every mode uses the schedule of seed ``seed + r`` (as the lab does), so
+modes differ only in where transfers go. Results go through the lab's own writer
+(:func:`lab.results.build_results`): ``results.json`` has the experiment's schema,
+with the simulator's facts under ``simulation`` (engine, events, run time, the
+model's settings), ``results.md`` its table and ``cdf.png`` its plot; ``utilisation.png``
+adds each tier's mean utilisation over time, per mode.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lab.results import ModeRun, build_results
+from lab.scenario import Scenario
+from simulator.engine import FabricEngine
+from simulator.flow import FlowEngine
+from simulator.kvaware import KvAware
+from simulator.modes import DRIVERS, Driver, TierSeries
+from simulator.network import Network
+from simulator.workload import Workload, build_workload
+
+ENGINES: dict[str, Callable[[Network], FabricEngine]] = {"flow": FlowEngine}
+"""Simulator engines by name."""
+
+
+def driver_for(mode: str) -> type[Driver]:
+    """The driver class of ``mode``."""
+    return KvAware if mode == "kv-aware" else DRIVERS[mode]
+
+
+@dataclass(slots=True)
+class ModeStats:
+    """What one simulated run cost: events handled and seconds of wall time."""
+
+    events: int = 0
+    wall_s: float = 0.0
+    simulated_s: float = 0.0
+
+
+@dataclass(slots=True)
+class Simulation:
+    """A scenario, the modes to run, and everything the runs produced."""
+
+    scenario: Scenario
+    modes: tuple[str, ...]
+    repeat: int = 1
+    seed: int = 1
+    engine: str = "flow"
+    runs: list[ModeRun] = field(default_factory=list)
+    series: dict[str, TierSeries] = field(default_factory=dict)
+    stats: dict[str, ModeStats] = field(default_factory=dict)
+    workload: Workload | None = None
+
+
+def simulate(sim: Simulation, on_transfer: Callable[[], None] | None = None,
+             on_stage: Callable[[str], None] | None = None) -> dict[str, Any]:  # fmt: skip
+    """Run every mode ``repeat`` times; the results document."""
+    work = sim.workload or build_workload(sim.scenario)
+    sim.workload = work
+    make = ENGINES[sim.engine]
+    for r in range(sim.repeat):
+        schedule = work.schedule(sim.seed + r)
+        for mode in sim.modes:
+            if on_stage is not None:
+                on_stage(f"{mode}, repeat {r + 1}/{sim.repeat}")
+            engine = make(work.network)
+            driver = driver_for(mode)(engine, work, schedule, repeat=r + 1, on_transfer=on_transfer)
+            t0 = time.perf_counter()
+            sim.runs.append(driver.run())
+            stats = sim.stats.setdefault(mode, ModeStats())
+            stats.wall_s += time.perf_counter() - t0
+            stats.events += engine.events
+            stats.simulated_s += engine.now
+            if r == 0:
+                sim.series[mode] = driver.series
+    return results_document(sim)
+
+
+def results_document(sim: Simulation) -> dict[str, Any]:
+    """The experiment's results document for the runs so far."""
+    work = sim.workload
+    assert work is not None
+    s = sim.scenario.simulation
+    controller = s.controller or work.fabric.controller
+    extra: dict[str, object] = {
+        "seed": sim.seed,
+        "repeat": sim.repeat,
+        "simulation": {
+            "engine": sim.engine,
+            "transfer_bytes": work.nbytes,
+            "hosts": len(work.fabric.hosts),
+            "leaves": len(work.network.leaves),
+            "spines": len(work.network.spines),
+            "ecmp_k": s.ecmp_k,
+            "flowlet_period_s": s.flowlet_period_s,
+            "write_latency_s": s.write_latency_s,
+            "telemetry_delay_s": s.telemetry_delay_s,
+            "poll_interval_s": controller.telemetry.poll_interval_s,
+            "runs": {
+                mode: {
+                    "events": st.events,
+                    "wall_s": st.wall_s,
+                    "simulated_s": st.simulated_s,
+                    "events_per_s": st.events / st.wall_s if st.wall_s > 0 else None,
+                }
+                for mode, st in sim.stats.items()
+            },
+        },
+    }
+    if work.scaling is not None:
+        extra["scaling"] = work.scaling.as_dict()
+    return build_results(sim.scenario.name, sim.runs, modes=sim.modes, extra=extra)
+
+
+def write_outputs(sim: Simulation, doc: dict[str, Any], out: Path) -> Sequence[Path]:
+    """results.json, results.md, cdf.png and utilisation.png in ``out``."""
+    from lab.plots import plot_cdf
+    from lab.results import write_results
+    from simulator.plots import plot_utilisation
+
+    json_path, md_path = write_results(out, doc)
+    cdf = plot_cdf(doc, out / "cdf.png")
+    util = plot_utilisation(sim.series, out / "utilisation.png", title=sim.scenario.name)
+    return json_path, md_path, cdf, util
