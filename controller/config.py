@@ -140,7 +140,11 @@ class SelectionSettings:
 
 @dataclass(frozen=True, slots=True)
 class SafetySettings:
-    """Baselines, rerouting of slow pairs and the fallback to ECMP."""
+    """Baselines, rerouting of slow pairs, the fallback to ECMP, transfer deadlines.
+
+    A transfer times out after ``timeout_factor`` times its expected completion, at
+    least ``transfer_timeout_s`` and at most ``transfer_timeout_max_s``.
+    """
 
     slow_factor: float = 2.0
     baseline_window: int = 20
@@ -149,6 +153,8 @@ class SafetySettings:
     reroute_window_s: float = 60.0
     quiet_period_s: float = 300.0
     transfer_timeout_s: float = 30.0
+    timeout_factor: float = 4.0
+    transfer_timeout_max_s: float = 600.0
 
 
 @dataclass(frozen=True, slots=True)

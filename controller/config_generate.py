@@ -173,6 +173,8 @@ _SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("safety", "reroute_window", "reroute_window_s", "duration"),
     ("safety", "quiet_period", "quiet_period_s", "duration"),
     ("safety", "transfer_timeout", "transfer_timeout_s", "duration"),
+    ("safety", "timeout_factor", "timeout_factor", "number"),
+    ("safety", "transfer_timeout_max", "transfer_timeout_max_s", "duration"),
     ("alerts", "window", "window_s", "duration"),
     ("alerts", "p99_limit", "p99_limit_s", "duration"),
     ("alerts", "p99_rise", "p99_rise", "percent"),

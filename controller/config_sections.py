@@ -32,6 +32,7 @@ from controller.config import (
     TlsSettings,
 )
 from controller.config_checks import Placed, check_fabric
+from controller.config_units import format_duration
 from controller.config_yaml import Node, compose
 
 _TAG_PORTS = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
@@ -213,9 +214,26 @@ def _parse_safety(node: Node) -> SafetySettings:
         "reroute_window",
         "quiet_period",
         "transfer_timeout",
+        "timeout_factor",
+        "transfer_timeout_max",
     ]
     f = node.fields([], keys)
     d = SafetySettings()
+    timeout = (
+        v.duration(f["transfer_timeout"], 0.001, 86400.0)
+        if "transfer_timeout" in f
+        else d.transfer_timeout_s
+    )
+    timeout_max = (
+        v.duration(f["transfer_timeout_max"], 0.001, 86400.0)
+        if "transfer_timeout_max" in f
+        else max(d.transfer_timeout_max_s, timeout)
+    )
+    if timeout_max < timeout:
+        raise f["transfer_timeout_max"].error(
+            f"the longest transfer timeout ({format_duration(timeout_max)}) must be at least "
+            f"transfer_timeout ({format_duration(timeout)})"
+        )
     window = v.integer(f["baseline_window"], 1, 10_000) if "baseline_window" in f else None
     min_samples = (
         v.integer(f["baseline_min_samples"], 1, 10_000) if "baseline_min_samples" in f else None
@@ -243,11 +261,13 @@ def _parse_safety(node: Node) -> SafetySettings:
             if "quiet_period" in f
             else d.quiet_period_s
         ),
-        transfer_timeout_s=(
-            v.duration(f["transfer_timeout"], 0.001, 86400.0)
-            if "transfer_timeout" in f
-            else d.transfer_timeout_s
+        transfer_timeout_s=timeout,
+        timeout_factor=(
+            v.number(f["timeout_factor"], 1.0, 1000.0)
+            if "timeout_factor" in f
+            else d.timeout_factor
         ),
+        transfer_timeout_max_s=timeout_max,
     )
 
 

@@ -7,6 +7,7 @@ with a fake clock:
 
     decide(request, now)          -> (Decision, [InstallPin?, RemovePin* of timeouts])
     complete(id, duration, now)   -> [RemovePin?, LogRecord, SetMode?, Alert?, ...]
+                                     (late, after a timeout: [LogRecord(late), Alert?])
     telemetry(reading, now)       -> [Alert?]                    (a switch's counters)
     audit(round, now)             -> [LinkStatusChanged, InstallPin, Alert, ...]
     tick(now)                     -> timeouts, staleness alerts, the quiet period,
@@ -108,7 +109,7 @@ class Engine:
         """
         self.topology = topology
         self.settings = s = settings or topology.config.controller
-        history_s = s.safety.transfer_timeout_s + 4 * s.telemetry.staleness_limit_s
+        history_s = s.safety.transfer_timeout_max_s + 4 * s.telemetry.staleness_limit_s
         self.table = LoadTable(topology.egress.values(), history_s, s.telemetry.staleness_limit_s)
         self.inflight = InFlight()
         self.tags = TagPool(s.kv_class.tag_port_first, s.kv_class.tag_port_last)
@@ -132,6 +133,7 @@ class Engine:
         self._unexpected: set[str] = set()
         self.liveness = Liveness(s.audit_misses, s.audit_hold_s)
         self.static = StaticPins()
+        self._timed_out: dict[int, Transfer] = {}
         self._next_id = 1
         for src in topology.leaves:
             for dst in topology.leaves:
@@ -194,11 +196,26 @@ class Engine:
             updates.append(
                 InstallPin(tid, src.leaf, src.ipv4, dst.ipv4, tag, path.spine, path.up.port)
             )
-        deadline = now + self.settings.safety.transfer_timeout_s
+        deadline = now + self.timeout_s(decision.expected_s)
         self.table.add(placement.contributions)
         self.inflight.add(Transfer(decision, pair, now, deadline, placement))
         self.counts.decisions += 1
         return decision, updates
+
+    def timeout_s(self, expected_s: float | None) -> float:
+        """How long a transfer expected to take ``expected_s`` may run before it times out.
+
+        ``timeout_factor`` times the expectation, within [``transfer_timeout``,
+        ``transfer_timeout_max``]; a transfer with no expectation (ECMP, one rack) gets
+        ``transfer_timeout``. A transfer placed on a loaded path is not given up on
+        while it is still within what its own estimate said it would take.
+        """
+        s = self.settings.safety
+        if expected_s is None:
+            return s.transfer_timeout_s
+        return min(
+            s.transfer_timeout_max_s, max(s.transfer_timeout_s, s.timeout_factor * expected_s)
+        )
 
     def _place(
         self, ident: _Ident, pair: Pair, tag: Tag | None, now: float
@@ -333,8 +350,12 @@ class Engine:
             raise EngineError(f"a duration must be positive, got {duration_s}")
         t = self.inflight.pop(transfer_id)
         if t is None:
-            raise UnknownTransferError(f"no transfer {transfer_id} in flight")
-        updates = self._finish(t, duration_s, now)
+            late = self._timed_out.pop(transfer_id, None)
+            if late is None:
+                raise UnknownTransferError(f"no transfer {transfer_id} in flight")
+            updates = self._late(late, duration_s, now)
+        else:
+            updates = self._finish(t, duration_s, now)
         updates += self._expire(now)
         updates += self._roll(now)
         return updates
@@ -385,6 +406,34 @@ class Engine:
             self._pending.append((t, t.started, now))
         return updates
 
+    def timed_out(self, transfer_id: int) -> bool:
+        """True when ``transfer_id`` timed out and its completion may still come late."""
+        return transfer_id in self._timed_out
+
+    def _late(self, t: Transfer, duration_s: float, now: float) -> list[Update]:
+        """A completion that came after its transfer timed out: logged (``late``), counted,
+        and fed to the pair's baseline and the latency windows like any other.
+
+        The timeout already released the transfer (pin, tag, bytes) and marked its pair.
+        """
+        d = t.decision
+        memory = self.pairs.setdefault(t.pair, PairMemory())
+        safety = self.settings.safety
+        baseline = memory.baseline_s(d.bytes, safety.baseline_min_samples)
+        shared = 1.0 + t.placement.shared_bytes / d.bytes if t.path is not None else 1.0
+        memory.record(duration_s / shared, d.bytes, safety.baseline_window)
+        self.counts.late += 1
+        updates: list[Update] = []
+        for window in self.latency.add(now, duration_s):
+            updates += self.latency.alerts(window, self.book)
+        updates.append(
+            view.transfer_record(
+                t, now, duration_s=duration_s, baseline_s=baseline, slow=True, rerouted=False,
+                late=True,
+            )
+        )  # fmt: skip
+        return updates
+
     def _judge_token(self, now: float) -> bool:
         """A token bucket (one second of burst) that samples transfers to judge."""
         elapsed = max(0.0, now - self._judge_last)
@@ -400,6 +449,10 @@ class Engine:
         updates: list[Update] = []
         for t in self.inflight.expired(now):
             updates += self._finish(t, None, now)
+            self._timed_out[t.id] = t
+        if len(self._timed_out) > _LATE_KEPT:
+            for tid in list(self._timed_out)[: len(self._timed_out) - _LATE_KEPT]:
+                del self._timed_out[tid]
         return updates
 
     def _trip(self, now: float) -> list[Update]:
@@ -767,6 +820,10 @@ class Engine:
         result = (tuple(fresh), tuple(left))
         self._fresh[pair] = (table.fresh_epoch, valid_until, *result)
         return result
+
+
+_LATE_KEPT = 4096
+"""Timed-out transfers remembered for a late completion (the oldest are forgotten)."""
 
 
 def _spread(paths: tuple[PathIndex, ...], size: int) -> tuple[tuple[int, int], ...]:

@@ -30,6 +30,7 @@ class Counts:
     local: int = 0
     completed: int = 0
     timeouts: int = 0
+    late: int = 0
     reroutes: int = 0
     trips: int = 0
     moved: int = 0
@@ -50,8 +51,12 @@ def transfer_record(
     baseline_s: float | None,
     slow: bool,
     rerouted: bool,
+    late: bool = False,
 ) -> LogRecord:
     """The log line of a finished (``duration_s``) or timed-out (None) transfer.
+
+    ``late``: a completion reported after the transfer had timed out (its timeout
+    has its own record, earlier, with ``timed_out``).
 
     ``utilisation`` is the decision-time snapshot, one list per figure with one entry
     per candidate spine (columns keep a 64-spine record compact).
@@ -80,6 +85,7 @@ def transfer_record(
         "completed_at": now if duration_s is not None else None,
         "duration_s": duration_s,
         "timed_out": duration_s is None,
+        "late": late,
         "mode": str(d.mode),
         "path": path,
         "best": str(d.best) if d.best is not None else None,

@@ -186,6 +186,8 @@ class _EngineCollector:
         for name, help_text, value in (
             ("kvfabric_transfers_completed", "Transfers reported complete", c.completed),
             ("kvfabric_transfer_timeouts", "Transfers that timed out", c.timeouts),
+            ("kvfabric_transfers_late", "Completions reported after their transfer timed out",
+             c.late),
             ("kvfabric_reroutes", "Pairs rerouted after a slow transfer", c.reroutes),
             ("kvfabric_fallback_trips", "Times the reroute limit disabled kv-aware", c.trips),
             ("kvfabric_transfers_moved", "Pinned transfers moved off a broken link", c.moved),

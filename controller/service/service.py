@@ -296,7 +296,7 @@ class Service:
 
     def _meta_for(self, d: Decision) -> Callable[[InstallPin], PinMeta]:
         wall0 = self.wall()
-        timeout = self.settings.safety.transfer_timeout_s
+        timeout = self.engine.timeout_s(d.expected_s)
 
         def meta(u: InstallPin) -> PinMeta:
             if u.transfer_id == d.transfer_id:
@@ -359,10 +359,11 @@ class Service:
             self._log_adopted_end(adopted.pin, now, duration_s)
             return {"id": transfer_id, "completed": True, "adopted": True}
         engine_id = self._engine_id(transfer_id)
+        late = self.engine.timed_out(engine_id)
         updates = self.engine.complete(engine_id, duration_s, now)
         self.metrics.transfer_seconds.observe(duration_s)
         await self.enforcer.apply(updates, self._moved_meta)
-        return {"id": transfer_id, "completed": True, "adopted": False}
+        return {"id": transfer_id, "completed": True, "adopted": False, "late": late}
 
     def _engine_id(self, transfer_id: str) -> int:
         prefix, _, number = transfer_id.rpartition("-")

@@ -300,6 +300,15 @@ CONTROLLER_BAD = [
         "got 0.5",
     ),
     (
+        "safety: {transfer_timeout: 2m, transfer_timeout_max: 90s}",
+        "fabric.yaml:16:56: controller.safety.transfer_timeout_max: the longest transfer "
+        "timeout (1.5m) must be at least transfer_timeout (2m)",
+    ),
+    (
+        "safety: {timeout_factor: 0}",
+        "fabric.yaml:16:28: controller.safety.timeout_factor: expected a number 1..1000, got 0",
+    ),
+    (
         "kv_class: {dscp: 64}",
         "fabric.yaml:16:20: controller.kv_class.dscp: expected an integer 1..63, got 64",
     ),
@@ -330,7 +339,8 @@ CONTROLLER_BAD = [
         "safety: {reroute_limt: 5}",
         "fabric.yaml:16:12: controller.safety.reroute_limt: unknown key; did you mean "
         "'reroute_limit'? (expected one of slow_factor, baseline_window, baseline_min_samples, "
-        "reroute_limit, reroute_window, quiet_period, transfer_timeout)",
+        "reroute_limit, reroute_window, quiet_period, transfer_timeout, timeout_factor, "
+        "transfer_timeout_max)",
     ),
     (
         "safety: {baseline_window: 2, baseline_min_samples: 3}",
@@ -361,6 +371,16 @@ def test_the_cost_ratio_is_read_and_written_back() -> None:
     assert cfg.controller.selection.max_cost_ratio == 3.0
     assert parse_config(to_yaml(cfg), "x.yaml").controller == cfg.controller
     assert parse_config(BASE, "fabric.yaml").controller.selection.max_cost_ratio == 2.0
+
+
+def test_transfer_timeouts_are_read_and_written_back() -> None:
+    safety = "  safety: {transfer_timeout: 1h, timeout_factor: 8}\n"
+    cfg = parse_config(BASE + "controller:\n" + safety, "fabric.yaml")
+    s = cfg.controller.safety
+    assert (s.transfer_timeout_s, s.timeout_factor, s.transfer_timeout_max_s) == (3600, 8, 3600)
+    assert parse_config(to_yaml(cfg), "x.yaml").controller == cfg.controller
+    d = parse_config(BASE, "fabric.yaml").controller.safety
+    assert (d.transfer_timeout_s, d.timeout_factor, d.transfer_timeout_max_s) == (30, 4, 600)
 
 
 def test_token_and_tls_files_resolve_next_to_the_fabric_file(tmp_path: Path) -> None:

@@ -228,8 +228,42 @@ def test_timeout_frees_the_transfer_and_counts_as_slow() -> None:
     assert f.inflight("leaf1:3") == 0
     assert f.engine.tags.free == f.engine.tags.size
     assert f.engine.counts.timeouts == 1
+    # the sender still reports it, late: logged as such, never lost
+    late = f.complete(d, 40.0)
+    record = next(u for u in late if isinstance(u, LogRecord) and u.event == "transfer")
+    assert record.fields["late"] is True and record.fields["timed_out"] is False
+    assert record.fields["duration_s"] == 40.0 and record.fields["transfer_id"] == d.transfer_id
+    assert not any(isinstance(u, RemovePin) for u in late)  # the timeout removed the pin
+    assert f.engine.counts.late == 1 and f.engine.counts.completed == 0
+    assert f.engine.tags.free == f.engine.tags.size
     with pytest.raises(UnknownTransferError):
-        f.complete(d, 1.0)
+        f.complete(d, 1.0)  # only once
+
+
+def test_a_transfer_times_out_after_four_times_its_expected_completion() -> None:
+    f = Fabric(controller=settings(
+        telemetry={"smoothing_s": 0.0}, safety={"transfer_timeout_s": 1.0}
+    ))  # fmt: skip
+    set_spines(f, 0.9, 0.9)  # 2 MB at 2 Mb/s: 8 s expected
+    f.warm()
+    d = f.decide("h11", "h21")
+    assert d.expected_s is not None and 7.9 < d.expected_s < 8.1
+    assert f.engine.inflight.transfers[d.transfer_id].deadline == f.now + 4 * d.expected_s
+    f.tick(4 * d.expected_s - 0.5)
+    assert d.transfer_id in f.engine.inflight.transfers  # still running: not given up on
+    f.tick(0.6)
+    assert d.transfer_id not in f.engine.inflight.transfers
+    assert f.engine.counts.timeouts == 1
+
+
+def test_transfer_timeouts_stay_within_their_floor_and_ceiling() -> None:
+    f = Fabric(controller=settings(safety={
+        "transfer_timeout_s": 5.0, "timeout_factor": 4.0, "transfer_timeout_max_s": 100.0
+    }))  # fmt: skip
+    assert f.engine.timeout_s(None) == 5.0  # ECMP, one rack: no estimate
+    assert f.engine.timeout_s(0.1) == 5.0
+    assert f.engine.timeout_s(10.0) == 40.0
+    assert f.engine.timeout_s(560.0) == 100.0
 
 
 def test_tags_are_unique_among_transfers_in_flight_and_reused_after() -> None:

@@ -173,6 +173,42 @@ def test_api_transfers_pins_and_errors(
     assert abs(first["time_wall"] - time.time()) < 60
 
 
+def test_a_completion_after_the_timeout_is_recorded_late(
+    fabric: Fabric, controllers: Controllers, reader: Reader, tmp_path: Path
+) -> None:
+    short = tmp_path / "fabric.yaml"
+    short.write_text(fabric.yaml().replace(
+        "  mode: kv-aware", "  mode: kv-aware\n  safety: {transfer_timeout: 200ms, "
+        "timeout_factor: 1, transfer_timeout_max: 200ms}"
+    ))  # fmt: skip
+    log = tmp_path / "transfers.jsonl"
+    c = controllers.start(short, "--no-audit", "--log", str(log))
+    api = c.api()
+    api.wait_ready()
+    status, t = api.call("POST", "/v1/transfers", TRANSFER)
+    assert status == 201 and t["placement"] == "pinned"
+
+    def timeouts() -> float:
+        return metric(api.call("GET", "/metrics")[1], "kvfabric_transfer_timeouts_total") or 0
+
+    assert wait_for(lambda: timeouts() == 1.0)
+    assert _pins(reader, fabric) == []  # the timeout removed the pin
+    status, done = api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 3})
+    assert status == 200, done
+    assert done == {"id": t["id"], "completed": True, "adopted": False, "late": True}
+    status, again = api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 3})
+    assert status == 404 and "no transfer" in again["error"]
+    scrape = api.call("GET", "/metrics")[1]
+    assert metric(scrape, "kvfabric_transfers_late_total") == 1.0
+    c.stop()
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    ends = [r for r in records if r["event"] == "transfer" and r["trace_id"] == t["trace_id"]]
+    assert [(r["timed_out"], r["late"], r["duration_s"]) for r in ends] == [
+        (True, False, None),
+        (False, True, 3),
+    ]
+
+
 def test_modes_reach_the_leaves(fabric: Fabric, controllers: Controllers, reader: Reader) -> None:
     c = controllers.start(fabric.path, "--no-audit")
     api = c.api()
