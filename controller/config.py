@@ -40,7 +40,8 @@ from enum import StrEnum
 from ipaddress import IPv4Address, IPv4Network
 from pathlib import Path
 
-from controller.config_errors import ConfigError, did_you_mean
+from controller.config_errors import ConfigError
+from kvfabric.suggest import did_you_mean
 
 MAX_PORT = 510
 """Highest front-panel port number; BMv2 reserves 511 as the drop port."""

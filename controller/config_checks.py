@@ -20,8 +20,9 @@ from dataclasses import dataclass, field, replace
 from typing import Generic, TypeVar
 
 from controller.config import HostConfig, LinkConfig, Role, SwitchConfig
-from controller.config_errors import ConfigError, did_you_mean
+from controller.config_errors import ConfigError
 from controller.config_yaml import Node
+from kvfabric.suggest import did_you_mean
 
 T = TypeVar("T")
 

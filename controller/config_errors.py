@@ -11,9 +11,6 @@ blame. ``kvfabric check-config`` prints ``str(error)`` and exits 1, never a trac
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable
-
 
 class ControllerError(Exception):
     """Base of every error the controller reports to a user."""
@@ -46,9 +43,3 @@ class ConfigError(ControllerError):
         if self.path:
             return f"{where}: {self.path}: {self.message}"
         return f"{where}: {self.message}"
-
-
-def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """``"; did you mean 'x'?"`` for the closest choice, or ``""`` when none is close."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import TypeVar
 
-from controller.config_errors import did_you_mean
 from controller.config_units import (
     UnitError,
     format_duration,
@@ -21,6 +20,7 @@ from controller.config_units import (
     parse_fraction,
 )
 from controller.config_yaml import Node
+from kvfabric.suggest import did_you_mean
 
 E = TypeVar("E", bound=StrEnum)
 

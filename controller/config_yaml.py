@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import yaml
 
-from controller.config_errors import ConfigError, did_you_mean
+from controller.config_errors import ConfigError
+from kvfabric.suggest import did_you_mean
 
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 _NULL_TAG = "tag:yaml.org,2002:null"

@@ -31,7 +31,7 @@ from typing import NamedTuple
 import networkx as nx
 
 from controller.config import FabricConfig, HostConfig, Role
-from controller.config_errors import did_you_mean
+from kvfabric.suggest import did_you_mean
 
 
 class PortRef(NamedTuple):

@@ -36,9 +36,10 @@ is the scenario's to keep. :class:`Scaling` reports all three, real and lab, and
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from enum import StrEnum
+
+from kvfabric.suggest import did_you_mean
 
 
 class Dtype(StrEnum):
@@ -112,8 +113,7 @@ def preset(name: str) -> ModelShape:
     key = _ALIASES.get(key, key)
     if key in PRESETS:
         return PRESETS[key]
-    close = difflib.get_close_matches(key, [*PRESETS, *_ALIASES], n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(key, [*PRESETS, *_ALIASES])
     raise KeyError(f"no model preset named {name!r}{hint} (known: {', '.join(PRESETS)})")
 
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from controller.config import FabricConfig, Pool
-from controller.config_errors import did_you_mean
+from kvfabric.suggest import did_you_mean
 from lab.errors import ScenarioError
 from lab.scenario import Scenario
 

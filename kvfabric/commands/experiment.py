@@ -29,7 +29,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from controller.config_errors import ConfigError, did_you_mean
+from controller.config_errors import ConfigError
+from kvfabric.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from lab.run import Experiment

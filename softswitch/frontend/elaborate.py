@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kvfabric.suggest import did_you_mean
 from softswitch.errors import Loc
 from softswitch.frontend import ast, ir
 from softswitch.frontend.scope import (
@@ -35,7 +36,6 @@ from softswitch.frontend.scope import (
     Symbol,
     TypeSym,
     ValueSym,
-    did_you_mean,
 )
 from softswitch.frontend.stmtcheck import BlockCtx, FuncCtx, StmtChecker
 from softswitch.frontend.typecheck import is_constant
@@ -292,7 +292,7 @@ class Elaborator(UnreachedChecks, StmtChecker):
                     self.fail(a.loc, "cannot mix named and positional arguments")
                 if a.name not in names:
                     close = did_you_mean(a.name, names)
-                    self.fail(a.loc, f"{decl.name} has no parameter '{a.name}'.{close}".rstrip("."))
+                    self.fail(a.loc, f"{decl.name} has no parameter '{a.name}'{close}")
             given = {a.name: a for a in main.args}
             if len(given) != len(main.args):
                 self.fail(main.loc, f"{decl.name}: an argument is given twice")
@@ -710,9 +710,7 @@ class Elaborator(UnreachedChecks, StmtChecker):
 
     def _check_state(self, name: str, known: list[str], loc: Loc) -> None:
         if name not in known:
-            self.fail(
-                loc, f"no parser state named '{name}'.{did_you_mean(name, known)}".rstrip(".")
-            )
+            self.fail(loc, f"no parser state named '{name}'{did_you_mean(name, known)}")
 
     def _value_set(self, e: ast.Expression, scope: Scope) -> ir.ValueSet | None:
         if not isinstance(e, ast.NameExpression):
@@ -822,7 +820,7 @@ class Elaborator(UnreachedChecks, StmtChecker):
         if kind not in self.match_kinds:
             self.fail(
                 k.match_kind.loc,
-                f"no match_kind named '{kind}'.{did_you_mean(kind, self.match_kinds)}".rstrip("."),
+                f"no match_kind named '{kind}'{did_you_mean(kind, self.match_kinds)}",
             )
         anns = self.annotations(k.annotations, scope)
         ann = ir.find_annotation(anns, "name")
@@ -909,7 +907,7 @@ class Elaborator(UnreachedChecks, StmtChecker):
             self.fail(
                 method.loc,
                 f"action '{method.path.name}' is not in the actions of table "
-                f"{table.local_name}.{did_you_mean(method.path.name, names)}".rstrip("."),
+                f"{table.local_name}{did_you_mean(method.path.name, names)}",
             )
         ndir = len(ref.bound_args)
         cp = [

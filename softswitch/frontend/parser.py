@@ -42,13 +42,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kvfabric.suggest import did_you_mean
 from softswitch.errors import Loc, P4SourceError
 from softswitch.frontend import ast
 from softswitch.frontend.lexer import ASSIGN_OPS, Token, tokenize
 from softswitch.frontend.parser_base import (
     DECLARATION_KEYWORDS,
     NAME_KEYWORDS,
-    did_you_mean,
 )
 from softswitch.frontend.parser_expr import ExprParser
 

@@ -7,8 +7,7 @@ and owns the single error exit :meth:`ParserBase._error`.
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import NoReturn, TypeVar
 
 from softswitch.errors import Loc, P4SourceError
@@ -58,12 +57,6 @@ DECLARATION_KEYWORDS = (
     "action", "const", "control", "enum", "error", "extern", "header", "header_union",
     "match_kind", "package", "parser", "struct", "type", "typedef",
 )  # fmt: skip
-
-
-def did_you_mean(word: str, candidates: Iterable[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest candidate to ``word``, or ""."""
-    close = difflib.get_close_matches(word, sorted(set(candidates)), n=1, cutoff=0.75)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 class ParserBase:

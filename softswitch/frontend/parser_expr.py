@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from kvfabric.suggest import did_you_mean
 from softswitch.errors import Loc, P4SourceError
 from softswitch.frontend import ast
 from softswitch.frontend.lexer import Token, string_value
@@ -20,7 +21,6 @@ from softswitch.frontend.parser_base import (
     DIRECTIONS,
     PREFIX_OPERATORS,
     ParserBase,
-    did_you_mean,
 )
 
 

@@ -15,7 +15,6 @@ the program's top level.  Symbols are small records:
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,9 +120,3 @@ class Scope:
     def child(self) -> Scope:
         """A new scope nested in this one."""
         return Scope(self)
-
-
-def did_you_mean(name: str, candidates: list[str]) -> str:
-    """`` Did you mean 'x'?`` for the closest candidate, or ""."""
-    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
-    return f" Did you mean '{close[0]}'?" if close else ""

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kvfabric.suggest import did_you_mean
 from softswitch.errors import Loc
 from softswitch.frontend import ast, ir
 from softswitch.frontend.scope import (
@@ -25,7 +26,6 @@ from softswitch.frontend.scope import (
     Symbol,
     TypeSym,
     ValueSym,
-    did_you_mean,
 )
 from softswitch.frontend.typecheck import ExprChecker, is_constant
 from softswitch.frontend.types import (
@@ -219,8 +219,8 @@ class StmtChecker(ExprChecker):
         if not cands:
             self.fail(
                 e.method.loc,
-                f"extern {decl.name} has no method '{name}'."
-                f"{did_you_mean(name, [md.name for md in decl.methods])}".rstrip("."),
+                f"extern {decl.name} has no method '{name}'"
+                f"{did_you_mean(name, [md.name for md in decl.methods])}",
             )
         chosen = self._pick_overload(cands, len(e.args), e.loc, f"{decl.name}.{name}")
         inner = scope.root().child()

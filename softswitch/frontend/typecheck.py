@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from kvfabric.suggest import did_you_mean
 from softswitch.errors import Loc, P4SourceError, UnsupportedError
 from softswitch.frontend import ast, constfold, ir
 from softswitch.frontend.scope import (
@@ -29,7 +30,6 @@ from softswitch.frontend.scope import (
     StateSym,
     TypeSym,
     ValueSym,
-    did_you_mean,
 )
 from softswitch.frontend.types import (
     BOOL,
@@ -162,7 +162,7 @@ class ExprChecker:
         sym = self.root.lookup(t.path.name) if t.path.absolute else scope.lookup(t.path.name)
         if sym is None:
             cands = [n for n in scope.all_names() if isinstance(scope.lookup(n), TypeSym)]
-            self.fail(t.loc, f"no type named '{t.path.name}'.{did_you_mean(t.path.name, cands)}")
+            self.fail(t.loc, f"no type named '{t.path.name}'{did_you_mean(t.path.name, cands)}")
         if isinstance(sym, DeclSym) and sym.kind in ("control", "parser", "package", "extern"):
             return self.specialise_decl(sym, args, t.loc)
         if not isinstance(sym, TypeSym):
@@ -384,7 +384,7 @@ class ExprChecker:
                 if extra:
                     self.fail(
                         loc,
-                        f"no field '{extra[0]}' in {vt}.{did_you_mean(extra[0], list(vt.fields))}",
+                        f"no field '{extra[0]}' in {vt}{did_you_mean(extra[0], list(vt.fields))}",
                     )
                 if missing:
                     self.fail(loc, f"field '{missing[0]}' of {vt} is not initialized")
@@ -529,8 +529,7 @@ class ExprChecker:
         if sym is None:
             self.fail(
                 loc,
-                f"no declaration named '{path.name}'."
-                f"{did_you_mean(path.name, scope.all_names())}".rstrip("."),
+                f"no declaration named '{path.name}'{did_you_mean(path.name, scope.all_names())}",
             )
         return sym
 
@@ -575,13 +574,13 @@ class ExprChecker:
         vt = strip_newtype(t)
         if isinstance(vt, ErrorT):
             if member not in self.errors:
-                self.fail(loc, f"no error named '{member}'.{did_you_mean(member, self.errors)}")
+                self.fail(loc, f"no error named '{member}'{did_you_mean(member, self.errors)}")
             return ir.Const(ERROR, loc, self.errors.index(member))
         if isinstance(vt, EnumT):
             if member not in vt.members:
                 self.fail(
                     loc,
-                    f"no member '{member}' in enum {vt.name}."
+                    f"no member '{member}' in enum {vt.name}"
                     f"{did_you_mean(member, list(vt.members))}",
                 )
             return ir.Const(t, loc, vt.members[member])
@@ -604,8 +603,7 @@ class ExprChecker:
                 )
                 self.fail(
                     loc,
-                    f"no field '{member}' in {kind} {t}."
-                    f"{did_you_mean(member, list(t.fields))}".rstrip("."),
+                    f"no field '{member}' in {kind} {t}{did_you_mean(member, list(t.fields))}",
                 )
             ft = t.fields[member]
             if isinstance(base, ir.StructLit) and all(is_constant(v) for _, v in base.fields):
@@ -1007,9 +1005,7 @@ class ExprChecker:
                     self.fail(named.loc, "cannot mix named and positional arguments")
                 if named.name not in names:
                     close = did_you_mean(named.name, names)
-                    self.fail(
-                        named.loc, f"{what} has no parameter '{named.name}'.{close}".rstrip(".")
-                    )
+                    self.fail(named.loc, f"{what} has no parameter '{named.name}'{close}")
                 ordered[names.index(named.name)] = named
         else:
             if len(args) > len(params):

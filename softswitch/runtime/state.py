@@ -10,10 +10,10 @@ miss raises ``NOT_FOUND`` with the closest names, an ambiguous suffix
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import TypeVar
 
+from kvfabric.suggest import closest
 from softswitch.errors import RuntimeConfigError
 from softswitch.runtime.externs import Counter, DirectCounter, DirectMeter, Meter, Register
 from softswitch.runtime.hashing import Crc
@@ -56,11 +56,12 @@ def resolve(kind: str, objects: Mapping[str, T], name: str) -> T:
         )
     candidates = list(objects)
     short = {full.rsplit(".", 1)[-1]: full for full in candidates}
-    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.5)
-    if not close:
-        close = [short[s] for s in difflib.get_close_matches(name, list(short), n=1, cutoff=0.5)]
-    hint = f" Did you mean '{close[0]}'?" if close else ""
-    raise RuntimeConfigError("NOT_FOUND", f"no {label} named '{name}'.{hint}")
+    best = closest(name, candidates)
+    if best is None:
+        local = closest(name, short)
+        best = short[local] if local is not None else None
+    hint = f"; did you mean {best!r}?" if best is not None else ""
+    raise RuntimeConfigError("NOT_FOUND", f"no {label} named '{name}'{hint}")
 
 
 class RuntimeState:

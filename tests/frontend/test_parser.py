@@ -491,17 +491,17 @@ ERROR_CASES = [
         "struct headers {} control C(inout heders h) { apply {} }",
         (1, 35),
         "expected a type for a parameter of control 'C', found 'heders', which is not a "
-        "type name (did you mean 'headers'?)",
+        "type name; did you mean 'headers'?",
     ),
     (
         "struct headers {} control C() { apply { heders h; } }",
         (1, 41),
-        "unknown type 'heders' in the declaration of 'h' (did you mean 'headers'?)",
+        "unknown type 'heders' in the declaration of 'h'; did you mean 'headers'?",
     ),
     (
         "headr H { bit<8> f; }",
         (1, 1),
-        "unknown type 'headr'; expected a declaration (did you mean 'header'?)",
+        "unknown type 'headr'; expected a declaration; did you mean 'header'?",
     ),
     (
         '@name("x") 42',

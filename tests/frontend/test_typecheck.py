@@ -43,7 +43,7 @@ def check_error(tmp_path: Path, body: str) -> P4SourceError:
     ("body", "message", "at"),
     [
         ("apply { hdr.h.a = hdr.h.w; }", "type mismatch: expected bit<8>, got bit<16>", "hdr.h.w"),
-        ("apply { hdr.h.aa = 1; }", "no field 'aa' in header h_t. Did you mean 'a'?", "hdr"),
+        ("apply { hdr.h.aa = 1; }", "no field 'aa' in header h_t; did you mean 'a'?", "hdr"),
         ("apply { hdr.h.a = hdr.h.a + hdr.h.w; }", "type mismatch: bit<8> + bit<16>", "hdr.h.a +"),
         (
             "apply { bit<8> x = undefined_name; }",
@@ -87,7 +87,7 @@ def test_unknown_parser_state(tmp_path: Path) -> None:
     path.write_text(HEAD.replace("transition accept", "transition acept") + "apply { }" + TAIL)
     with pytest.raises(P4SourceError) as info:
         load_program(str(path))
-    assert "no parser state named 'acept'. Did you mean 'accept'?" in info.value.message
+    assert "no parser state named 'acept'; did you mean 'accept'?" in info.value.message
 
 
 def test_control_plane_names(tmp_path: Path) -> None:

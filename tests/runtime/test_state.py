@@ -45,10 +45,10 @@ def test_not_found_suggests(state: RuntimeState) -> None:
     with pytest.raises(RuntimeConfigError) as info:
         state.table("ipv4")
     assert info.value.code == "NOT_FOUND"
-    assert str(info.value) == "no table named 'ipv4'. Did you mean 'MyIngress.ipv4_lpm'?"
+    assert str(info.value) == "no table named 'ipv4'; did you mean 'MyIngress.ipv4_lpm'?"
     with pytest.raises(RuntimeConfigError) as info:
         state.meter("zzz")
-    assert str(info.value) == "no meter named 'zzz'."
+    assert str(info.value) == "no meter named 'zzz'"
 
 
 def test_ambiguous_suffix_lists_candidates(state: RuntimeState) -> None:
