@@ -46,8 +46,9 @@ from pathlib import Path
 import yaml
 
 from controller import config_values as v
-from controller.config_errors import ConfigError, did_you_mean
+from controller.config_errors import ConfigError
 from controller.config_yaml import Node, compose
+from kvfabric.suggest import did_you_mean
 from lab.errors import ScenarioError
 from lab.kvsize import PRESETS, Dtype, ModelShape, preset
 from lab.scenario_sim import SimulationSettings, parse_simulation

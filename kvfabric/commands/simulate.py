@@ -19,7 +19,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from controller.config_errors import ConfigError, did_you_mean
+from controller.config_errors import ConfigError
+from kvfabric.suggest import did_you_mean
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
