@@ -24,25 +24,35 @@ switch's counters interpolated to the same two instants):
   so flow conservation bounds from below what arrived through this cable (everything
   the far end sent, less what all its other neighbours sent it); the near end sent at
   least ``BUSY_SHARE`` of the capacity and that bound shows less than
-  ``FROZEN_SHARE`` arriving: *down now*. The gap between the two shares must exceed
+  ``FROZEN_SHARE`` arriving, while no port of the far end ran at ``SATURATED_SHARE``
+  of its capacity or more: *down now*. (A far end with a saturated output may drop
+  what it received, so the bound it gives says nothing: when background re-hashes
+  onto one spine at 150% of its capacity, what that spine forwards is less than
+  what reached it, and the difference is no dead cable.) The gap between the two shares must exceed
   what a queue can hold at the end of the interval (a burst that fills the queue and
   drops the probe has not crossed the cable yet): 20% of two 100 ms intervals at
   20 Mb/s is 100 kB, the lab's queue holds 90 kB;
 - **delivering**: the same bound shows at least ``BUSY_SHARE`` of the capacity
   arriving: the link works and its queue is full; *never down* on probes alone (a
   ``probes_lost`` warning fires once the silence passes the hold time);
-- **unknown** (the far end is a leaf, whose hosts' traffic no counter bounds, or a
-  switch's counters are missing, or the figures fall between the thresholds): *down
-  once the silence lasts the hold time*.
+- **busy**: the near end sent at least ``BUSY_SHARE`` of the capacity and nothing
+  shows it froze (the far end is a leaf, whose hosts' traffic no counter bounds, or
+  its bound is void or in between): the cable carries traffic as far as the counters
+  can tell, and a full tail-drop queue explains the lost probes. *Never down* on
+  probes alone either, with the same warning. A cable whose counters show traffic is
+  not taken down whatever happens to its probes: a false "down" rewrites the ECMP
+  groups, moves the background and refuses forced transfers, and a truly dead cable
+  is seen by its other direction (frozen or idle) or stops carrying traffic;
+- **unknown** (a switch's counters are missing, or the near end sent between the
+  idle and busy shares): *down once the silence lasts the hold time*.
 
 So a cable that dies leaves path selection after two rounds (two to three polling
 periods) when idle, and within three rounds when loaded towards a spine (the
-counters need two poll intervals that start after the death); a cable that dies
-only in the spine-to-leaf direction while that direction stays busy waits for the
-hold time. With probes lost independently with probability ``p``, a busy direction
-whose far end is a leaf is falsely declared down with probability about
-``p ** (hold / round)`` per round: 0.5 ** 13, about 1e-4, with the defaults and a
-queue kept full by UDP; TCP alone keeps ``p`` far lower.
+counters need two poll intervals that start after the death). A cable that dies
+only in the spine-to-leaf direction while the spine keeps sending into it stays up
+until that direction goes quiet (then it is idle, or unknown for the hold time):
+the price of never taking a loaded, working cable down, which a per-port receive
+counter would remove.
 
 A per-port receive counter at the far end would make the evidence direct for every
 direction (docs/controller-requests.md).
@@ -63,6 +73,8 @@ BUSY_SHARE = 0.25
 """Counter evidence threshold: this share of the capacity sent, or arrived, in the interval."""
 FROZEN_SHARE = 0.05
 """Less than this share of the capacity arriving, from a busy sender, is a dead link."""
+SATURATED_SHARE = 0.90
+"""A far-end port that sent this share of its capacity may be dropping: no frozen verdict."""
 SPAN_POLLS = 2
 """The counter evidence covers this many poll intervals."""
 
@@ -73,6 +85,7 @@ class Evidence(StrEnum):
     IDLE = "idle"
     FROZEN = "frozen"
     DELIVERING = "delivering"
+    BUSY = "busy"
     UNKNOWN = "unknown"
 
 
@@ -141,18 +154,23 @@ def counter_evidence(
     cap_bytes = table.capacity[near] / 8 * span_s
     if sent < IDLE_SHARE * cap_bytes:
         return CounterReading(Evidence.IDLE, sent, None, span_s)
+    otherwise = Evidence.BUSY if sent >= BUSY_SHARE * cap_bytes else Evidence.UNKNOWN
     if not bounded:
-        return CounterReading(Evidence.UNKNOWN, sent, None, span_s)
+        return CounterReading(otherwise, sent, None, span_s)
     out = [_delta(table, i, t0, t1) for i in far_ports]
     into = [_delta(table, j, t0, t1) for j in inputs]
     if any(x is None for x in out) or any(x is None for x in into):
-        return CounterReading(Evidence.UNKNOWN, sent, None, span_s)
+        return CounterReading(otherwise, sent, None, span_s)
     arrived = sum(x for x in out if x is not None) - sum(x for x in into if x is not None)
     if arrived >= BUSY_SHARE * cap_bytes:
         return CounterReading(Evidence.DELIVERING, sent, arrived, span_s)
-    if sent >= BUSY_SHARE * cap_bytes and arrived < FROZEN_SHARE * cap_bytes:
+    saturated = any(
+        (x or 0.0) >= SATURATED_SHARE * table.capacity[i] / 8 * span_s
+        for i, x in zip(far_ports, out, strict=True)
+    )
+    if otherwise is Evidence.BUSY and arrived < FROZEN_SHARE * cap_bytes and not saturated:
         return CounterReading(Evidence.FROZEN, sent, arrived, span_s)
-    return CounterReading(Evidence.UNKNOWN, sent, arrived, span_s)
+    return CounterReading(otherwise, sent, arrived, span_s)
 
 
 def _delta(table: LoadTable, i: int, t0: float, t1: float) -> float | None:
@@ -222,10 +240,11 @@ class Liveness:
         if ev is Evidence.FROZEN:
             state.status = LinkStatus.DOWN
             return Judgement(state.status, f"{base}; counters frozen ({figures})")
-        if ev is Evidence.DELIVERING:
+        if ev is Evidence.DELIVERING or ev is Evidence.BUSY:
             lost = None
             if silent >= self.hold_s:
-                lost = f"{base}, but the link delivers traffic ({figures}): a full queue"
+                what = "delivers" if ev is Evidence.DELIVERING else "carries"
+                lost = f"{base}, but the link {what} traffic ({figures}): a full queue"
             return Judgement(state.status, "", lost)
         if silent >= self.hold_s:
             state.status = LinkStatus.DOWN

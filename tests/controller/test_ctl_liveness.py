@@ -108,9 +108,24 @@ def test_a_burst_that_has_not_crossed_yet_is_not_frozen_counters() -> None:
     assert changes(rounds(f, 1, dead=("leaf1:3",))) == []
 
 
-def test_a_busy_direction_towards_a_leaf_is_down_after_the_hold_time() -> None:
+def test_a_busy_direction_towards_a_leaf_stays_up_whatever_its_probes() -> None:
+    """Probes tail-dropped on a saturated spine -> leaf direction: a warning, not a
+    cable taken down (which would rewrite ECMP and refuse the isolated reference)."""
     f = Fabric()
     f.set_load("spine1:1", 0.9)  # spine1 -> leaf1 busy; a leaf's inputs bound nothing
+    f.warm()
+    f.engine.audit(probe_round(f), f.now)
+    updates = rounds(f, 60, dead=("spine1:1",))  # 6 s: three times the hold time
+    assert changes(updates) == []
+    assert f.engine.topology.link_status(CABLE) is LinkStatus.UP
+    (lost,) = alerts(updates, "probes_lost")
+    assert lost.firing and lost.subject == "spine1:1" and lost.severity == "warning"
+    assert "but the link carries traffic (sent 450 kB in 200 ms)" in lost.message
+
+
+def test_a_quiet_direction_towards_a_leaf_is_down_after_the_hold_time() -> None:
+    f = Fabric()
+    f.set_load("spine1:1", 0.15)  # between idle and busy: the counters cannot tell
     f.warm()
     f.engine.audit(probe_round(f), f.now)
     first_miss = f.now + 0.1
@@ -120,6 +135,22 @@ def test_a_busy_direction_towards_a_leaf_is_down_after_the_hold_time() -> None:
     assert f.now - first_miss >= 2.0 - 1e-9
     assert change.status is LinkStatus.DOWN
     assert change.detail.endswith("silent for the hold time (2 s)")
+
+
+def test_an_oversubscribed_spine_does_not_make_a_working_cable_look_frozen() -> None:
+    """leaf1 and leaf2 both send spine1 a full link towards leaf2: spine1 forwards one
+    link's worth and drops the rest, so conservation bounds what leaf1's cable carried
+    by nothing. Its lost probes are a full queue, not a dead cable."""
+    f = Fabric()
+    for port in ("leaf1:3", "leaf2:3", "spine1:2"):
+        f.set_load(port, 1.0)
+    f.warm()
+    f.engine.audit(probe_round(f), f.now)
+    updates = rounds(f, 40, dead=("leaf1:3",))
+    assert changes(updates) == []
+    assert f.engine.topology.link_status(CABLE) is LinkStatus.UP
+    (lost,) = alerts(updates, "probes_lost")
+    assert "the link carries traffic" in lost.message
 
 
 def test_an_idle_direction_is_down_after_the_allowed_misses() -> None:
@@ -186,6 +217,6 @@ def test_counter_evidence_interpolates_reads_taken_at_different_times() -> None:
     idle = counter_evidence(table, topo, PortRef("leaf1", 4), 0.1, now=0.35, max_age_s=0.5)
     assert idle.evidence is Evidence.IDLE
     towards_leaf = counter_evidence(table, topo, PortRef("spine1", 2), 0.1, now=0.35, max_age_s=0.5)
-    assert towards_leaf.evidence is Evidence.UNKNOWN  # leaf2's hosts' traffic bounds nothing
+    assert towards_leaf.evidence is Evidence.BUSY  # sent a lot; leaf2's hosts bound nothing
     old = counter_evidence(table, topo, PortRef("leaf1", 3), 0.1, now=2.0, max_age_s=0.5)
     assert old.evidence is Evidence.UNKNOWN
