@@ -20,4 +20,6 @@ SUBCOMMANDS: dict[str, str] = {
     "experiment": "Run the emulated-fabric experiment",
     "bench": "Run benchmarks",
     "check-config": "Validate a topology configuration file",
+    "switch-cli": "simple_switch_CLI for a running kvfabric switch (commands on stdin)",
+    "bmv2-shims": "Write simple_switch_grpc, simple_switch_CLI, p4c, p4c-bm2-ss shims into DIR",
 }

@@ -15,8 +15,12 @@ binary name::
 Options may stand before or after the positional program and ``--opt=value``
 works for every option that takes a value.  Target options (after ``--``) are
 BMv2's ``simple_switch_grpc`` target options.  Options that make no sense for
-this target (Thrift, nanolog, the debugger) are accepted and produce one warning
+this target (nanolog, the debugger) are accepted and produce one warning
 line each, kept in :attr:`SwitchOptions.warnings`.
+
+``--thrift-port N`` opens the control channel of ``simple_switch_CLI`` on
+127.0.0.1:N (JSON lines, not Thrift: see :mod:`softswitch.switch.control`);
+without it there is none.
 
 Additions of this target:
 
@@ -103,6 +107,7 @@ class SwitchOptions:
     drop_port: int = 511
     tls: TlsOptions | None = None
     priority_queues: int = 1
+    thrift_port: int | None = None
     warnings: tuple[str, ...] = ()
     show_help: bool = False
     show_version: bool = False
@@ -208,7 +213,7 @@ _MAIN_VALUED: dict[str, _Handler] = {
     "--queue-depth": lambda b, o, v: b.queue_depths.append(_port_value(o, v)),
     "--offloads": _offloads,
     "--send-buffer": _set_int("send_buffer", 4096, 1 << 30),
-    "--thrift-port": _warn("this target has no Thrift server; use P4Runtime"),
+    "--thrift-port": _set_int("thrift_port", 0, 65535),
     "--nanolog": _warn("this target has no nanolog event stream"),
     "--notifications-addr": _warn("this target has no nanomsg notifications"),
     "--max-port-count": _warn("ports are not limited here"),
@@ -334,6 +339,7 @@ def parse_argv(argv: Sequence[str]) -> SwitchOptions:
         drop_port=b.values.get("drop_port", 511),
         tls=_tls_options(b.tls),
         priority_queues=b.values.get("priority_queues", 1),
+        thrift_port=_opt_int(b.values.get("thrift_port")),
         warnings=tuple(b.warnings),
     )
 

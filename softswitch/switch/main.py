@@ -25,7 +25,9 @@ from collections.abc import Callable
 from finsy.proto import p4r
 
 from softswitch.errors import SoftswitchError
+from softswitch.runtime.state import RuntimeState
 from softswitch.switch.argv import SwitchOptions
+from softswitch.switch.control import start_control_server
 from softswitch.switch.dataplane import DataplaneLoader, load_program_file, make_loader
 from softswitch.switch.io import RawPort
 from softswitch.switch.offload import prepare_interfaces
@@ -101,6 +103,12 @@ async def run_switch(
     switch = Switch(options, ports, device, clock)
     device.inject = switch.inject
     device.on_dataplane_change = switch.on_dataplane_change
+    control: asyncio.Server | None = None
+
+    def state() -> RuntimeState | None:
+        dataplane = device.dataplane
+        return None if dataplane is None else dataplane.state
+
     try:
         if options.program is not None:
             p4info, device_config, dataplane = load_program_file(
@@ -108,8 +116,12 @@ async def run_switch(
             )
             config = p4r.ForwardingPipelineConfig(p4info=p4info, p4_device_config=device_config)
             device.configs.install(config, dataplane)
+        if options.thrift_port is not None:
+            control = await start_control_server(options.thrift_port, state, switch)
         server = await start_server(device, options.grpc_addr, options.tls)
     except BaseException:
+        if control is not None:
+            control.close()
         switch.close(loop)
         raise
     signals = (signal.SIGTERM, signal.SIGINT) if stop is None else ()
@@ -130,6 +142,8 @@ async def run_switch(
         for signum in signals:
             loop.remove_signal_handler(signum)
         await server.stop(0.5)
+        if control is not None:
+            control.close()
         switch.close(loop)
     return 0
 

@@ -30,9 +30,8 @@ def test_tutorials_launcher_command_line() -> None:
     assert opts.program == "build/basic.json"
     assert opts.grpc_addr == "0.0.0.0:50051"
     assert opts.cpu_port == 255
-    assert opts.warnings == (
-        "warning: --thrift-port ignored: this target has no Thrift server; use P4Runtime",
-    )
+    assert opts.thrift_port == 9090  # the control channel of simple_switch_CLI
+    assert opts.warnings == ()
 
 
 def test_equals_forms_and_options_after_the_program() -> None:

@@ -75,7 +75,7 @@ def test_a_missing_interface_is_a_clear_error() -> None:
 def test_serves_when_ready_and_stops_cleanly_on_sigterm() -> None:
     port = free_port()
     proc = subprocess.Popen(
-        [*COMMAND, "--no-p4", "--thrift-port", "9090", "--", "--grpc-server-addr",
+        [*COMMAND, "--no-p4", "--nanolog", "ipc:///x", "--", "--grpc-server-addr",
          f"127.0.0.1:{port}"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -92,7 +92,7 @@ def test_serves_when_ready_and_stops_cleanly_on_sigterm() -> None:
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=15)
         assert proc.returncode == 0
-        assert "--thrift-port ignored" in stderr
+        assert "--nanolog ignored" in stderr
         assert "Traceback" not in stderr
     finally:
         if proc.poll() is None:
