@@ -288,9 +288,16 @@ class ExprChecker:
         return StructT(name, fields, anns, fanns)
 
     def annotations(self, anns: Sequence[ast.Annotation], scope: Scope) -> list[ir.Annotation]:
-        """Annotations with their argument lists folded where they are constants."""
+        """Annotations with their argument lists folded where they are constants.
+
+        ``@field_list`` arguments must be compile-time integers (literals, named
+        constants, constant expressions): one that is not is a located error.
+        """
         result = []
         for a in anns:
+            if a.name == "field_list":
+                result.append(ir.Annotation(a.name, a.raw, self._field_list_indices(a, scope)))
+                continue
             args: list[Any] = []
             for e in a.expressions or []:
                 if isinstance(e, ast.StringLiteral | ast.IntLiteral):
@@ -299,6 +306,11 @@ class ExprChecker:
                     args.append(None)
             result.append(ir.Annotation(a.name, a.raw, tuple(args)))
         return result
+
+    def _field_list_indices(self, a: ast.Annotation, scope: Scope) -> tuple[int, ...]:
+        if a.expressions is None or a.structured:
+            self.fail(a.loc, f"@field_list({a.raw}): expected field list indices")
+        return tuple(self.const_int(e, scope) for e in a.expressions)
 
     # ------------------------------------------------------------------
     # Constants
