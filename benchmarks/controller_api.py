@@ -18,27 +18,19 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 import time
 from collections import deque
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from tests.controller_service.harness import (  # noqa: E402
+from controller.engine.telemetry_math import percentile
+from tests.controller_service.harness import (
     ControllerProc,
     Fabric,
     compile_pipeline,
 )
 
 HOSTS = (("h11", "h21"), ("h12", "h22"), ("h11", "h22"), ("h12", "h21"))
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
 def main() -> None:

@@ -24,9 +24,10 @@ import statistics
 import time
 from pathlib import Path
 
-from _common import emit_json
 from finsy.proto import p4i, p4r
 
+from benchmarks._common import emit_json
+from controller.engine.telemetry_math import percentile
 from softswitch.switch.dataplane import load_program_file
 from softswitch.switch.p4rt.client import StreamClient, insert
 from softswitch.switch.process import SwitchProcess
@@ -66,11 +67,6 @@ def read_latency(client: StreamClient, routes: Routes, count: int, n: int) -> li
         samples.append(time.perf_counter() - t0)
         assert len(got) == count, f"read {len(got)} entries, expected {count}"
     return samples
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
 
 
 def main() -> None:
@@ -114,7 +110,7 @@ def main() -> None:
         "inserts_per_s_single": round(single),
         "inserts_per_s_batch100": round(batched),
         "read10_median_ms": round(statistics.median(small) * 1e3, 3),
-        "read10_p99_ms": round(percentile(small, 0.99) * 1e3, 3),
+        "read10_p99_ms": round(percentile(small, 99) * 1e3, 3),
         "read1000_median_ms": round(statistics.median(large) * 1e3, 2),
     }
     print(f"switch_p4rt: inserts/s, one update per Write: {single:,.0f}")

@@ -34,12 +34,12 @@ import sys
 import time
 from pathlib import Path
 
-from _common import MAGIC, Search, Traffic, emit_json, namespace_with_veths
 from finsy.proto import p4r
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
+from benchmarks._common import MAGIC, Search, Traffic, emit_json, namespace_with_veths
 from softswitch.switch.dataplane import load_program_file
 from softswitch.switch.offload import disable_offloads
 from softswitch.switch.p4rt.client import StreamClient, insert

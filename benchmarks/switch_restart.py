@@ -29,15 +29,11 @@ import argparse
 import json
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from tests.controller_service.harness import (  # noqa: E402
+from tests.controller_service.harness import (
     ControllerProc,
     Fabric,
     Reader,

@@ -10,7 +10,7 @@ A statistic is a lower bound when raising the censored values could raise it:
 
 - the mean, as soon as one value is censored;
 - a percentile interpolated between the order statistics ``lo`` and ``hi``
-  (``pos = (n - 1) q / 100``, as :func:`controller.telemetry_math.percentile`), when a
+  (``pos = (n - 1) q / 100``, as :func:`controller.engine.telemetry_math.percentile`), when a
   censored value sorts at or below the highest of them with a weight (``hi``, or
   ``lo`` when ``pos`` is a whole number). Censored values sort after exact values
   equal to them: raising them cannot move an exact value up.

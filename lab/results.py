@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.telemetry_math import percentile
+from controller.engine.telemetry_math import percentile
 from lab.censored import (
     AT_LEAST,
     AT_MOST,

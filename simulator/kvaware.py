@@ -38,7 +38,7 @@ from controller.engine import (
     Update,
     fabric_view,
 )
-from controller.telemetry_math import PortCounters
+from controller.engine.telemetry_math import PortCounters
 from controller.topology import PortRef
 from simulator.modes import Driver, Live
 

@@ -23,8 +23,8 @@ from collections import deque
 from dataclasses import dataclass
 
 from controller.config import AlertSettings
+from controller.engine.telemetry_math import percentile
 from controller.engine.updates import Alert
-from controller.telemetry_math import percentile
 from controller.topology import Tier
 
 _BINS = 1000

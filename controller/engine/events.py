@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from controller.telemetry_math import PortCounters
+from controller.engine.telemetry_math import PortCounters
 from controller.topology import PortRef
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 
-from controller.telemetry_math import PortCounters, PortState, advance
+from controller.engine.telemetry_math import PortCounters, PortState, advance
 from controller.topology import EgressPort, PortRef
 
 MIN_AVAILABLE = 0.01

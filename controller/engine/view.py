@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from controller.engine.inflight import Transfer
+from controller.engine.telemetry_math import percentile
 from controller.engine.updates import LogRecord
-from controller.telemetry_math import percentile
 from controller.topology import Tier
 
 if TYPE_CHECKING:

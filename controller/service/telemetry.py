@@ -13,7 +13,7 @@ grew since the previous read; the poller takes the bucket's lower bound, a value
 every packet of the bucket reached. The engine takes a queue depth in packets, so
 the delay is turned into the depth that drains in that time at the port's capacity
 and the period's mean packet size, and the larger of the two is passed on.
-Counter deltas use :func:`controller.telemetry_math.counter_delta`, which unwraps a
+Counter deltas use :func:`controller.engine.telemetry_math.counter_delta`, which unwraps a
 wrap and restarts after a reset (a pipeline push zeroes every counter).
 """
 
@@ -26,9 +26,9 @@ from typing import Any
 import finsy as fy
 
 from controller.engine import SwitchReading
+from controller.engine.telemetry_math import DEFAULT_PACKET_BYTES, PortCounters, counter_delta
 from controller.service import intent as i
 from controller.service.switches import SwitchLink
-from controller.telemetry_math import DEFAULT_PACKET_BYTES, PortCounters, counter_delta
 from controller.topology import Topology
 
 PORT_TX = "port_tx"

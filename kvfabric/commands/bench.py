@@ -1,7 +1,9 @@
 """``kvfabric bench``: run the benchmarks, which print figures rather than pass or fail.
 
-Each benchmark is a script ``benchmarks/<name>.py`` of the source tree, run in its own
-process so that one benchmark's warm caches or threads do not colour another's. ``all``
+Each benchmark is a module ``benchmarks/<name>.py`` of the source tree, run in its own
+process as ``python -m benchmarks.<name>`` from the tree's root (so that it imports
+``benchmarks`` and ``tests`` as packages, with no ``sys.path`` editing), so that one
+benchmark's warm caches or threads do not colour another's. ``all``
 runs every script in name order; ``kvfabric bench NAME [ARGS...]`` runs one with its own
 arguments. Every benchmark prints, as its last line, one JSON object of its figures.
 """
@@ -14,7 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCH_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
+ROOT = Path(__file__).resolve().parents[2]
+BENCH_DIR = ROOT / "benchmarks"
 
 NEEDS_ENV = {"conformance": "KVFABRIC_P4C_TESTDATA"}
 """Benchmarks that need outside data: ``all`` runs them only when the variable is set."""
@@ -45,14 +48,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"kvfabric bench: no benchmark named {args.name!r} (have: {names})", file=sys.stderr)
         return 2
     status = 0
-    for name, script in chosen:
+    for name in (n for n, _ in chosen):
         needed = NEEDS_ENV.get(name)
         if args.name == "all" and needed and not os.environ.get(needed):
             print(f"== bench {name}: skipped (set {needed} to run it)", flush=True)
             continue
         print(f"== bench {name}", flush=True)
         extra = list(args.args) if args.name != "all" else []
-        rc = subprocess.call([sys.executable, str(script), *extra])
+        rc = subprocess.call([sys.executable, "-m", f"benchmarks.{name}", *extra], cwd=ROOT)
         if rc != 0:
             print(f"== bench {name}: exit status {rc}", file=sys.stderr)
             status = status or rc

@@ -21,7 +21,7 @@ from controller.config import (
 )
 from controller.config_generate import leaf_spine
 from controller.engine import Decision, Engine, SwitchReading, TransferRequest, Update
-from controller.telemetry_math import PortCounters
+from controller.engine.telemetry_math import PortCounters
 from controller.topology import PortRef, Topology
 
 MB = 1_000_000

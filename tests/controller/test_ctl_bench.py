@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from controller.bench_scheduler import main
+from benchmarks.scheduler import main
 
 
 def test_bench_scheduler_prints_its_figures_as_json_last(

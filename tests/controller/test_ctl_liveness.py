@@ -22,7 +22,7 @@ from controller.engine import (
     Update,
 )
 from controller.engine.liveness import Evidence, counter_evidence
-from controller.telemetry_math import PortCounters
+from controller.engine.telemetry_math import PortCounters
 from controller.topology import LinkId, LinkStatus, PortRef
 from tests.controller.ctl_harness import Fabric, settings
 

@@ -34,7 +34,7 @@ from controller.engine import (
     TransferRequest,
     Update,
 )
-from controller.telemetry_math import PortCounters
+from controller.engine.telemetry_math import PortCounters
 from controller.topology import PortRef
 from tests.controller.ctl_harness import MB, Fabric
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from controller.telemetry_math import (
+from controller.engine.telemetry_math import (
     PortCounters,
     advance,
     counter_delta,

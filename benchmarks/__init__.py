@@ -1,0 +1,1 @@
+"""Benchmarks: modules run by ``kvfabric bench`` as ``python -m benchmarks.NAME``."""
