@@ -6,22 +6,12 @@ each test starts its own controller processes. Everything is stopped by pid.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.controller_service.harness import ControllerProc, Fabric, Reader, compile_pipeline
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    if os.geteuid() == 0:
-        return
-    skip = pytest.mark.skip(reason="needs root (veth pairs)")
-    for item in items:
-        if "root" in item.keywords and "controller_service" in str(item.fspath):
-            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,6 @@ and must be sent again. Root only.
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -19,7 +18,7 @@ import pytest
 from lab.kvtransfer import Receiver, Transfer, send
 from lab.netns import factory_in, socket_in
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (namespaces)")
+pytestmark = pytest.mark.root
 
 SENDER, RECEIVER = "10.77.0.1", "10.77.0.2"
 

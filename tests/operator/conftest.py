@@ -9,7 +9,6 @@ latency windows close during a test.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,15 +18,6 @@ from tests.controller_service.conftest import Controllers
 from tests.controller_service.harness import Fabric, compile_pipeline
 
 CONTROLLER = "  mode: kv-aware\n  alerts: {window: 2s}"
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    if os.geteuid() == 0:
-        return
-    skip = pytest.mark.skip(reason="needs root (veth pairs)")
-    for item in items:
-        if "root" in item.keywords and "tests/operator" in str(item.fspath):
-            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

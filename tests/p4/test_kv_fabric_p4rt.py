@@ -39,7 +39,7 @@ from tests.p4 import fabric_model as m
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "p4" / "kv_fabric.p4"
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (veth pairs)")
+pytestmark = pytest.mark.root
 
 LEAF_MAC = "02:00:00:00:01:00"
 SPINE_MAC = "02:00:00:00:f0:01"
