@@ -128,6 +128,8 @@ class Plan:
     scaling: Scaling
     topo_queue: int
     oracle_steered: bool = True
+    failed: frozenset[tuple[str, str]] = frozenset()
+    """The scenario's failure (cables), for which the background's moves are planned."""
 
     def background_for(self, mode: str, repeat: int) -> tuple[BackgroundFlow, ...]:
         """The background flows of ``mode``'s run number ``repeat``."""
@@ -135,7 +137,12 @@ class Plan:
             return self.background
         # Flowlet slots remember their salt between runs: each flowlet run gets fresh ports.
         oracle = EcmpOracle(self.fabric, salts=(FLOWLET_STEP,))
-        return tuple(resteer(self.background, oracle, _port_block(1 + repeat % 6)))
+        after = (
+            EcmpOracle(self.fabric, salts=(FLOWLET_STEP,), down=self.failed)
+            if self.failed
+            else None
+        )
+        return tuple(resteer(self.background, oracle, _port_block(1 + repeat % 6), after))
 
 
 def _port_block(k: int) -> tuple[int, ...]:
@@ -150,11 +157,16 @@ def plan_experiment(exp: Experiment) -> Plan:
     fabric = lab_fabric(exp.fabric, link_bps=scale_to, link_rates=exp.scenario.shaping.links)
     roles = resolve_roles(exp.scenario, fabric)
     oracle = exp.oracle or (None if exp.pin_background else EcmpOracle(fabric, salts=(0,)))
+    failed = exp.scenario.failed_cables
+    steered = exp.oracle is None and not exp.pin_background
+    after = EcmpOracle(fabric, salts=(0,), down=failed) if failed and steered else None
     flows = plan_background(
         exp.scenario.background,
         fabric,
         roles,
         oracle=oracle,
+        after=after,
+        failed=failed,
         source=exp.scenario.source,
         ports=_port_block(0),
     )
@@ -164,7 +176,8 @@ def plan_experiment(exp: Experiment) -> Plan:
         tuple(flows),
         scaling_for(exp.scenario, fabric),
         exp.scenario.shaping.queue_packets,
-        oracle_steered=exp.oracle is None and not exp.pin_background,
+        oracle_steered=steered,
+        failed=failed,
     )
 
 
@@ -217,6 +230,7 @@ class Collector:
                     "protocol": f.key.protocol,
                     "rate_bps": f.rate_bps,
                     "spine": f.spine,
+                    "after_failure": f.after_failure,
                     "pinned": f.pinned,
                 }
                 for f in self.plan.background

@@ -17,6 +17,7 @@ keys, exactly as the fabric file's errors (it uses the same located YAML reader)
       - {kind: poisson, count: 20, mean_gap: 2s}
     background:
       - {spine: spine1, load: 75%, protocol: udp}
+      - {spine: spine2, load: 20%, after_failure: spine1}
     events:
       - {at: 20s, link: {leaf: leaf1, spine: spine1}, state: down}
     run: {warmup: 3s, transfer_timeout: 120s, settle: 2s}
@@ -34,6 +35,13 @@ cannot build (:data:`ONLY_FOR`): bundles of uplinks per leaf, per-spine cable ra
 fewer prefill GPUs per rack, background on one cable, capacity-change events and the
 ``simulation`` section (:mod:`lab.scenario_sim`). Each parse names its tool, and a key
 the tool does not honour is a located error that names the tool that does.
+
+``after_failure`` says where a background load runs once the scenario's first failure
+(the cables its earliest ``down`` events take down) is out of the ECMP groups: a
+failure re-hashes every flow of the groups that lose a member, and the flows' source
+ports are chosen so that ECMP puts them on ``spine`` before and on ``after_failure``
+after (:mod:`lab.traffic`). It needs a ``down`` event, and a spine the failure leaves
+connected to the flows' leaves (checked when the background is planned).
 """
 
 from __future__ import annotations
@@ -66,6 +74,7 @@ ONLY_FOR: dict[str, Tool] = {
     "fabric.spine_rates": Tool.SIMULATE,
     "fabric.prefill_hosts_per_leaf": Tool.SIMULATE,
     "background[].link": Tool.SIMULATE,
+    "background[].after_failure": Tool.LAB,
     "events[].capacity": Tool.SIMULATE,
     "simulation": Tool.SIMULATE,
 }
@@ -189,12 +198,15 @@ class BackgroundLoad:
     """Load ``spine`` (None: every spine) to ``load`` of its capacity with iperf3 flows.
 
     ``link`` (the simulator only) loads one leaf-spine cable instead, both directions.
+    ``after_failure``: the spine the flows move to when the scenario's failure re-hashes
+    ECMP (None: wherever the hash puts them).
     """
 
     spine: str | None
     load: float
     protocol: Protocol = Protocol.UDP
     link: tuple[str, str] | None = None
+    after_failure: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +254,26 @@ class Scenario:
     def transfers(self) -> int:
         """How many KV transfers one run of a mode makes."""
         return sum(p.transfers for p in self.phases)
+
+    @property
+    def failed_cables(self) -> frozenset[tuple[str, str]]:
+        """``(leaf, spine)`` cables down right after the first ``down`` event (and those at
+        the same time): the failure that ``after_failure`` backgrounds are steered for."""
+        downs = [e.at_s for e in self.events if not e.up]
+        if not downs:
+            return frozenset()
+        first = min(downs)
+        down: set[tuple[str, str]] = set()
+        for e in sorted(self.events, key=lambda e: e.at_s):
+            if e.at_s > first:
+                break
+            if e.capacity_bps is not None:  # a rate change, not a failure
+                continue
+            if e.up:
+                down.discard((e.leaf, e.spine))
+            else:
+                down.add((e.leaf, e.spine))
+        return frozenset(down)
 
     @property
     def max_concurrency(self) -> int:
@@ -323,6 +355,14 @@ def _parse_document(root: Node, file: str, tool: Tool = Tool.LAB) -> Scenario:
     phases = tuple(_parse_phase(n) for n in f["arrivals"].items())
     if not phases:
         raise f["arrivals"].error("expected at least one arrival phase")
+    background = tuple(_parse_background(n) for n in _list(f, "background"))
+    events = tuple(_parse_event(n) for n in _list(f, "events"))
+    if not any(not e.up for e in events):
+        for node, load in zip(_list(f, "background"), background, strict=True):
+            if load.after_failure is not None:
+                raise node.fields(*_BACKGROUND_KEYS)["after_failure"].error(
+                    "'after_failure' needs a failure: no event takes a cable 'down'"
+                )
     return Scenario(
         name=v.name(f["name"]) if "name" in f else Path(file).stem,
         description=v.string(f["description"]).strip() if "description" in f else "",
@@ -331,8 +371,8 @@ def _parse_document(root: Node, file: str, tool: Tool = Tool.LAB) -> Scenario:
         hosts=_parse_hosts(f["hosts"]) if "hosts" in f else HostRoles(),
         transfer=_parse_transfer(f["transfer"]),
         phases=phases,
-        background=tuple(_parse_background(n) for n in _list(f, "background")),
-        events=tuple(_parse_event(n) for n in _list(f, "events")),
+        background=background,
+        events=events,
         run=_parse_run(f["run"]) if "run" in f else RunSettings(),
         modes=_parse_modes(f["modes"], tool) if "modes" in f else _default_modes(tool),
         simulation=(
@@ -502,13 +542,19 @@ def _parse_phase(node: Node) -> Phase:
     )
 
 
-# background: [{spine: NAME | all, load, protocol} | {link: {leaf, spine}, load, protocol}]
+# background: [{spine: NAME | all, load, protocol, after_failure: NAME}
+#              | {link: {leaf, spine}, load, protocol}]
+_BACKGROUND_KEYS = (["load"], ["spine", "link", "protocol", "after_failure"])
+
+
 def _parse_background(node: Node) -> BackgroundLoad:
-    f = node.fields(["load"], ["spine", "link", "protocol"])
+    f = node.fields(*_BACKGROUND_KEYS)
     v.one_of_keys(node, f, ["spine", "link"])
     load = v.fraction(f["load"], 0.0, 1.0)
     protocol = v.choice(f["protocol"], Protocol) if "protocol" in f else Protocol.UDP
     if "link" in f:
+        if "after_failure" in f:
+            raise f["after_failure"].error("'after_failure' goes with 'spine', not with 'link'")
         link = f["link"].fields(["leaf", "spine"])
         cable = (v.name(link["leaf"]), v.name(link["spine"]))
         return BackgroundLoad(spine=None, load=load, protocol=protocol, link=cable)
@@ -519,6 +565,7 @@ def _parse_background(node: Node) -> BackgroundLoad:
         spine=None if spine_text == "all" else v.name(f["spine"]),
         load=load,
         protocol=protocol,
+        after_failure=v.name(f["after_failure"]) if "after_failure" in f else None,
     )
 
 

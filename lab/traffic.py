@@ -18,6 +18,13 @@ background. Two ways, chosen by :func:`plan_background`:
 - without one, the flow is marked ``pinned`` and the experiment asks the controller
   to pin it to S in every mode (:meth:`~lab.control.FabricControl.pin_flow`).
 
+A failure changes the ECMP groups, and every flow in a group that lost a member
+re-hashes. Given the oracle of the groups after the failure (``after``), each flow
+records the spine it will move to (``after_failure``), and a load with
+``after_failure`` gets source ports that put it on S before *and* on that spine
+after: the scenario decides where the failure shifts its background. Pinned flows
+are moved by the controller instead, wherever it chooses.
+
 The 5-tuples are fixed in advance: iperf3 binds the client's source port
 (``--cport``) and each flow has its own server port, so flows never share state.
 UDP flows send 8900-byte datagrams (one per 9000-byte frame).
@@ -31,7 +38,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -68,6 +75,8 @@ class BackgroundFlow:
     src_leaf: str
     dst_leaf: str
     pinned: bool
+    after_failure: str | None = None
+    """The spine ECMP puts the flow on once the scenario's failure is out of the groups."""
 
 
 def _cable_bps(fabric: FabricConfig) -> dict[tuple[str, str], int]:
@@ -152,13 +161,16 @@ def plan_background(
     roles: Roles,
     *,
     oracle: PathOracle | None = None,
+    after: PathOracle | None = None,
+    failed: Collection[tuple[str, str]] = (),
     source: str = "<scenario>",
     ports: Sequence[int] = BG_CLIENT_PORTS,
 ) -> list[BackgroundFlow]:
     """Every background flow of a scenario, with fixed 5-tuples (see the module docstring).
 
-    Source ports are searched in ``ports``, so that differently steered plans (ECMP and
-    flowlet mode) can use disjoint ports.
+    ``after`` is ECMP once the ``failed`` cables are out of the groups. Source ports are
+    searched in ``ports``, so that differently steered plans (ECMP and flowlet mode) can
+    use disjoint ports.
     """
     spines = [s.name for s in fabric.spines]
     used: dict[str, int] = {}
@@ -178,23 +190,73 @@ def plan_background(
             except ScenarioError as exc:
                 raise ScenarioError(source, f"background[{i}]", exc.message) from None
             for src, dst, rate, src_leaf, dst_leaf in planned:
+                _check_after(
+                    load.after_failure, (src_leaf, dst_leaf), spines, failed, where=(source, i)
+                )
                 dst_port = BG_SERVER_PORT + len(flows)
                 template = FlowKey(src, dst, str(load.protocol), 0, dst_port)
-                key = _choose_port(template, spine, ports, oracle, taken)
+                steer = Steer(spine, oracle, load.after_failure if oracle else None, after)
+                key = _choose_port(template, steer, ports, taken)
                 flows.append(
-                    BackgroundFlow(key, rate, spine, src_leaf, dst_leaf, pinned=oracle is None)
+                    BackgroundFlow(
+                        key,
+                        rate,
+                        spine,
+                        src_leaf,
+                        dst_leaf,
+                        pinned=oracle is None,
+                        after_failure=after(key) if after and oracle else None,
+                    )
                 )
     return flows
 
 
-def _choose_port(
-    template: FlowKey,
-    spine: str,
-    ports: Sequence[int],
-    oracle: PathOracle | None,
-    taken: set[int],
-) -> FlowKey:
-    """``template`` with a free source port of ``ports`` that ECMP puts on ``spine``.
+def _check_after(
+    want: str | None,
+    leaves: tuple[str, str],
+    spines: Sequence[str],
+    failed: Collection[tuple[str, str]],
+    *,
+    where: tuple[str, int],
+) -> None:
+    """An ``after_failure`` spine must exist and stay connected to the flow's leaves."""
+    if want is None:
+        return
+    source, i = where
+    if want not in spines:
+        raise ScenarioError(
+            source, f"background[{i}].after_failure", f"the fabric has no spine {want!r}"
+        )
+    for leaf in leaves:
+        if (leaf, want) in failed:
+            raise ScenarioError(
+                source,
+                f"background[{i}].after_failure",
+                f"the failure takes down the cable {leaf}-{want}: the background of "
+                f"{leaves[0]}->{leaves[1]} cannot run over {want} after it",
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class Steer:
+    """Where a flow must run: ``spine`` by ``oracle``, then ``after_spine`` by ``after``."""
+
+    spine: str
+    oracle: PathOracle | None
+    after_spine: str | None = None
+    after: PathOracle | None = None
+
+    def accepts(self, key: FlowKey) -> bool:
+        """True when ``key`` runs where it must (anything goes without an oracle)."""
+        if self.oracle is not None and self.oracle(key) != self.spine:
+            return False
+        if self.after_spine is None or self.after is None:
+            return True
+        return self.after(key) == self.after_spine
+
+
+def _choose_port(template: FlowKey, steer: Steer, ports: Sequence[int], taken: set[int]) -> FlowKey:
+    """``template`` with a free source port of ``ports`` that ECMP puts where ``steer`` says.
 
     Ports are tried in a fixed pseudo-random order: the CRC hash is linear, so ports in
     sequence change only their low bits and may keep missing an uplink for thousands
@@ -205,25 +267,31 @@ def _choose_port(
         if port in taken:
             continue
         key = dataclasses.replace(template, src_port=port)
-        if oracle is None or oracle(key) == spine:
+        if steer.accepts(key):
             taken.add(port)
             return key
+    after = f" and then on {steer.after_spine}" if steer.after_spine else ""
     raise ScenarioError(
         "<scenario>",
         "background",
-        f"no source port puts {template.src}->{template.dst} on {spine} by ECMP",
+        f"no source port puts {template.src}->{template.dst} on {steer.spine}{after} by ECMP",
     )
 
 
 def resteer(
-    flows: Iterable[BackgroundFlow], oracle: PathOracle, ports: Sequence[int]
+    flows: Iterable[BackgroundFlow],
+    oracle: PathOracle,
+    ports: Sequence[int],
+    after: PathOracle | None = None,
 ) -> list[BackgroundFlow]:
-    """The same flows with source ports from ``ports`` that ``oracle`` puts on their spines."""
+    """The same flows with source ports from ``ports`` that ``oracle`` puts on their spines
+    (and ``after``, when given, on their ``after_failure`` spines)."""
     taken: set[int] = set()
-    return [
-        dataclasses.replace(f, key=_choose_port(f.key, f.spine, ports, oracle, taken), pinned=False)
-        for f in flows
-    ]
+    out = []
+    for f in flows:
+        key = _choose_port(f.key, Steer(f.spine, oracle, f.after_failure, after), ports, taken)
+        out.append(dataclasses.replace(f, key=key, pinned=False))
+    return out
 
 
 def load_spine(

@@ -12,8 +12,9 @@ links, and completion times measure Python. A run is **invalid** when:
 - a switch lost packets that no shaped queue accounts for
   (:func:`lab.monitor.unexplained_drops`) beyond ``drops_max`` packets or
   ``drops_fraction`` of what it received, whichever is larger;
-- a background flow stopped early, or a KV transfer failed (the results count
-  failed transfers themselves).
+- a background flow stopped early, or a KV transfer failed other than by its timeout
+  (the results count failed transfers themselves; a timeout is a censored result of
+  the mode, :mod:`lab.censored`, not a fault of the lab).
 
 :func:`judge` returns the reasons, in words; an empty list is a valid run.
 """

@@ -142,6 +142,60 @@ def test_background_that_hosts_cannot_carry_is_an_error():
         plan_background([BackgroundLoad("spine7", 0.1)], fabric, roles)
 
 
+def test_shifting_failure_background_moves_where_the_scenario_says():
+    s, plan = plan_of("shifting-failure")
+    assert s.failed_cables == {("leaf1", "spine3")}
+    assert max(p.size for p in s.phases) > len(plan.fabric.spines)  # bursts beyond the spines
+    before, after = (
+        EcmpOracle(plan.fabric, salts=(0,)),
+        EcmpOracle(plan.fabric, salts=(0,), down={("leaf1", "spine3")}),
+    )
+    moves = [(f.spine, f.after_failure, f.rate_bps) for f in plan.background]
+    assert moves == [
+        ("spine1", "spine2", 16_000_000),
+        ("spine2", "spine2", 10_000_000),
+        ("spine3", "spine1", 4_000_000),
+    ]
+    for f in plan.background:
+        assert before(f.key) == f.spine and after(f.key) == f.after_failure
+    # flowlet mode: its own ports, the same moves under the first flowlet's salt
+    first = EcmpOracle(plan.fabric, salts=(FLOWLET_STEP,))
+    first_after = EcmpOracle(plan.fabric, salts=(FLOWLET_STEP,), down={("leaf1", "spine3")})
+    for f in plan.background_for("flowlet", 0):
+        assert first(f.key) == f.spine and first_after(f.key) == f.after_failure
+    # without 'after_failure', each flow still records where the re-hash takes it
+    _, failure = plan_of("failure")
+    gone = EcmpOracle(failure.fabric, salts=(0,), down={("leaf1", "spine1")})
+    assert all(f.after_failure == gone(f.key) for f in failure.background)
+    assert {f.after_failure for f in failure.background if f.src_leaf == "leaf1"} <= {
+        "spine2", "spine3", "spine4",
+    }  # fmt: skip
+
+
+def test_after_failure_onto_a_cut_off_or_unknown_spine_is_an_error():
+    fabric = leaf_spine(3, 2, 2)
+    s = parse_scenario(
+        "transfer: {bytes: 1MB}\narrivals: [{kind: sequential, count: 1}]\n"
+        "hosts: {senders: [h11], receivers: [h21], background: [h12, h22]}\n"
+        "background: [{spine: spine1, load: 10%, after_failure: spine3}]\n"
+        "events: [{at: 1s, link: {leaf: leaf1, spine: spine3}, state: down}]\n",
+        "s.yaml",
+    )
+    roles = resolve_roles(s, fabric)
+    oracle = EcmpOracle(fabric, salts=(0,))
+    after = EcmpOracle(fabric, salts=(0,), down=s.failed_cables)
+    kw: dict[str, Any] = {"oracle": oracle, "after": after, "failed": s.failed_cables}
+    with pytest.raises(
+        ScenarioError,
+        match=r"s.yaml: background\[0\].after_failure: the failure takes down the cable "
+        r"leaf1-spine3",
+    ):
+        plan_background(s.background, fabric, roles, source="s.yaml", **kw)
+    unknown = [dataclasses.replace(s.background[0], after_failure="spine9")]
+    with pytest.raises(ScenarioError, match=r"after_failure: the fabric has no spine 'spine9'"):
+        plan_background(unknown, fabric, roles, source="s.yaml", **kw)
+
+
 def test_roles_errors_name_the_key():
     fabric = leaf_spine(2, 2, 2)
     s = parse_scenario(

@@ -113,6 +113,16 @@ modes: [ecmp, kv-aware]
             "events[0].state",
             "expected 'down' or 'up'",
         ),
+        (
+            MINIMAL + "background: [{spine: spine1, load: 80%, after_failure: spine2}]\n",
+            "x.yaml:5:56: background[0].after_failure",
+            "needs a failure: no event takes a cable 'down'",
+        ),
+        (
+            MINIMAL + "background: [{spine: spine1, load: 80%, after_falure: spine2}]\n",
+            "background[0].after_falure",
+            "did you mean 'after_failure'",
+        ),
         (MINIMAL + "modes: [ecmp, ecmp]\n", "modes", "listed twice"),
         (MINIMAL + "run: {warmup: 3}\n", "run.warmup", "expected a duration"),
         ("", "x.yaml", "the file is empty"),
@@ -124,6 +134,23 @@ def test_errors_name_file_line_and_key(text, where, message):
         parse_scenario(text, "x.yaml")
     assert where in str(info.value)
     assert message in str(info.value)
+
+
+def test_after_failure_and_the_failure_it_is_planned_for():
+    events = (
+        "events:\n"
+        "  - {at: 30s, link: {leaf: leaf1, spine: spine1}, state: up}\n"
+        "  - {at: 10s, link: {leaf: leaf1, spine: spine3}, state: down}\n"
+        "  - {at: 10s, link: {leaf: leaf2, spine: spine2}, state: down}\n"
+        "  - {at: 20s, link: {leaf: leaf1, spine: spine1}, state: down}\n"
+    )
+    s = parse_scenario(
+        MINIMAL + "background: [{spine: spine1, load: 80%, after_failure: spine2}]\n" + events
+    )
+    assert s.background[0].after_failure == "spine2"
+    # the first failure: every cable taken down at the earliest 'down' time
+    assert s.failed_cables == {("leaf1", "spine3"), ("leaf2", "spine2")}
+    assert parse_scenario(MINIMAL).failed_cables == frozenset()
 
 
 def test_missing_file_is_a_scenario_error(tmp_path):
