@@ -15,16 +15,23 @@ import matplotlib.pyplot as plt
 
 
 def plot_cdf(results: Mapping[str, object], path: Path) -> Path:
-    """One CDF line per mode of ``results['modes'][mode]['fct_samples_ms']``."""
+    """One CDF line per mode of ``results['modes'][mode]['fct_samples_ms']``.
+
+    Timed-out transfers (``fct_censored_ms``) are drawn at the time they ran, a lower
+    bound, and the legend says how many there are.
+    """
     modes = results["modes"]
     assert isinstance(modes, Mapping)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for mode, doc in modes.items():
-        samples = sorted(doc.get("fct_samples_ms") or [])
+        censored = doc.get("fct_censored_ms") or []
+        samples = sorted([*(doc.get("fct_samples_ms") or []), *censored])
         if not samples:
             continue
         ys = [(i + 1) / len(samples) for i in range(len(samples))]
         label = mode if doc.get("valid") else f"{mode} (invalid)"
+        if censored:
+            label += f" ({len(censored)} timed out, at >= their timeout)"
         ax.step(samples, ys, where="post", label=label, linestyle="-" if doc.get("valid") else ":")
     ax.set_xlabel("KV flow completion time (ms, lab)")
     ax.set_ylabel("fraction of transfers")

@@ -203,7 +203,8 @@ def run_sweep(
 
 
 def _samples(doc: Mapping[str, Any]) -> int | None:
-    """The fewer completed transfers of ECMP and kv-aware: what the point's statistic rests on."""
+    """The fewer samples of ECMP and kv-aware (completed or timed out, ``n``): what the
+    point's statistic rests on."""
     modes = doc.get("modes")
     if not isinstance(modes, Mapping):
         return None

@@ -146,7 +146,7 @@ def timed_out(index: int, after_s: float, room: tuple[str, ...] | None = None) -
     )  # fmt: skip
 
 
-def test_a_timeout_is_a_censored_result_of_its_mode_not_an_invalid_run():
+def test_a_timeout_is_a_censored_result_of_its_mode_not_an_invalid_run(tmp_path):
     kv = run("kv-aware", [1.0, 2.0, 3.0])
     kv.transfers.append(timed_out(3, 60.5))
     doc = build_results("s", [run("ecmp", [2.0, 2.0, 2.0, 2.0]), kv], modes=["ecmp", "kv-aware"])
@@ -168,6 +168,7 @@ def test_a_timeout_is_a_censored_result_of_its_mode_not_an_invalid_run():
     assert "| kv-aware | 4 (1 timed out) | 2500 | ≥" in table
     assert "kv-aware: 1 timed out" in table
     assert "| ≥+" in table and "Verdict: **valid**" in table
+    assert plot_cdf(doc, tmp_path / "cdf.png").stat().st_size > 1000
 
 
 def test_both_sides_censored_leave_the_reduction_out():
