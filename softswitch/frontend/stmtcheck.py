@@ -12,7 +12,7 @@ Where the current block is needed (actions, tables, digests) it is
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from kvfabric.suggest import did_you_mean
@@ -53,6 +53,18 @@ from softswitch.frontend.types import (
     size_in_bits,
     strip_newtype,
 )
+
+
+def _calls_something(node: object) -> bool:
+    """Whether the IR expression ``node`` contains a call."""
+    if isinstance(node, ir.Call):
+        return True
+    if isinstance(node, list | tuple):
+        return any(_calls_something(item) for item in node)
+    if isinstance(node, ir.Expr):
+        return any(_calls_something(getattr(node, f.name)) for f in fields(node))
+    return False
+
 
 HEADER_METHODS = {"isValid": BOOL, "setValid": VOID, "setInvalid": VOID}
 SIZE_METHODS = ("minSizeInBits", "minSizeInBytes", "maxSizeInBits", "maxSizeInBytes")
@@ -429,7 +441,7 @@ class StmtChecker(ExprChecker):
     def stmt(self, s: ast.Statement | ast.Declaration, scope: Scope) -> list[ir.Stmt]:
         """Lower one statement or local declaration."""
         if isinstance(s, ast.AssignmentStatement):
-            return [self.assignment(s, scope)]
+            return self.assignment(s, scope)
         if isinstance(s, ast.MethodCallStatement):
             call = self.call(s.call, scope)
             if call.kind == "const":
@@ -473,17 +485,49 @@ class StmtChecker(ExprChecker):
         """A statement in its own scope (the branch of an if, a loop body)."""
         return self.stmt(s, scope.child())
 
-    def assignment(self, s: ast.AssignmentStatement, scope: Scope) -> ir.Stmt:
-        """``lhs = rhs`` and the compound forms ``lhs op= rhs``."""
+    def assignment(self, s: ast.AssignmentStatement, scope: Scope) -> list[ir.Stmt]:
+        """``lhs = rhs`` and the compound forms ``lhs op= rhs``.
+
+        ``lhs op= rhs`` is ``lhs = lhs op rhs`` with ``lhs`` evaluated once: a
+        call in one of its indices (``a[f()] += 1``) runs once, its value kept
+        in a temporary declared before the assignment."""
         lhs = self.expr(s.target, scope)
         self.check_lvalue(lhs, s.target.loc)
         if isinstance(lhs.type, ActionEnumT):
             self.fail(s.loc, "cannot assign an action_run value")
+        before: list[ir.Stmt] = []
+        if s.op != "=":
+            lhs = self._place_once(lhs, before)
         rhs = self.expr(s.value, scope, lhs.type)
         if s.op != "=":
             rhs = self.binary(s.op[:-1], lhs, rhs, s.loc)
         rhs = self.coerce(rhs, lhs.type, s.value.loc)
-        return ir.Assign(s.loc, lhs, rhs)
+        return [*before, ir.Assign(s.loc, lhs, rhs)]
+
+    def _place_once(self, e: ir.Expr, before: list[ir.Stmt]) -> ir.Expr:
+        """The l-value ``e`` with every index that calls something replaced by
+        a temporary, whose declaration is appended to ``before`` (outer
+        indices first, as they are evaluated)."""
+
+        def once(index: ir.Expr) -> ir.Expr:
+            if not _calls_something(index):
+                return index
+            tmp = self.fresh_var("index", index.type, index.loc)
+            before.append(ir.VarDecl(index.loc, tmp, index))
+            return tmp
+
+        if isinstance(e, ir.IndexRef):
+            base = self._place_once(e.base, before)
+            return ir.IndexRef(e.type, e.loc, base, once(e.index))
+        if isinstance(e, ir.FieldRef):
+            return ir.FieldRef(e.type, e.loc, self._place_once(e.base, before), e.field)
+        if isinstance(e, ir.StackRef):
+            return ir.StackRef(e.type, e.loc, self._place_once(e.base, before), e.which)
+        if isinstance(e, ir.SliceE):
+            base = self._place_once(e.base, before)
+            lo = once(e.dyn_lo) if e.dyn_lo is not None else None
+            return ir.SliceE(e.type, e.loc, base, e.hi, e.lo, lo)
+        return e
 
     def return_stmt(self, s: ast.ReturnStatement, scope: Scope) -> ir.Stmt:
         """``return [value];``."""

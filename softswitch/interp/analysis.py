@@ -5,6 +5,12 @@ actions, tables and parser/control instances.  The answer decides whether a
 call site must catch the exit on its way up to copy scalar ``out``/``inout``
 arguments back (the P4_16 spec performs copy-out even when ``exit`` runs).
 
+:class:`ActionReach` answers "which variables can this action touch?", and
+:func:`root_var` names the variable an argument lives in: together they tell
+a call site when passing a header or struct by reference would let the
+callee see its own writes through another name, so that it must copy in and
+copy out as P4 prescribes.
+
 :func:`has_runtime_stack_index` finds ``hs[i]`` with a run-time ``i``, whose
 statements get p4c-bm2-ss's out-of-range behaviour (see ``Codegen.guarded``).
 """
@@ -68,6 +74,58 @@ def expressions_in(node: Any) -> Iterator[ir.Expr]:
                     yield from expressions_in(item[1])
                 else:
                     yield from expressions_in(item)
+
+
+def root_var(e: ir.Expr) -> str | None:
+    """The variable an l-value lives in (``hdr`` for ``hdr.h.a[3:0]``), if any."""
+    while isinstance(e, ir.FieldRef | ir.IndexRef | ir.StackRef | ir.SliceE):
+        e = e.base
+    return e.name if isinstance(e, ir.Var) else None
+
+
+def _names_in(node: Any, out: set[str], actions: list[ir.Action]) -> None:
+    if isinstance(node, list | tuple):
+        for item in node:
+            _names_in(item, out, actions)
+        return
+    if isinstance(node, ir.Var):
+        out.add(node.name)
+        return
+    if isinstance(node, ir.Call):
+        if node.kind == "action":
+            actions.append(node.target)
+        for arg in node.args:
+            if arg.expr is not None:
+                _names_in(arg.expr, out, actions)
+        if node.kind == "method" and isinstance(node.target, tuple):
+            _names_in(node.target[0], out, actions)
+        return
+    if isinstance(node, ir.Expr | ir.Stmt | ir.SwitchCase):
+        for f in dataclasses.fields(node):
+            _names_in(getattr(node, f.name), out, actions)
+
+
+class ActionReach:
+    """Memoised "which variables may running this action read or write?":
+    the names its body mentions and those of the actions it calls."""
+
+    def __init__(self) -> None:
+        self._memo: dict[int, frozenset[str]] = {}
+
+    def names(self, action: ir.Action) -> frozenset[str]:
+        """Every variable name ``action`` may touch, its own parameters included."""
+        k = id(action)
+        if k in self._memo:
+            return self._memo[k]
+        self._memo[k] = frozenset()  # recursion is impossible in P4; be safe anyway
+        found: set[str] = set()
+        callees: list[ir.Action] = []
+        _names_in(action.body, found, callees)
+        for callee in callees:
+            found |= self.names(callee)
+        result = frozenset(found)
+        self._memo[k] = result
+        return result
 
 
 def has_runtime_stack_index(*exprs: ir.Expr | None) -> bool:
@@ -137,4 +195,12 @@ class ExitAnalysis:
         return self._body(inst, inst.body)
 
 
-__all__ = ["ExitAnalysis", "calls_in", "expressions_in", "has_exit", "has_runtime_stack_index"]
+__all__ = [
+    "ActionReach",
+    "ExitAnalysis",
+    "calls_in",
+    "expressions_in",
+    "has_exit",
+    "has_runtime_stack_index",
+    "root_var",
+]

@@ -23,12 +23,14 @@ from softswitch.frontend.types import (
     P4Type,
     StackT,
     StructLike,
+    StructT,
     TupleT,
     UnionT,
     Varbit,
     bit_width,
     strip_newtype,
 )
+from softswitch.interp.analysis import root_var
 from softswitch.interp.classes import is_obj
 
 if TYPE_CHECKING:
@@ -40,6 +42,39 @@ PRESERVE_EXTERNS = {
     "resubmit_preserving_field_list": "resubmit",
     "recirculate_preserving_field_list": "recirculate",
 }
+
+
+def _aliased_args(
+    args: list[ir.Arg], params: list[ir.Var], dirs: list[str], reach: frozenset[str]
+) -> set[int]:
+    """The positions of header/struct/stack ``out``/``inout`` arguments that the
+    callee could also reach under another name: their variable is in ``reach``
+    or holds another argument of the same call."""
+    roots: dict[str, int] = {}
+    for arg in args:
+        if arg.expr is not None and (r := root_var(arg.expr)) is not None:
+            roots[r] = roots.get(r, 0) + 1
+    out: set[int] = set()
+    for i, (arg, var, d) in enumerate(zip(args, params, dirs, strict=True)):
+        if arg.expr is None or d not in ("out", "inout") or not is_obj(var.type):
+            continue
+        r = root_var(arg.expr)
+        if r is not None and (r in reach or roots[r] > 1):
+            out.add(i)
+    return out
+
+
+def _fixed_width(t: P4Type) -> bool:
+    """Whether ``t`` is built of bits, bools and serializable enums only, in
+    structs and headers: what lookahead can read."""
+    st = strip_newtype(t)
+    if isinstance(st, Bits | Bool):
+        return True
+    if isinstance(st, EnumT):
+        return st.underlying is not None
+    if isinstance(st, HeaderT | StructT):
+        return all(_fixed_width(f) for f in st.fields.values())
+    return False
 
 
 def _enum_name(e: ir.Expr | None) -> str:
@@ -68,6 +103,7 @@ class CallGen:
                 has_ret=False,
                 want_value=want_value,
                 may_exit=self.g.exits.action(action),
+                reach=self.g.reach.names(action) - {v.name for v in action.params},
             )
         if c.kind == "function":
             func: ir.Function = c.target
@@ -119,8 +155,15 @@ class CallGen:
         want_value: bool,
         prefix: list[str] | None = None,
         may_exit: bool = False,
+        reach: frozenset[str] = frozenset(),
     ) -> str:
-        """Call a generated function with copy-in/copy-out."""
+        """Call a generated function with copy-in/copy-out.
+
+        Headers, structs and stacks given to ``out``/``inout`` parameters go
+        by reference, unless the callee could also reach them under another
+        name (``reach``: the variables an action sees, or another argument
+        living in the same variable): those are copied in and copied back
+        after the call, in parameter order with the scalar outs."""
         g = self.g
         values = list(prefix or [])
         targets: list[ir.Expr | None] = []
@@ -130,7 +173,10 @@ class CallGen:
             if arg.expr is not None and (d != "out" or is_obj(var.type))
         ]
         given = iter(g.ordered([e for e, _ in evaluated], by_ref=[ref for _, ref in evaluated]))
-        for arg, var, d in zip(args, params, dirs, strict=True):
+        aliased = _aliased_args(args, params, dirs, reach)
+        # copy-back plan in parameter order: ("scalar", target) or ("obj", place, copy)
+        plan: list[tuple[str, ir.Expr | None, str]] = []
+        for i, (arg, var, d) in enumerate(zip(args, params, dirs, strict=True)):
             e = arg.expr
             obj = is_obj(var.type)
             if d in ("", "in"):
@@ -139,17 +185,27 @@ class CallGen:
                 if obj or isinstance(strip_newtype(var.type), TupleT):
                     s = f"copy_value({s})"
                 values.append(s)
+            elif obj and e is not None and i in aliased:
+                place, copy = g.fresh("p"), g.fresh("cp")
+                g.line(f"{place} = {next(given)}")
+                g.line(f"{copy} = {place}.copy()")
+                values.append(copy)
+                plan.append(("obj", None, f"{place}.assign({copy})"))
             elif d == "inout":
                 assert e is not None
                 values.append(next(given))
                 if not obj:
                     targets.append(e)
+                    plan.append(("scalar", e, ""))
             elif obj:
                 values.append(next(given) if e is not None else g.classes.new(var.type))
             else:
                 values.append(g.classes.new(var.type))
                 targets.append(e)
+                plan.append(("scalar", e, ""))
         call = f"{fname}({', '.join(values)})"
+        if aliased:
+            return self._call_copying_back(call, plan, has_ret=has_ret, may_exit=may_exit)
         if has_ret:
             # functions cannot exit (P4 rejects exit in a function)
             if not targets:
@@ -164,6 +220,46 @@ class CallGen:
                     g.store(t, f"{tmp}[{i + 1}]")
             return f"{tmp}[0]"
         g._assign_outs(call, targets, may_exit=may_exit)
+        return ""
+
+    def _call_copying_back(
+        self,
+        call: str,
+        plan: list[tuple[str, ir.Expr | None, str]],
+        *,
+        has_ret: bool,
+        may_exit: bool,
+    ) -> str:
+        """Run ``call`` and copy every out argument back in parameter order,
+        also when the callee ``exit``s."""
+        g = self.g
+        tmp = g.fresh("r")
+        scalars = sum(1 for kind, _, _ in plan if kind == "scalar") + (1 if has_ret else 0)
+
+        def copy_back() -> None:
+            k = 1 if has_ret else 0
+            for kind, target, line in plan:
+                if kind == "obj":
+                    g.line(line)
+                    continue
+                if target is not None:
+                    g.store(target, tmp if scalars == 1 else f"{tmp}[{k}]")
+                k += 1
+
+        if may_exit:
+            g.line("try:")
+            g.line(f"    {tmp} = {call}")
+            g.line("except ExitSignal as _x:")
+            g.indent += 1
+            g.line(f"{tmp} = _x.outs")
+            copy_back()
+            g.line("raise")
+            g.indent -= 1
+        else:
+            g.line(f"{tmp} = {call}")
+        copy_back()
+        if has_ret:
+            return tmp if scalars == 1 else f"{tmp}[0]"
         return ""
 
     # ------------------------------------------------------------------
@@ -218,10 +314,10 @@ class CallGen:
             g.line(f"_drop(pk, {std})")
         elif name == "hash":
             result = a[0]
-            assert result is not None and a[1] is not None and a[2] is not None and a[3] is not None
+            assert a[1] is not None and a[2] is not None and a[3] is not None
             algo = _enum_name(a[1])
-            width = bit_width(result.type)
-            g.store(
+            width = bit_width(c.args[0].param.type)
+            g.store_out(
                 result,
                 f"_hash({algo!r}, {g.expr(a[2])}, {self._fields_src(a[3])}, "
                 f"{g.expr(a[4]) if a[4] is not None else 0}, {width})",
@@ -248,9 +344,8 @@ class CallGen:
             )
             g.indent -= 1
         elif name == "random":
-            result = a[0]
-            assert result is not None and a[1] is not None and a[2] is not None
-            g.store(result, f"pk.random({g.expr(a[1])}, {g.expr(a[2])})")
+            assert a[1] is not None and a[2] is not None
+            g.store_out(a[0], f"pk.random({g.expr(a[1])}, {g.expr(a[2])})")
         elif name == "digest":
             assert a[0] is not None and a[1] is not None
             dname = str(c.type_args[0]) if c.type_args else "digest"
@@ -352,15 +447,32 @@ class CallGen:
         a = [x.expr for x in c.args]
         if name == "extract":
             target = a[0]
-            assert target is not None
-            ht = strip_newtype(target.type)
+            ht = strip_newtype(c.args[0].param.type)
             if not isinstance(ht, HeaderT):
-                raise UnsupportedError(c.loc, f"extract into {target.type}")
+                raise UnsupportedError(c.loc, f"extract into {c.args[0].param.type}")
             n = g.classes.name(ht)[1:].split("_", 1)[0]
             extra = f", {g.expr(a[1])}" if len(a) > 1 and a[1] is not None else ""
-            if isinstance(target, ir.StackRef) and target.which == "next":
+            if target is None:
+                # extract<H>(_): the bits are consumed into a header thrown away
+                g.line(f"X{n}({pkt}, {g.classes.new(ht)}{extra})")
+            elif isinstance(target, ir.StackRef) and target.which == "next":
                 stack = g.expr(target.base)
                 g.line(f"X{n}({pkt}, {stack}.nxt(){extra})")
+                g.line(f"{stack}.next += 1")
+            elif (
+                isinstance(target, ir.FieldRef)
+                and isinstance(target.base, ir.StackRef)
+                and target.base.which == "next"
+            ):
+                # a member of the next union of a stack of unions: as BMv2's
+                # union-stack extract, the union is filled and nextIndex moves on
+                stack = g.expr(target.base.base)
+                u = g.fresh("u")
+                g.line(f"{u} = {stack}.nxt()")
+                member = ir.Var(target.base.type, target.loc, u)
+                member_ref = ir.FieldRef(target.type, target.loc, member, target.field)
+                g.line(f"X{n}({pkt}, {u}.f_{target.field}{extra})")
+                g._union_fix(member_ref)
                 g.line(f"{stack}.next += 1")
             else:
                 g.line(f"X{n}({pkt}, {g.expr(target)}{extra})")
@@ -382,9 +494,13 @@ class CallGen:
             v = f"{pkt}.bits({pkt}.need({w}), {w})"
             if isinstance(st, Bool):
                 return f"({v} != 0)"
-            if not isinstance(st, Bits | EnumT | ErrorT):
+            if isinstance(st, Bits | EnumT | ErrorT):
+                return v
+            if not _fixed_width(st):
                 raise UnsupportedError(c.loc, f"lookahead of {t}")
-            return v
+            bits = g.fresh("la")
+            g.line(f"{bits} = {v}")
+            return self._unpack(bits, st, w)
         if name == "advance":
             assert a[0] is not None
             g.line(f"{pkt}.advance({g.expr(a[0])})")
@@ -393,6 +509,21 @@ class CallGen:
             return f"({pkt}.nbits >> 3)"
         del want_value
         raise UnsupportedError(c.loc, f"packet_in.{name}")
+
+    def _unpack(self, bits: str, t: P4Type, shift: int) -> str:
+        """A value of the fixed-width type ``t`` made of the bits of ``bits``
+        that end ``shift`` bits from its least significant end (the first
+        field in the most significant bits); a header comes out valid."""
+        st = strip_newtype(t)
+        if isinstance(st, StructLike):
+            parts = []
+            for ft in st.fields.values():
+                parts.append(self._unpack(bits, ft, shift))
+                shift -= bit_width(ft)
+            return f"{self.g.classes.name(st)}.make({', '.join(parts)})"
+        w = bit_width(st)
+        v = f"(({bits} >> {shift - w}) & {(1 << w) - 1})"
+        return f"({v} != 0)" if isinstance(st, Bool) else v
 
     def emit(self, out: str, src: str, t: P4Type) -> None:
         """packet_out.emit of a header, union, stack or struct of them."""
@@ -424,19 +555,19 @@ class CallGen:
         elif kind == "direct_counter" and name == "count":
             pass
         elif kind == "meter" and name == "execute_meter":
-            assert a[0] is not None and a[1] is not None
-            g.store(a[1], f"_meter({x}.execute({g.expr(a[0])}, pk.length, pk.now_us))")
-        elif kind == "direct_meter" and name == "read":
             assert a[0] is not None
-            g.store(a[0], f"_dmeter({x}, pk)")
+            g.store_out(a[1], f"_meter({x}.execute({g.expr(a[0])}, pk.length, pk.now_us))")
+        elif kind == "direct_meter" and name == "read":
+            g.store_out(a[0], f"_dmeter({x}, pk)")
         elif kind == "register" and name == "read":
-            assert a[0] is not None and a[1] is not None
+            assert a[1] is not None
             tmp = g.fresh("rv")
             g.line(f"{tmp} = {x}.read({g.expr(a[1])})")
-            g.line(f"if {tmp} is not None:")
-            g.indent += 1
-            g.store(a[0], tmp)
-            g.indent -= 1
+            if a[0] is not None:
+                g.line(f"if {tmp} is not None:")
+                g.indent += 1
+                g.store(a[0], tmp)
+                g.indent -= 1
         elif kind == "register" and name == "write":
             assert a[0] is not None and a[1] is not None
             g.line(f"{x}.write({g.expr(a[0])}, {g.expr(a[1])})")

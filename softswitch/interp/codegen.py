@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from softswitch.errors import UnsupportedError
+from softswitch.errors import P4SourceError, UnsupportedError
 from softswitch.frontend import ir
 from softswitch.frontend.types import (
     Bits,
@@ -49,7 +49,7 @@ from softswitch.frontend.types import (
     bit_width,
     strip_newtype,
 )
-from softswitch.interp.analysis import ExitAnalysis, has_runtime_stack_index
+from softswitch.interp.analysis import ActionReach, ExitAnalysis, has_runtime_stack_index
 from softswitch.interp.classes import ClassGen, is_obj
 
 
@@ -85,6 +85,7 @@ class Codegen:
         self.block_params: dict[str, ir.BlockInstance] = {}
         self.roots: dict[str, str] = {}
         self.exits = ExitAnalysis()
+        self.reach = ActionReach()
         self.in_parser = False
 
     def root_of(self, var: str) -> str | None:
@@ -496,7 +497,18 @@ class Codegen:
         self.line(f"    {name} = {fallback}")
 
     def stmt(self, s: ir.Stmt) -> None:
-        """Emit one statement."""
+        """Emit one statement.
+
+        A construct that slips past the checks of this generator ends in a
+        located error rather than a Python traceback."""
+        try:
+            self._stmt(s)
+        except (AssertionError, AttributeError, IndexError, KeyError, TypeError) as exc:
+            raise P4SourceError(
+                s.loc, f"internal error: this target cannot compile this statement ({exc!r})"
+            ) from exc
+
+    def _stmt(self, s: ir.Stmt) -> None:
         if self.guarded(s):
             return
         if isinstance(s, ir.Assign):
@@ -662,6 +674,14 @@ class Codegen:
                 self.line(f"if {base}.f_{lhs.field}._v:")
                 for o in others:
                     self.line(f"    {base}.f_{o}._v = False")
+
+    def store_out(self, lhs: ir.Expr | None, value: str) -> None:
+        """Store ``value`` into an out argument; for ``_`` (None) the value is
+        still computed, for the effects of computing it, and thrown away."""
+        if lhs is None:
+            self.line(value)
+        else:
+            self.store(lhs, value)
 
     def store(self, lhs: ir.Expr, value: str) -> None:
         """Store a scalar ``value`` (Python source) into the l-value ``lhs``."""
@@ -904,7 +924,9 @@ class Codegen:
         if not live:
             self.line(call)
             return
-        if len(targets) == 1 and not may_exit:
+        if len(targets) == 1 and not may_exit and not isinstance(targets[0], ir.SliceE):
+            # (a slice is stored by reading its base: the call must run first,
+            # as it may write that base)
             t = targets[0]
             assert t is not None
             self.store(t, call)
