@@ -1,8 +1,9 @@
 """How faithfully the softswitch behaves compared with p4c + BMv2, on p4c's own tests.
 
 Run: ``.venv/bin/python benchmarks/conformance.py --testdata DIR [--jobs N]
-[--only GLOB] [--timeout S] [--verbose]`` (``DIR`` defaults to
-``$KVFABRIC_P4C_TESTDATA``).
+[--only GLOB] [--v1model] [--timeout S] [--verbose]`` (``DIR`` defaults to
+``$KVFABRIC_P4C_TESTDATA``; ``--v1model`` keeps the programs that include
+``v1model.p4``, whose STF tests p4c runs on BMv2).
 
 ``DIR`` is laid out like p4c's ``testdata``: ``p4_16_samples/X.p4`` with its
 STF test ``X.stf`` and the files it includes, and
@@ -11,7 +12,9 @@ Every program is measured in two independent ways, each in its own
 ``kvfabric`` subprocess with a timeout, so that a crash or a hang costs one
 program and not the run:
 
-* STF: ``kvfabric stf X.p4 X.stf -I DIR``; exit 0 is *pass*, 1 *mismatch*,
+* STF: ``kvfabric stf X.p4 X.stf -I DIR`` (with ``--load-modules`` for the
+  programs whose p4c test loads a module of extern functions into BMv2:
+  :data:`EXTERN_MODULES`, from ``extern_modules/``); exit 0 is *pass*, 1 *mismatch*,
   2 *error* (the program does not compile, uses an unsupported feature, or the
   STF file has a line we cannot run), anything else or the timeout *crash*.
 * P4Info: ``kvfabric compile X.p4 --p4runtime-files OUT.txtpb``, compared with
@@ -61,6 +64,13 @@ STF_OUTCOMES = ("pass", "mismatch", "error", "crash")
 P4INFO_OUTCOMES = ("identical", "format", "content", "error", "crash")
 PASSING = frozenset({"pass", "identical"})
 
+# The modules p4c's BMv2 tests load into simple_switch (backends/bmv2/CMakeLists.txt:
+# --target-specific-switch-arg="--load-modules ..."), as this target's Python files.
+EXTERN_MODULE_DIR = Path(__file__).resolve().parent / "extern_modules"
+EXTERN_MODULES: dict[str, tuple[str, ...]] = {
+    "extern-funcs-bmv2": ("extern_funcs_bmv2.py",),
+}
+
 _LOCATION = re.compile(r"(?:[\w./+-]+\.(?:p4|stf|txtpb)|<[\w ]+>)(?::\d+)*:\s*")
 _EXPECT_AT = re.compile(r"\s*\(expect at [^)]*\)")
 _NUMBER = re.compile(r"\d+")
@@ -75,6 +85,7 @@ class Case:
     program: Path
     stf: Path | None
     p4info: Path | None
+    modules: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,14 +117,18 @@ class Run:
 # discovery
 
 
-def discover(testdata: Path, only: str | None = None) -> list[Case]:
+def discover(testdata: Path, only: str | None = None, *, v1model: bool = False) -> list[Case]:
     """Every ``X.p4`` of ``testdata/p4_16_samples`` that has an STF test or a P4Info,
-    by name; ``only`` is a glob matched against ``X`` and ``X.p4``."""
+    by name; ``only`` is a glob matched against ``X`` and ``X.p4``; ``v1model``
+    keeps the programs that include ``v1model.p4`` (p4c runs their STF tests on
+    BMv2's simple_switch)."""
     samples, outputs = testdata / SAMPLES, testdata / OUTPUTS
     cases: list[Case] = []
     for program in sorted(samples.glob("*.p4")):
         name = program.stem
         if only and not (fnmatch.fnmatch(name, only) or fnmatch.fnmatch(program.name, only)):
+            continue
+        if v1model and "v1model.p4" not in program.read_text(errors="replace"):
             continue
         stf = program.with_suffix(".stf")
         p4info = outputs / (program.name + P4INFO_SUFFIX)
@@ -122,6 +137,7 @@ def discover(testdata: Path, only: str | None = None) -> list[Case]:
             program,
             stf if stf.is_file() else None,
             p4info if p4info.is_file() else None,
+            tuple(EXTERN_MODULE_DIR / m for m in EXTERN_MODULES.get(name, ())),
         )
         if case.stf or case.p4info:
             cases.append(case)
@@ -286,6 +302,8 @@ def run_stf_case(case: Case, kvfabric: str, timeout: float) -> Result:
     """Run the STF test of ``case`` in a subprocess and classify it."""
     assert case.stf is not None
     argv = [kvfabric, "stf", str(case.program), str(case.stf), "-I", str(case.program.parent)]
+    if case.modules:
+        argv += ["--load-modules", ",".join(str(m) for m in case.modules)]
     return classify_stf(case.name, _execute(argv, timeout), timeout)
 
 
@@ -433,13 +451,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds a test")
     parser.add_argument("--kvfabric", default=default_kvfabric(), help="the kvfabric script")
     parser.add_argument("--verbose", action="store_true", help="every failure, not one a group")
+    parser.add_argument(
+        "--v1model", action="store_true", help="only programs that include v1model.p4"
+    )
     args = parser.parse_args(argv)
     if args.testdata is None:
         parser.error("no testdata: give --testdata or set KVFABRIC_P4C_TESTDATA")
     testdata = Path(args.testdata)
     if not (testdata / SAMPLES).is_dir():
         parser.error(f"{testdata}: no {SAMPLES}/ folder in it")
-    cases = discover(testdata, args.only)
+    cases = discover(testdata, args.only, v1model=args.v1model)
     stf_n = sum(1 for c in cases if c.stf)
     p4info_n = sum(1 for c in cases if c.p4info)
     print(f"{len(cases)} programs under {testdata}: {stf_n} STF tests, {p4info_n} P4Info files")

@@ -163,3 +163,38 @@ def test_timeouts_and_signals_are_crashes() -> None:
     assert (killed.outcome, killed.first_line) == ("crash", "KeyError: 'x'")
     p4info = c.classify_p4info("slow", c.Run(None, "", ""), "", None)
     assert p4info.outcome == "crash"
+
+
+def test_the_extern_funcs_program_gets_its_module_and_v1model_selects(tmp_path: Path) -> None:
+    # a program of our own under the name of p4c's extern-funcs test: the harness
+    # loads the module p4c's CMake gives simple_switch for it (extern_func: d <- s)
+    samples = tmp_path / "p4_16_samples"
+    samples.mkdir()
+    (samples / "extern-funcs-bmv2.p4").write_text(
+        """#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<32> v; }
+struct hs_t { h_t h; }
+struct m_t { }
+extern void extern_func(out bit<32> d, bit<32> s);
+parser P(packet_in p, out hs_t h, inout m_t m, inout standard_metadata_t sm) {
+    state start { p.extract(h.h); transition accept; }
+}
+control N(inout hs_t h, inout m_t m) { apply { } }
+control I(inout hs_t h, inout m_t m, inout standard_metadata_t sm) {
+    apply { extern_func(h.h.v, 0x1234); }
+}
+control E(inout hs_t h, inout m_t m, inout standard_metadata_t sm) { apply { } }
+control D(packet_out p, in hs_t h) { apply { p.emit(h); } }
+V1Switch(P(), N(), I(), E(), N(), D()) main;
+"""
+    )
+    (samples / "extern-funcs-bmv2.stf").write_text("packet 0 00000000 AB\nexpect 0 00001234 AB\n")
+    (samples / "other.p4").write_text("#include <core.p4>\n")
+    (samples / "other.stf").write_text("packet 0 00\n")
+    cases = conformance.discover(tmp_path, v1model=True)
+    assert [c.name for c in cases] == ["extern-funcs-bmv2"]
+    assert [m.name for m in cases[0].modules] == ["extern_funcs_bmv2.py"]
+    assert len(conformance.discover(tmp_path)) == 2
+    (result,) = conformance.run_all(cases, KVFABRIC)
+    assert result.outcome == "pass", result.first_line

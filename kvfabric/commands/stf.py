@@ -1,10 +1,12 @@
 """``kvfabric stf``: run a P4 program against a p4c STF test file.
 
-    kvfabric stf PROG.p4 TEST.stf [-I DIR]... [-D NAME[=VALUE]]... [-v]
+    kvfabric stf PROG.p4 TEST.stf [-I DIR]... [-D NAME[=VALUE]]...
+                 [--load-modules FILE.py[,FILE.py...]] [-v]
 
 The program is compiled by the softswitch front-end and run by its
-interpreter; the STF file is read and run as p4c's BMv2 driver does (see
-:mod:`softswitch.stf`). Exit statuses:
+interpreter, with the extern functions the program declares taken from the
+``--load-modules`` files (:mod:`softswitch.interp.extern_funcs`); the STF
+file is read and run as p4c's BMv2 driver does (see :mod:`softswitch.stf`). Exit statuses:
 
 * 0: every expected packet arrived and every check held;
 * 1: a mismatch; a per-port diff of expected and received packets is printed;
@@ -32,6 +34,10 @@ def _define(text: str) -> tuple[str, str]:
     return name, value if eq else "1"
 
 
+def _modules(text: str) -> list[str]:
+    return [path for path in text.split(",") if path]
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the arguments of ``kvfabric stf``."""
     parser.add_argument("program", metavar="PROG.p4", help="the P4_16 v1model program")
@@ -54,6 +60,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="define a preprocessor macro (VALUE defaults to 1)",
     )
     parser.add_argument(
+        "--load-modules",
+        dest="modules",
+        type=_modules,
+        default=[],
+        metavar="FILE.py[,FILE.py...]",
+        help="Python files of extern functions the program declares (as simple_switch's "
+        "--load-modules, with Python for C++)",
+    )
+    parser.add_argument(
         "-v", "--verbose", action="store_true", help="show every port, not only failing ones"
     )
 
@@ -61,7 +76,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the test; 0 pass, 1 mismatch, 2 error in the program or the STF file."""
     try:
-        result = run_stf(args.program, args.stf, args.include_dirs, dict(args.defines))
+        result = run_stf(
+            args.program, args.stf, args.include_dirs, dict(args.defines), args.modules
+        )
     except SoftswitchError as exc:
         print(exc, file=sys.stderr)
         return EXIT_ERROR

@@ -32,6 +32,7 @@ from softswitch.frontend.types import (
 )
 from softswitch.interp.analysis import root_var
 from softswitch.interp.classes import is_obj
+from softswitch.interp.extern_funcs import CallSite
 
 if TYPE_CHECKING:
     from softswitch.interp.codegen import Codegen
@@ -383,9 +384,28 @@ class CallGen:
             g.line(f"if not {g.expr(a[0])}:")
             g.line(f"    raise ParserReject({g.expr(a[1])})")
         else:
-            raise UnsupportedError(c.loc, f"extern function {name}")
+            return self.user_extern(c, want_value)
         del want_value
         return ""
+
+    def user_extern(self, c: ir.Call, want_value: bool) -> str:
+        """An extern function the program declares, run by the implementation
+        loaded for it (see :mod:`softswitch.interp.extern_funcs`)."""
+        g = self.g
+        name = str(c.target)
+        if name not in g.extern_functions:
+            raise UnsupportedError(
+                c.loc,
+                f"extern function {name}: no implementation is loaded "
+                "(give one with --load-modules FILE.py)",
+            )
+        site = CallSite.of(c)
+        g.extern_sites.append(site)
+        fname = f"EXTF[{len(g.extern_sites) - 1}]"
+        params = [ir.Var(arg.param.type, c.loc, arg.param.name) for arg in c.args]
+        dirs = [arg.param.direction for arg in c.args]
+        has_ret = site.result is not None
+        return self.invoke(fname, c.args, params, dirs, has_ret=has_ret, want_value=want_value)
 
     def field_list(self, e: ir.Expr) -> list[tuple[str, list[str]]]:
         """The l-values named by a deprecated field-list argument, as (root, path)."""

@@ -26,7 +26,7 @@ callee copied back even when it ``exit``s (:class:`ExitSignal` carries them).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +51,7 @@ from softswitch.frontend.types import (
 )
 from softswitch.interp.analysis import ActionReach, ExitAnalysis, has_runtime_stack_index
 from softswitch.interp.classes import ClassGen, is_obj
+from softswitch.interp.extern_funcs import CallSite
 
 
 def _vt(t: P4Type) -> P4Type:
@@ -74,8 +75,11 @@ class FuncState:
 class Codegen:
     """Builds the module source for one program."""
 
-    def __init__(self, program: ir.Program) -> None:
+    def __init__(self, program: ir.Program, extern_functions: Iterable[str] = ()) -> None:
         self.program = program
+        # the user extern functions with an implementation, and every call of one
+        self.extern_functions = frozenset(extern_functions)
+        self.extern_sites: list[CallSite] = []
         self.classes = ClassGen()
         self.lines: list[str] = []
         self.indent = 0

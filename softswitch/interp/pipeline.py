@@ -36,7 +36,7 @@ import logging
 import random
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +45,7 @@ from softswitch.frontend import ir
 from softswitch.frontend.types import StructLike, StructT, strip_newtype
 from softswitch.interp import values
 from softswitch.interp.codegen import Codegen
+from softswitch.interp.extern_funcs import ExternFunction, bind
 from softswitch.interp.objects import ValueSetState, build_objects
 from softswitch.runtime import hashing
 from softswitch.runtime.state import RuntimeState
@@ -221,6 +222,7 @@ class Pipeline:
         cpu_port: int | None,
         clock: Callable[[], int] | None = None,
         seed: int = 0,
+        extern_functions: Mapping[str, ExternFunction] | None = None,
     ) -> None:
         self.program = program
         self.drop_port = drop_port
@@ -238,7 +240,8 @@ class Pipeline:
         self.value_sets: dict[str, ValueSetState] = {
             vs.name: ns[f"VS{vs.uid}"] for vs in program.value_sets
         }
-        gen = Codegen(program)
+        externs = dict(extern_functions or {})
+        gen = Codegen(program, externs)
         ig, eg = pipe["ig"], pipe["eg"]
         for block in (ig, eg):
             gen.roots[block.params[1].name] = "meta"
@@ -252,6 +255,7 @@ class Pipeline:
         ]
         self.source = gen.generate()
         ns.update(_helpers())
+        ns["EXTF"] = [bind(site, externs[site.name]) for site in gen.extern_sites]
         code = compile(self.source, f"<softswitch:{program.source}>", "exec")
         exec(code, ns)
         self._new_hdr, self._new_meta, self._new_std = (ns[n] for n in names)
@@ -272,9 +276,18 @@ class Pipeline:
         cpu_port: int | None = None,
         clock: Callable[[], int] | None = None,
         seed: int = 0,
+        extern_functions: Mapping[str, ExternFunction] | None = None,
     ) -> Pipeline:
-        """Compile ``program`` and build its runtime state."""
-        return cls(program, drop_port=drop_port, cpu_port=cpu_port, clock=clock, seed=seed)
+        """Compile ``program`` and build its runtime state; ``extern_functions``
+        implement the extern functions the program declares itself."""
+        return cls(
+            program,
+            drop_port=drop_port,
+            cpu_port=cpu_port,
+            clock=clock,
+            seed=seed,
+            extern_functions=extern_functions,
+        )
 
     # ------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Protocol
 
 from softswitch.frontend import load_program
+from softswitch.interp.extern_funcs import load_modules
 from softswitch.interp.pipeline import Pipeline
 from softswitch.runtime.state import RuntimeState
 from softswitch.stf import syntax as s
@@ -107,13 +108,18 @@ def run_stf(
     stf_path: str | Path,
     include_dirs: Sequence[str] = (),
     defines: Mapping[str, str] | None = None,
+    modules: Sequence[str] = (),
 ) -> StfResult:
-    """Compile ``program_path``, load it and run ``stf_path`` against it.
+    """Compile ``program_path``, load it and run ``stf_path`` against it;
+    ``modules`` are Python files of extern functions the program declares
+    (:mod:`softswitch.interp.extern_funcs`).
 
     Raises StfError for a bad STF file, P4SourceError (or UnsupportedError)
-    for a program the front-end or the interpreter rejects.
+    for a program the front-end or the interpreter rejects, ExternModuleError
+    for a module that does not load.
     """
     script = s.parse_stf_file(stf_path)
     program = load_program(str(program_path), include_dirs, dict(defines or {}))
-    pipeline: Target = Pipeline.load(program)
+    externs = load_modules(modules)
+    pipeline: Target = Pipeline.load(program, extern_functions=externs)
     return run_script(script, pipeline)
