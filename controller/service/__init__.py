@@ -16,7 +16,8 @@ data:
   adopted when a leaf (re)connects;
 - ``enforce``: the engine's updates applied (pins, modes, ECMP groups, alerts, log);
 - ``metrics`` (every Prometheus metric, one class), ``translog`` (JSON lines);
-- ``http`` and ``api``: the HTTP/JSON API; ``service`` wires it all, ``main`` runs it.
+- ``http`` (aiohttp's HTTP/1.1 with the API's limits and JSON errors) and ``api`` (the
+  endpoints): the HTTP/JSON API; ``service`` wires it all, ``main`` runs it.
 
 Public API::
 

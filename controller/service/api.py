@@ -132,14 +132,15 @@ class Api:
         return name, call
 
     def _authorise(self, r: Request) -> None:
-        """Compare bytes: the header's as sent (the server decodes them as Latin-1, which
-        gives them back unchanged) with the token's in UTF-8, as clients send it."""
+        """Compare bytes: the header's as sent (the server decodes them as UTF-8 and keeps
+        undecodable bytes as surrogates, which gives them back unchanged) with the token's
+        in UTF-8, as clients send it."""
         if self.token is None:
             return
         given = r.headers.get("authorization", "")
         scheme, _, credential = given.partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(
-            credential.strip(" \t").encode("latin-1"),
+            credential.strip(" \t").encode("utf-8", "surrogateescape"),
             self.token.encode("utf-8", "surrogateescape"),
         ):
             raise HttpError(

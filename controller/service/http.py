@@ -1,26 +1,32 @@
-"""A small HTTP/1.1 server on asyncio streams: requests in, JSON (or text) out.
+"""The API's HTTP server: aiohttp's HTTP/1.1 protocol, the API's limits and JSON errors.
 
-Only what the controller's API needs: one request at a time per connection,
-keep-alive (HTTP/1.1 default, ``Connection: close`` honoured), ``Content-Length``
-bodies up to :data:`MAX_BODY` bytes, no chunked uploads. The server knows nothing
-about the API: it parses, calls ``handler(request)``, and writes the
-:class:`Response`. A handler raises :class:`HttpError` for a 4xx/5xx answer; the
-error body is always JSON, ``{"error": message, "status": code}``.
+aiohttp parses requests (its C llhttp parser), keeps connections alive, pipelines,
+applies flow control and closes lingering connections; this module adds only what
+the API promises on top, and knows nothing about the API itself. It turns each
+request into a frozen :class:`Request` (method, path, lower-case headers, body), calls
+``handler(request)``, and writes the :class:`Response`. A handler raises
+:class:`HttpError` for a 4xx/5xx answer; an error body is always JSON,
+``{"error": message, "status": code}``, whoever refused the request.
 
 Hostile input gets an answer, never a traceback or a silent close:
 
-- a request line over :data:`MAX_LINE` bytes is 400; a header line over it, more
-  than :data:`MAX_HEADER_LINES` header lines or a head over :data:`MAX_HEAD` bytes
-  is 431; a ``Content-Length`` that is not ASCII digits (``²`` passes
-  ``str.isdigit``) or that differs between two headers is 400, one over
-  :data:`MAX_BODY` is 413;
-- :meth:`Request.json` refuses, with 400, nesting deeper than :data:`MAX_DEPTH`,
+- aiohttp's parser refuses a request line over :data:`MAX_REQUEST_LINE` bytes (400),
+  a header field over :data:`MAX_FIELD` bytes or more than :data:`MAX_HEADERS` of
+  them (431), a ``Content-Length`` that is not ASCII digits (``²`` passes
+  ``str.isdigit``) or two of them (400), one that overflows 64 bits (413), and an
+  HTTP/1.1 request without ``Host`` (400). :class:`_Protocol` only rewrites its
+  text answers as the API's JSON ones, with 431 and 413 where they apply, and logs
+  one line instead of a traceback;
+- this module refuses a head over :data:`MAX_HEAD` bytes (431), a chunked upload
+  (411: send ``Content-Length``), a body over :data:`MAX_BODY` bytes (413, before
+  reading it) and a body that does not arrive within ``body_timeout_s`` (408);
+- :func:`parse_json` refuses, with 400, nesting deeper than :data:`MAX_DEPTH`,
   integers beyond 64 bits (``10**400`` would overflow ``float``, and ``int()``
-  refuses over 4,300 digits), non-finite numbers (``1e400``) and ``NaN``;
-- after an error in the request itself the server stops reading requests: it
-  answers, closes its sending side, and discards what the client still sends for
-  a moment (:data:`LINGER_S`), so that the client reads the answer instead of a
-  connection reset.
+  refuses over 4,300 digits), non-finite numbers (``1e400``) and ``NaN``.
+
+A handler that raises anything else is a bug: the answer is 500 and the traceback
+goes to the log. A slow client holds only its own connection: each connection is
+served by its own task.
 """
 
 from __future__ import annotations
@@ -29,44 +35,28 @@ import asyncio
 import json
 import logging
 import re
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
+from aiohttp import web
+from aiohttp.abc import AbstractStreamWriter
+from aiohttp.http import HttpVersion11, RawRequestMessage
+from aiohttp.http_exceptions import BadHttpMessage, LineTooLong
+from aiohttp.streams import StreamReader
+from aiohttp.web_protocol import ERROR
+
 log = logging.getLogger("kvfabric.controller.http")
+access_log = logging.getLogger("kvfabric.controller.access")
 
 MAX_BODY = 64 * 1024
-MAX_LINE = 16 * 1024
+MAX_REQUEST_LINE = 16 * 1024
+MAX_FIELD = 8190
 MAX_HEAD = 64 * 1024
-MAX_HEADER_LINES = 100
+MAX_HEADERS = 100
 MAX_DEPTH = 32
 MAX_INT = (1 << 64) - 1
-LINGER_S = 2.0
-_LINGER_BYTES = 1 << 20
-_OWS = " \t\r\n"
-_DIGITS = re.compile(r"[0-9]+", re.ASCII)
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
-REASONS = {
-    200: "OK",
-    201: "Created",
-    204: "No Content",
-    400: "Bad Request",
-    401: "Unauthorized",
-    404: "Not Found",
-    405: "Method Not Allowed",
-    408: "Request Timeout",
-    409: "Conflict",
-    411: "Length Required",
-    413: "Content Too Large",
-    415: "Unsupported Media Type",
-    422: "Unprocessable Content",
-    431: "Request Header Fields Too Large",
-    500: "Internal Server Error",
-    501: "Not Implemented",
-    502: "Bad Gateway",
-    503: "Service Unavailable",
-}
 
 
 class HttpError(Exception):
@@ -81,7 +71,8 @@ class HttpError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """A parsed request; header names are lower case."""
+    """A request as the API sees it; header names are lower case, values as aiohttp
+    decodes them (UTF-8, undecodable bytes kept as surrogates)."""
 
     method: str
     path: str
@@ -89,18 +80,21 @@ class Request:
     body: bytes
 
     def json(self) -> object:
-        """The body as JSON; 400 if it is not, or is beyond the limits of the module docstring."""
-        if not self.body:
-            raise HttpError(400, "the request needs a JSON body")
-        depth = _depth(self.body)
-        if depth > MAX_DEPTH:
-            raise HttpError(400, f"the body nests {depth} deep; the limit is {MAX_DEPTH}")
-        try:
-            return json.loads(
-                self.body, parse_int=_int, parse_float=_float, parse_constant=_constant
-            )
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise HttpError(400, f"the body is not valid JSON: {exc}") from None
+        """The body as JSON (see :func:`parse_json`)."""
+        return parse_json(self.body)
+
+
+def parse_json(body: bytes) -> object:
+    """``body`` as JSON; 400 if it is not, or is beyond the limits of the module docstring."""
+    if not body:
+        raise HttpError(400, "the request needs a JSON body")
+    depth = _depth(body)
+    if depth > MAX_DEPTH:
+        raise HttpError(400, f"the body nests {depth} deep; the limit is {MAX_DEPTH}")
+    try:
+        return json.loads(body, parse_int=_int, parse_float=_float, parse_constant=_constant)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise HttpError(400, f"the body is not valid JSON: {exc}") from None
 
 
 def _depth(body: bytes) -> int:
@@ -142,17 +136,11 @@ class Response:
     content_type: str = "application/json"
     headers: Mapping[str, str] = field(default_factory=dict)
 
-    def encode(self, keep_alive: bool) -> bytes:
-        """The response bytes, head and body."""
+    def to_web(self) -> web.Response:
+        """The aiohttp response."""
         payload = self.text if self.text is not None else _json(self.body)
-        head = [
-            f"HTTP/1.1 {self.status} {REASONS.get(self.status, 'Unknown')}",
-            f"Content-Type: {self.content_type}",
-            f"Content-Length: {len(payload)}",
-            f"Connection: {'keep-alive' if keep_alive else 'close'}",
-            *(f"{k}: {v}" for k, v in self.headers.items()),
-        ]
-        return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload
+        headers = {"Content-Type": self.content_type, **self.headers}
+        return web.Response(status=self.status, body=payload, headers=headers)
 
 
 def _json(body: object) -> bytes:
@@ -170,137 +158,151 @@ Handler = Callable[[Request], Awaitable[Response]]
 class HttpServer:
     """Serves ``handler`` on a TCP address (see the module docstring)."""
 
-    def __init__(self, handler: Handler, *, idle_timeout_s: float = 30.0) -> None:
+    def __init__(
+        self, handler: Handler, *, idle_timeout_s: float = 30.0, body_timeout_s: float = 10.0
+    ) -> None:
         self.handler = handler
         self.idle_timeout_s = idle_timeout_s
+        self.body_timeout_s = body_timeout_s
         self.server: asyncio.Server | None = None
-        self._writers: set[asyncio.StreamWriter] = set()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._manager: web.Server | None = None
 
     async def start(self, host: str, port: int) -> tuple[str, int]:
         """Listen; returns the address actually bound (``port`` 0 picks one)."""
-        self.server = await asyncio.start_server(self._serve, host, port, limit=MAX_LINE)
+        loop = asyncio.get_running_loop()
+        manager = web.Server(self._serve, request_factory=_make_request)
+        self._manager = manager
+
+        def protocol() -> _Protocol:
+            return _Protocol(
+                manager,
+                loop=loop,
+                keepalive_timeout=self.idle_timeout_s,
+                access_log=access_log,
+                max_line_size=MAX_REQUEST_LINE,
+                max_field_size=MAX_FIELD,
+                max_headers=MAX_HEADERS,
+            )
+
+        self.server = await loop.create_server(protocol, host, port, reuse_address=True)
         sockname = self.server.sockets[0].getsockname()
         return str(sockname[0]), int(sockname[1])
 
     async def close(self) -> None:
-        """Stop listening and wait for the listener to close."""
+        """Stop listening, then end the connections (requests under way get 1 s)."""
         if self.server is not None:
             self.server.close()
-        for writer in list(self._writers):
-            writer.close()
-        if self._tasks:
-            await asyncio.wait(self._tasks, timeout=1.0)
+        if self._manager is not None:
+            await self._manager.shutdown(1.0)
+        if self.server is not None:
+            await self.server.wait_closed()
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._tasks.add(task)
-        self._writers.add(writer)
+    async def _serve(self, raw: web.BaseRequest) -> web.StreamResponse:
         try:
-            while True:
-                try:
-                    request = await asyncio.wait_for(_read_request(reader), self.idle_timeout_s)
-                except HttpError as exc:
-                    writer.write(error_response(exc).encode(keep_alive=False))
-                    await writer.drain()
-                    await _linger(reader, writer)
-                    return
-                except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
-                    return
-                if request is None:
-                    return
-                keep_alive = request.headers.get("connection", "").lower() != "close"
-                response = await self._respond(request)
-                writer.write(response.encode(keep_alive))
-                await writer.drain()
-                if not keep_alive:
-                    return
-        except ConnectionError:
-            return
-        finally:
-            self._writers.discard(writer)
-            self._tasks.discard(task)
-            writer.close()
-
-    async def _respond(self, request: Request) -> Response:
-        try:
-            return await self.handler(request)
+            request = await self._request(raw)
+            response = await self.handler(request)
         except HttpError as exc:
-            return error_response(exc)
+            response = error_response(exc)
         except Exception:  # the server answers 500 rather than drop the client
-            log.exception("%s %s failed", request.method, request.path)
-            return error_response(HttpError(500, "internal error; see the controller's log"))
+            log.exception("%s %s failed", raw.method, raw.path)
+            response = error_response(HttpError(500, "internal error; see the controller's log"))
+        answer = response.to_web()
+        if isinstance(raw.protocol, _Protocol) and raw.protocol.answering_last:
+            answer.force_close()
+        return answer
 
-
-async def _linger(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """Close the sending side, then discard what the client still sends, for a while."""
-    if writer.can_write_eof():
-        writer.write_eof()
-    deadline = time.monotonic() + LINGER_S
-    discarded = 0
-    while discarded < _LINGER_BYTES:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return
-        try:
-            chunk = await asyncio.wait_for(reader.read(65536), left)
-        except (TimeoutError, ConnectionError):
-            return
-        if not chunk:
-            return
-        discarded += len(chunk)
-
-
-async def _line(reader: asyncio.StreamReader, status: int, what: str) -> bytes:
-    """One line; ``status`` when it is longer than :data:`MAX_LINE` bytes."""
-    try:
-        return await reader.readline()
-    except ValueError:  # the stream's limit (MAX_LINE) was reached before a newline
-        raise HttpError(status, f"the {what} is longer than {MAX_LINE} bytes") from None
-
-
-async def _read_request(reader: asyncio.StreamReader) -> Request | None:
-    """One request, or None when the client closed the connection between requests."""
-    line = await _line(reader, 400, "request line")
-    if not line:
-        return None
-    parts = line.decode("latin-1").strip().split()
-    if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
-        raise HttpError(400, f"malformed request line {line[:80]!r}")
-    method, target, _version = parts
-    headers = await _read_headers(reader, len(line))
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        raise HttpError(411, "chunked bodies are not supported; send Content-Length")
-    length = _content_length(headers.get("content-length", "0"))
-    body = await reader.readexactly(length) if length else b""
-    path = target.split("?", 1)[0]
-    return Request(method.upper(), path, headers, body)
-
-
-async def _read_headers(reader: asyncio.StreamReader, head_size: int) -> dict[str, str]:
-    headers: dict[str, str] = {}
-    for _ in range(MAX_HEADER_LINES):
-        raw = await _line(reader, 431, "header line")
-        if raw in (b"\r\n", b"\n", b""):
-            return headers
-        head_size += len(raw)
-        if head_size > MAX_HEAD:
+    async def _request(self, raw: web.BaseRequest) -> Request:
+        head = len(raw.method) + len(raw.raw_path) + 11
+        head += sum(len(name) + len(value) + 4 for name, value in raw.raw_headers)
+        if head > MAX_HEAD:
             raise HttpError(431, f"the request head is longer than {MAX_HEAD} bytes")
-        name, sep, value = raw.decode("latin-1").partition(":")
-        if not sep:
-            raise HttpError(400, f"malformed header line {raw[:80]!r}")
-        # only HTTP's whitespace: str.strip() would also eat bytes 0x85 and 0xa0 of UTF-8 text
-        key, value = name.strip(_OWS).lower(), value.strip(_OWS)
-        if key == "content-length" and headers.get(key, value) != value:
-            raise HttpError(400, "two different Content-Length headers")
-        headers[key] = value
-    raise HttpError(431, f"more than {MAX_HEADER_LINES} header lines")
+        if "chunked" in raw.headers.get("Transfer-Encoding", "").lower():
+            raise HttpError(411, "chunked bodies are not supported; send Content-Length")
+        length = raw.content_length or 0
+        if length > MAX_BODY:
+            raise HttpError(413, f"the body is {length} bytes; the limit is {MAX_BODY}")
+        body = b""
+        if length:
+            try:
+                body = await asyncio.wait_for(raw.read(), self.body_timeout_s)
+            except TimeoutError:
+                raise HttpError(
+                    408, f"the body did not arrive within {self.body_timeout_s:g} s"
+                ) from None
+        headers = {name.lower(): value for name, value in raw.headers.items()}
+        return Request(raw.method.upper(), raw.path, headers, body)
 
 
-def _content_length(text: str) -> int:
-    if not _DIGITS.fullmatch(text):
-        raise HttpError(400, f"bad Content-Length {text[:40]!r}: expected ASCII digits")
-    if len(text) > 20 or int(text) > MAX_BODY:
-        raise HttpError(413, f"the body is {text[:20]} bytes; the limit is {MAX_BODY}")
-    return int(text)
+def _make_request(
+    message: RawRequestMessage,
+    payload: StreamReader,
+    protocol: web.RequestHandler,
+    writer: AbstractStreamWriter,
+    task: asyncio.Task[None],
+) -> web.BaseRequest:
+    """aiohttp's request; the one standing for an unparsable request says HTTP/1.1 (not
+    aiohttp's 1.0), so that the error answer's status line is HTTP/1.1 like every other."""
+    if message is ERROR:
+        message = message._replace(version=HttpVersion11)
+    return web.BaseRequest(message, payload, protocol, writer, task, asyncio.get_running_loop())
+
+
+class _Protocol(web.RequestHandler):
+    """aiohttp's connection handler, with the API's JSON answers to malformed requests,
+    and answers for a client that closes its sending side after its requests (aiohttp
+    would close the connection at once and lose them)."""
+
+    peer_closed = False
+
+    def eof_received(self) -> bool:  # type: ignore[override]  # asyncio: bool | None
+        """Keep the connection open to answer what was received, then close it: at once
+        when idle, after the request under way when it is the last, or (``_serve``) after
+        the last of those queued."""
+        self.peer_closed = True
+        if not self._messages:
+            if self._waiter is not None:
+                self.force_close()
+            else:
+                self.close()
+        return True
+
+    @property
+    def answering_last(self) -> bool:
+        """True when the client closed its side and no request of it is left."""
+        return self.peer_closed and not self._messages
+
+    def handle_error(
+        self,
+        request: web.BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        """The JSON answer to a request aiohttp could not parse (or, 500, a bug here)."""
+        if request.writer.output_size > 0:
+            raise ConnectionError("an answer was already being sent; cannot send an error")
+        if status >= 500:
+            log.error("answering %s: %s", status, message or exc, exc_info=exc)
+            answer = HttpError(500, "internal error; see the controller's log")
+        else:
+            answer = _refusal(exc, message or "malformed request")
+            log.info("refused a malformed request (%s): %s", answer.status, answer.message)
+        response = error_response(answer).to_web()
+        response.force_close()
+        return response
+
+
+def _refusal(exc: BaseException | None, message: str) -> HttpError:
+    """The status and message of a parse error: 431 for header fields too large or too
+    many, 413 for a ``Content-Length`` beyond 64 bits, 400 otherwise."""
+    text = message.split("\n", 1)[0].strip().rstrip(":")
+    if isinstance(exc, LineTooLong):
+        limit = exc.args[1]
+        if limit == MAX_FIELD:
+            return HttpError(431, f"a header field is longer than {MAX_FIELD} bytes")
+        return HttpError(400, f"the request line is longer than {limit} bytes")
+    if isinstance(exc, BadHttpMessage) and "Too many headers" in text:
+        return HttpError(431, f"more than {MAX_HEADERS} header lines")
+    if isinstance(exc, BadHttpMessage) and "Content-Length overflow" in text:
+        return HttpError(413, f"the Content-Length is beyond 64 bits; the limit is {MAX_BODY}")
+    return HttpError(400, f"malformed request: {text[:200]}")

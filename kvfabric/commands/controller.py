@@ -97,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
         stream=sys.stderr,
     )
     logging.getLogger("finsy").setLevel(logging.DEBUG if args.verbose else logging.ERROR)
+    access = logging.getLogger("kvfabric.controller.access")  # one line per request
+    access.setLevel(logging.DEBUG if args.verbose else logging.WARNING)
     fabric = args.config or args.fabric
     if fabric is None:
         print("kvfabric controller: error: a fabric file is required", file=sys.stderr)

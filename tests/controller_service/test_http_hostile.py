@@ -82,6 +82,8 @@ def healthy(c: ControllerProc, log_from: int) -> None:
     assert status_of(exchange(c, request("GET", "/healthz"))) == 200
 
 
+# HTTP/1.1 requires Host (RFC 9112, 3.2: 400 without it), so each raw case names one
+POST_MODE = b"POST /v1/mode HTTP/1.1\r\nHost: x\r\n"
 NESTED = b"[" * 60_000 + b"]" * 4_000
 CASES = {
     "deeply nested array": (request("POST", "/v1/transfers", NESTED), 400),
@@ -126,25 +128,27 @@ CASES = {
         431,
     ),
     "Content-Length: superscript two": (  # Latin-1 "²", which str.isdigit() accepts
-        b"POST /v1/mode HTTP/1.1\r\n" + AUTH + b"\r\nContent-Length: \xb2\r\n\r\n{}",
+        POST_MODE + AUTH + b"\r\nContent-Length: \xb2\r\n\r\n{}",
         400,
     ),
     "Content-Length: Arabic-Indic digits": (
-        b"POST /v1/mode HTTP/1.1\r\n" + AUTH + "\r\nContent-Length: ١٢\r\n\r\n{}".encode(),
+        POST_MODE + AUTH + "\r\nContent-Length: ١٢\r\n\r\n{}".encode(),
         400,
     ),
     "Content-Length of 5,000 digits": (
-        b"POST /v1/mode HTTP/1.1\r\n" + AUTH + b"\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\n",
+        POST_MODE + AUTH + b"\r\nContent-Length: " + b"9" * 5000 + b"\r\n\r\n",
         413,
     ),
     "Content-Length over the body limit": (
-        b"POST /v1/mode HTTP/1.1\r\n" + AUTH + b"\r\nContent-Length: 70000\r\n\r\n" + b" " * 70000,
+        POST_MODE + AUTH + b"\r\nContent-Length: 70000\r\n\r\n" + b" " * 70000,
         413,
     ),
+    "HTTP/1.1 without Host": (
+        b"POST /v1/mode HTTP/1.1\r\n" + AUTH + b"\r\nContent-Length: 2\r\n\r\n{}",
+        400,
+    ),
     "two different Content-Lengths": (
-        b"POST /v1/mode HTTP/1.1\r\n"
-        + AUTH
-        + b"\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{} ",
+        POST_MODE + AUTH + b"\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{} ",
         400,
     ),
 }
@@ -226,3 +230,22 @@ def test_fuzzed_requests_never_get_a_500(controller: ControllerProc, data: bytes
     if answer:
         assert status_of(answer) != 500, answer[:300]
     assert "Traceback" not in controller.log()[log_from:]
+
+
+def test_slow_clients_hold_only_their_own_connection(controller: ControllerProc) -> None:
+    """A client stalled mid-head and one stalled mid-body do not delay anyone else; the
+    one stalled mid-body is answered 408 once the body's time is up."""
+    log_from = len(controller.log())
+    with (
+        socket.create_connection((controller.host, controller.port), timeout=30) as mid_head,
+        socket.create_connection((controller.host, controller.port), timeout=30) as mid_body,
+    ):
+        mid_head.sendall(b"GET /v1/mode HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        mid_body.sendall(request("POST", "/v1/mode", b'{"mode": "kv-aware"}')[:-5])
+        for _ in range(5):
+            assert status_of(exchange(controller, request("GET", "/v1/mode"), timeout=2)) == 200
+        answer = mid_body.recv(65536)
+        assert status_of(answer) == 408, answer[:300]
+        mid_head.sendall(b"1\r\n" + AUTH + b"\r\n\r\n")
+        assert status_of(mid_head.recv(65536)) == 200
+    healthy(controller, log_from)

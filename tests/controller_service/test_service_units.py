@@ -1,12 +1,11 @@
 """The service's pure parts: intent, reconciliation plans, pin metadata, probes,
-histogram telemetry, tag reservation, the HTTP parser, and the metrics exposition.
+histogram telemetry, tag reservation, the API's JSON limits, and the metrics exposition.
 
 Entities are encoded with the real P4Info of p4/kv_fabric.p4 (compiled once).
 """
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from controller.engine import Engine, ProbeSeen
 from controller.engine.inflight import TagPool
 from controller.service import intent as i
 from controller.service.adopt import reserve_port
-from controller.service.http import HttpError, _read_request
+from controller.service.http import HttpError, parse_json
 from controller.service.metrics import Metrics
 from controller.service.pins import PinMeta
 from controller.service.prober import Prober, _Round, parse_probe, probe_frame
@@ -178,26 +177,14 @@ def test_reserving_a_tag_port_keeps_the_rest_in_order() -> None:
     assert [pool.take() for _ in range(4)] == [40000, 40001, 40003, 40004]
 
 
-def test_http_requests_parse_and_bad_ones_are_refused() -> None:
-    async def parse(data: bytes) -> Any:
-        reader = asyncio.StreamReader()
-        reader.feed_data(data)
-        reader.feed_eof()
-        return await _read_request(reader)
-
-    ok = asyncio.run(parse(b"POST /v1/transfers?x=1 HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}"))
-    assert (ok.method, ok.path, ok.body) == ("POST", "/v1/transfers", b"{}")
-    assert asyncio.run(parse(b"")) is None
-    for data, status in (
-        (b"GARBAGE\r\n\r\n", 400),
-        (b"GET / HTTP/1.1\r\nno colon\r\n\r\n", 400),
-        (b"POST / HTTP/1.1\r\nContent-Length: 999999\r\n\r\n", 413),
-        (b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 411),
-        (b"POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", 400),
-    ):
+def test_json_bodies_parse_and_ones_beyond_the_limits_are_refused() -> None:
+    assert parse_json(b'{"a": [1, 2.5, "x"]}') == {"a": [1, 2.5, "x"]}
+    assert parse_json(b"[" * 32 + b"]" * 32) is not None
+    for data in (b"", b"{", b"[" * 33 + b"]" * 33, b"18446744073709551616", b"1e400",
+                 b"NaN", b"-Infinity", b"\xff"):  # fmt: skip
         with pytest.raises(HttpError) as err:
-            asyncio.run(parse(data))
-        assert err.value.status == status
+            parse_json(data)
+        assert err.value.status == 400, data
 
 
 def test_metrics_expose_engine_and_shell_figures(topology: Topology) -> None:
