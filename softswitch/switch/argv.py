@@ -6,6 +6,7 @@ binary name::
 
     [-i PORT@IFACE]... [--device-id N] [--log-console | --log-file F] [-L LEVEL]
     [--pcap [DIR]] [--thrift-port N] [--nanolog ADDR] [--dump-packet-data N]
+    [--load-modules FILE.py[,FILE.py...]]
     [--queue-rate [PORT:]PPS]... [--queue-depth [PORT:]N]... [--offloads MODE]
     [--send-buffer BYTES] [PROGRAM | --no-p4]
     [-- --grpc-server-addr HOST:PORT --cpu-port N --drop-port N --grpc-server-ssl
@@ -17,6 +18,10 @@ works for every option that takes a value.  Target options (after ``--``) are
 BMv2's ``simple_switch_grpc`` target options.  Options that make no sense for
 this target (nanolog, the debugger) are accepted and produce one warning
 line each, kept in :attr:`SwitchOptions.warnings`.
+
+``--load-modules FILES`` (comma-separated, repeatable) loads the extern
+functions that programs declare for themselves, as BMv2 loads ``.so`` modules:
+here they are Python files (see :mod:`softswitch.interp.extern_funcs`).
 
 ``--thrift-port N`` opens the control channel of ``simple_switch_CLI`` on
 127.0.0.1:N (JSON lines, not Thrift: see :mod:`softswitch.switch.control`);
@@ -59,6 +64,7 @@ from softswitch.errors import SoftswitchError
 USAGE = """\
 usage: kvfabric switch [-i PORT@IFACE]... [--device-id N] [--log-console | --log-file F]
                        [-L LEVEL] [--pcap [DIR]] [--dump-packet-data N]
+                       [--load-modules FILE.py[,FILE.py...]]
                        [--queue-rate [PORT:]PPS]... [--queue-depth [PORT:]N]...
                        [--offloads disable|refuse|keep] [--send-buffer BYTES]
                        [PROGRAM | --no-p4]
@@ -108,6 +114,7 @@ class SwitchOptions:
     tls: TlsOptions | None = None
     priority_queues: int = 1
     thrift_port: int | None = None
+    modules: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     show_help: bool = False
     show_version: bool = False
@@ -121,6 +128,7 @@ class _Builder:
     queue_depths: list[tuple[int | None, int]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     positionals: list[str] = field(default_factory=list)
+    modules: list[str] = field(default_factory=list)
     tls: dict[str, Any] = field(default_factory=dict)
 
 
@@ -214,6 +222,7 @@ _MAIN_VALUED: dict[str, _Handler] = {
     "--offloads": _offloads,
     "--send-buffer": _set_int("send_buffer", 4096, 1 << 30),
     "--thrift-port": _set_int("thrift_port", 0, 65535),
+    "--load-modules": lambda b, o, v: b.modules.extend(p for p in v.split(",") if p),
     "--nanolog": _warn("this target has no nanolog event stream"),
     "--notifications-addr": _warn("this target has no nanomsg notifications"),
     "--max-port-count": _warn("ports are not limited here"),
@@ -340,6 +349,7 @@ def parse_argv(argv: Sequence[str]) -> SwitchOptions:
         tls=_tls_options(b.tls),
         priority_queues=b.values.get("priority_queues", 1),
         thrift_port=_opt_int(b.values.get("thrift_port")),
+        modules=tuple(b.modules),
         warnings=tuple(b.warnings),
     )
 

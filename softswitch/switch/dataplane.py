@@ -14,7 +14,7 @@ server writes the runtime object, which hands the members on to the parser.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from finsy.proto import p4i
@@ -22,6 +22,7 @@ from finsy.proto import p4i
 from softswitch.errors import RuntimeConfigError, SoftswitchError
 from softswitch.frontend import elaborate_program, ir, parse_text
 from softswitch.frontend.preprocess import preprocess
+from softswitch.interp.extern_funcs import ExternFunction
 from softswitch.interp.objects import ValueSetState
 from softswitch.interp.pipeline import Digest, Pipeline
 from softswitch.p4info import device_config as dc
@@ -152,17 +153,31 @@ def bind_value_sets(pipeline: Pipeline, p4info: p4i.P4Info) -> None:
 
 
 def _pipeline_from_source(
-    program_text: str, file: str, drop_port: int, cpu_port: int | None, clock: Clock | None
+    program_text: str,
+    file: str,
+    drop_port: int,
+    cpu_port: int | None,
+    clock: Clock | None,
+    *,
+    externs: Mapping[str, ExternFunction] | None = None,
 ) -> tuple[ir.Program, Pipeline]:
     """Compile preprocessed P4 source (with its ``# line`` markers) into a Pipeline."""
     program = elaborate_program(parse_text(program_text, file), file)
-    return program, Pipeline.load(program, drop_port=drop_port, cpu_port=cpu_port, clock=clock)
+    pipeline = Pipeline.load(
+        program, drop_port=drop_port, cpu_port=cpu_port, clock=clock, extern_functions=externs
+    )
+    return program, pipeline
 
 
 def make_loader(
-    drop_port: int, cpu_port: int | None, clock: Clock | None = None
+    drop_port: int,
+    cpu_port: int | None,
+    clock: Clock | None = None,
+    *,
+    externs: Mapping[str, ExternFunction] | None = None,
 ) -> DataplaneLoader:
-    """A loader for SetForwardingPipelineConfig: device config bytes -> Pipeline."""
+    """A loader for SetForwardingPipelineConfig: device config bytes -> Pipeline;
+    ``externs`` implement the extern functions a program declares (``--load-modules``)."""
 
     def load(p4info: p4i.P4Info, device_config: bytes) -> Dataplane:
         if not device_config:
@@ -173,7 +188,7 @@ def make_loader(
         dc.check_matches(config, p4info)
         try:
             _, pipeline = _pipeline_from_source(
-                config.program, config.file, drop_port, cpu_port, clock
+                config.program, config.file, drop_port, cpu_port, clock, externs=externs
             )
         except SoftswitchError as exc:
             raise RuntimeConfigError("INVALID_ARGUMENT", f"bad p4_device_config: {exc}") from None
@@ -190,19 +205,26 @@ def p4info_of_program(program: ir.Program) -> p4i.P4Info:
 
 
 def load_program_file(
-    path: str, drop_port: int, cpu_port: int | None, clock: Clock | None = None
+    path: str,
+    drop_port: int,
+    cpu_port: int | None,
+    clock: Clock | None = None,
+    *,
+    externs: Mapping[str, ExternFunction] | None = None,
 ) -> tuple[p4i.P4Info, bytes, Dataplane]:
     """Load the PROGRAM of the command line: a ``.p4`` file or a device config file."""
     if path.endswith(".p4"):
         text = preprocess(path)
-        program, pipeline = _pipeline_from_source(text, path, drop_port, cpu_port, clock)
+        program, pipeline = _pipeline_from_source(
+            text, path, drop_port, cpu_port, clock, externs=externs
+        )
         p4info = p4info_of_program(program)
         bind_value_sets(pipeline, p4info)
         device_config = dc.encode(dc.make_device_config(text, path, p4info))
         return p4info, device_config, pipeline
     config = dc.read(path)
     program, pipeline = _pipeline_from_source(
-        config.program, config.file, drop_port, cpu_port, clock
+        config.program, config.file, drop_port, cpu_port, clock, externs=externs
     )
     p4info = p4info_of_program(program)
     dc.check_matches(config, p4info)

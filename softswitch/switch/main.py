@@ -25,6 +25,7 @@ from collections.abc import Callable
 from finsy.proto import p4r
 
 from softswitch.errors import SoftswitchError
+from softswitch.interp.extern_funcs import load_modules
 from softswitch.runtime.state import RuntimeState
 from softswitch.switch.argv import SwitchOptions
 from softswitch.switch.control import start_control_server
@@ -77,6 +78,7 @@ async def run_switch(
     configure_logging(options)
     for warning in options.warnings:
         print(warning, file=sys.stderr)
+    externs = load_modules(options.modules)
     loop = asyncio.get_running_loop()
     names = [iface for _, iface in options.interfaces]
     for iface, changed in prepare_interfaces(names, options.offloads).items():
@@ -97,7 +99,7 @@ async def run_switch(
 
     device = Device(
         options.device_id,
-        loader or make_loader(options.drop_port, options.cpu_port, clock),
+        loader or make_loader(options.drop_port, options.cpu_port, clock, externs=externs),
         cpu_port=options.cpu_port,
     )
     switch = Switch(options, ports, device, clock)
@@ -112,7 +114,7 @@ async def run_switch(
     try:
         if options.program is not None:
             p4info, device_config, dataplane = load_program_file(
-                options.program, options.drop_port, options.cpu_port, clock
+                options.program, options.drop_port, options.cpu_port, clock, externs=externs
             )
             config = p4r.ForwardingPipelineConfig(p4info=p4info, p4_device_config=device_config)
             device.configs.install(config, dataplane)
