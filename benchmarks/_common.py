@@ -1,6 +1,5 @@
 """Helpers shared by the switch benchmarks (the leading underscore keeps this out of
-``kvfabric bench``): network namespaces and veth pairs named after our pid, and
-a paced traffic generator that runs inside a namespace.
+``kvfabric bench``): a paced traffic generator that runs inside a namespace.
 
 The generator is two small processes, so that neither competes with the other
 for the GIL: a *receiver* that counts the frames carrying the benchmark's magic
@@ -11,17 +10,12 @@ really sent and over how long.
 
 from __future__ import annotations
 
-import itertools
 import json
-import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
-_names = itertools.count()
 MAGIC = b"KVFBENCH"
 
 SENDER = r"""
@@ -62,41 +56,6 @@ while select.select([r], [], [], quiet)[0]:
             got += 1; last = time.perf_counter(); first = first or last
 print(got, (last - first) if got > 1 else 0.0, flush=True)
 """
-
-
-def sh(*cmd: str) -> None:
-    subprocess.run(cmd, check=True, capture_output=True)
-
-
-@dataclass(frozen=True)
-class Veth:
-    outside: str  # root namespace: the forwarder under test attaches here
-    inside: str  # in the benchmark's namespace: the traffic generator uses it
-
-
-@contextmanager
-def namespace_with_veths(count: int) -> Iterator[tuple[str, list[Veth]]]:
-    """A namespace and ``count`` veth pairs, named after this pid; all removed on exit."""
-    tag = f"kvb{os.getpid() % 100000}{next(_names)}"
-    netns = f"{tag}ns"
-    sh("ip", "netns", "add", netns)
-    pairs: list[Veth] = []
-    try:
-        for i in range(count):
-            pair = Veth(f"{tag}{i}o", f"{tag}{i}i")
-            sh("ip", "link", "add", pair.outside, "type", "veth", "peer", "name", pair.inside)
-            pairs.append(pair)
-            sh("ip", "link", "set", pair.inside, "netns", netns)
-            sh("sysctl", "-qw", f"net.ipv6.conf.{pair.outside}.disable_ipv6=1")
-            sh("ip", "netns", "exec", netns, "sysctl", "-qw",
-               f"net.ipv6.conf.{pair.inside}.disable_ipv6=1")  # fmt: skip
-            sh("ip", "link", "set", pair.outside, "up")
-            sh("ip", "netns", "exec", netns, "ip", "link", "set", pair.inside, "up")
-        yield netns, pairs
-    finally:
-        for pair in pairs:
-            subprocess.run(["ip", "link", "del", pair.outside], check=False, capture_output=True)
-        subprocess.run(["ip", "netns", "del", netns], check=False, capture_output=True)
 
 
 @dataclass(frozen=True)

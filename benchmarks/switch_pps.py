@@ -39,11 +39,12 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from benchmarks._common import MAGIC, Search, Traffic, emit_json, namespace_with_veths
+from benchmarks._common import MAGIC, Search, Traffic, emit_json
 from softswitch.switch.dataplane import load_program_file
 from softswitch.switch.offload import disable_offloads
 from softswitch.switch.p4rt.client import StreamClient, insert
 from softswitch.switch.process import SwitchProcess
+from tests.support.netns import namespace_with_veths
 
 ROUTER = Path(__file__).resolve().parent / "programs" / "router.p4"
 NEXT_HOP_MAC = 0x02000000BEEF
@@ -119,7 +120,7 @@ def main() -> None:
         return
     data = frame()
     figures: dict[str, object] = {"frame_bytes": len(data), "seconds_per_rate": args.seconds}
-    with namespace_with_veths(2) as (netns, (a, b)):
+    with namespace_with_veths(2, "kvb") as (netns, (a, b)):
         for pair in (a, b):
             disable_offloads(pair.outside)
         traffic = Traffic(netns, a.inside, b.inside, data)

@@ -39,6 +39,7 @@ from finsy.p4schema import P4Schema
 from finsy.proto import p4r, p4r_grpc
 
 from softswitch.switch.process import SwitchProcess
+from tests.support.netns import veth
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "p4" / "kv_fabric.p4"
@@ -120,16 +121,8 @@ class Fabric:
         return time.monotonic()
 
     def _veth(self) -> tuple[str, str]:
-        base = f"kc{os.getpid() % 100000}x{next(_ids)}"
-        a, b = f"{base}a", f"{base}b"
-        _run("ip", "link", "add", a, "type", "veth", "peer", "name", b)
-        self.stack.callback(
-            lambda: subprocess.run(["ip", "link", "del", a], check=False, capture_output=True)
-        )
-        for end in (a, b):
-            _run("sysctl", "-qw", f"net.ipv6.conf.{end}.disable_ipv6=1")
-            _run("ip", "link", "set", end, "up")
-        return a, b
+        pair = self.stack.enter_context(veth("kc"))
+        return pair.outside, pair.inside
 
     def set_cable(self, leaf: str, spine: str, up: bool) -> None:
         """Take the veth of a cable down (or up again) at its leaf end."""

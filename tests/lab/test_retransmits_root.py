@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import uuid
 from collections.abc import Iterator
 
 import pytest
 
 from lab.kvtransfer import Receiver, Transfer, send
 from lab.netns import factory_in, socket_in
+from tests.support.netns import namespace, sh, veth
 
 pytestmark = pytest.mark.root
 
@@ -29,27 +29,16 @@ def _ip(*args: str) -> None:
 
 @pytest.fixture
 def pair() -> Iterator[tuple[str, str, str]]:
-    tag = uuid.uuid4().hex[:6]
-    a, b = f"kvrtA{tag}", f"kvrtB{tag}"
-    va, vb = f"kvrta{tag}", f"kvrtb{tag}"
-    _ip("netns", "add", a)
-    try:
-        _ip("netns", "add", b)
-        try:
-            _ip("link", "add", va, "netns", a, "type", "veth", "peer", "name", vb, "netns", b)
-            for ns, dev, addr in ((a, va, SENDER), (b, vb, RECEIVER)):
-                _ip("-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
-                _ip("-n", ns, "link", "set", dev, "up")
-            subprocess.run(
-                ["ip", "netns", "exec", a, "tc", "qdisc", "add", "dev", va, "root", "tbf",
-                 "rate", "8mbit", "burst", "16kb", "limit", "4mb"],
-                check=True, capture_output=True,
-            )  # fmt: skip
-            yield a, b, vb
-        finally:
-            _ip("netns", "del", b)
-    finally:
-        _ip("netns", "del", a)
+    with (
+        namespace("kvrt") as a,
+        namespace("kvrt") as b,
+        veth("kvrt", outside_ns=a, inside_ns=b) as v,
+    ):
+        for ns, dev, addr in ((a, v.outside, SENDER), (b, v.inside, RECEIVER)):
+            sh("ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
+        sh("ip", "netns", "exec", a, "tc", "qdisc", "add", "dev", v.outside, "root", "tbf",
+           "rate", "8mbit", "burst", "16kb", "limit", "4mb")  # fmt: skip
+        yield a, b, v.inside
 
 
 def test_a_transfer_through_an_outage_reports_its_retransmissions(

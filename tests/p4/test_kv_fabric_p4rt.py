@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import subprocess
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from scapy.packet import Packet, Raw
 from kvfabric.cli import main
 from softswitch.switch.process import SwitchProcess
 from tests.p4 import fabric_model as m
+from tests.support.netns import VethPair, veth
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "p4" / "kv_fabric.p4"
@@ -57,19 +57,8 @@ def _mac(text: str) -> int:
     return int(text.replace(":", ""), 16)
 
 
-@contextmanager
-def _veth() -> Iterator[tuple[str, str]]:
-    """A veth pair (a, b) in this namespace, both up, without IPv6 (no stray frames)."""
-    base = f"kp{os.getpid() % 100000}x{next(_ids)}"
-    a, b = f"{base}a", f"{base}b"
-    _run("ip", "link", "add", a, "type", "veth", "peer", "name", b)
-    try:
-        for end in (a, b):
-            _run("sysctl", "-qw", f"net.ipv6.conf.{end}.disable_ipv6=1")
-            _run("ip", "link", "set", end, "up")
-        yield a, b
-    finally:
-        subprocess.run(["ip", "link", "del", a], check=False, capture_output=True)
+def _ends(pair: VethPair) -> tuple[str, str]:
+    return pair.outside, pair.inside
 
 
 class Host:
@@ -118,9 +107,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     assert main(["compile", str(PROGRAM), "--p4runtime-files", str(p4info), "-o", str(blob)]) == 0
     target = ["--no-p4", "--", "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", str(m.CPU_PORT)]
     with ExitStack() as stack:
-        h1_side, h1_end = stack.enter_context(_veth())
-        leaf_up, spine_down = stack.enter_context(_veth())
-        h2_side, h2_end = stack.enter_context(_veth())
+        h1_side, h1_end = _ends(stack.enter_context(veth("kp")))
+        leaf_up, spine_down = _ends(stack.enter_context(veth("kp")))
+        h2_side, h2_end = _ends(stack.enter_context(veth("kp")))
         leaf_ports = ["-i", f"1@{h1_side}", "-i", f"3@{leaf_up}"]
         spine_ports = ["-i", f"1@{spine_down}", "-i", f"2@{h2_side}"]
         leaf_queue = ["--queue-rate", f"1:{H1_PORT_PPS}"]

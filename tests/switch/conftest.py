@@ -7,9 +7,6 @@ Nothing else on the machine is touched.
 
 from __future__ import annotations
 
-import itertools
-import os
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,59 +16,12 @@ import pytest
 
 from softswitch.switch.p4rt.client import StreamClient
 from softswitch.switch.process import SwitchProcess
+from tests.support.netns import VethPair, namespace, veths
 
 from .harness import FABRIC_P4, fabric
 from .netns import NsPort
 
-_counter = itertools.count()
 CPU_PORT = 255
-
-
-def run(*cmd: str) -> None:
-    subprocess.run(cmd, check=True, capture_output=True)
-
-
-@dataclass
-class VethPair:
-    """``inside`` lives in namespace ``netns``; ``outside`` stays in the root namespace."""
-
-    netns: str
-    inside: str
-    outside: str
-
-
-@contextmanager
-def namespace() -> Iterator[str]:
-    name = f"kvsw{os.getpid()}n{next(_counter)}"
-    run("ip", "netns", "add", name)
-    try:
-        yield name
-    finally:
-        subprocess.run(["ip", "netns", "del", name], check=False, capture_output=True)
-
-
-def make_veth(netns: str, tag: str) -> VethPair:
-    """A veth pair: one end moved into ``netns`` and up, the other up in the root namespace."""
-    base = f"k{os.getpid() % 100000}{tag}{next(_counter)}"
-    outside, inside = f"{base}o", f"{base}i"
-    run("ip", "link", "add", outside, "type", "veth", "peer", "name", inside)
-    run("ip", "link", "set", inside, "netns", netns)
-    run("sysctl", "-qw", f"net.ipv6.conf.{outside}.disable_ipv6=1")
-    run("ip", "netns", "exec", netns, "sysctl", "-qw", f"net.ipv6.conf.{inside}.disable_ipv6=1")
-    run("ip", "link", "set", outside, "up")
-    run("ip", "netns", "exec", netns, "ip", "link", "set", inside, "up")
-    return VethPair(netns, inside, outside)
-
-
-@contextmanager
-def veths(netns: str, count: int) -> Iterator[list[VethPair]]:
-    pairs: list[VethPair] = []
-    try:
-        pairs.extend(make_veth(netns, "abcdefgh"[i]) for i in range(count))
-        yield pairs
-    finally:
-        for pair in pairs:
-            subprocess.run(["ip", "link", "del", pair.outside], check=False, capture_output=True)
 
 
 @pytest.fixture

@@ -17,8 +17,7 @@ from softswitch.switch.offload import (
     prepare_interfaces,
     read_offloads,
 )
-
-from .conftest import VethPair
+from tests.support.netns import VethPair
 
 pytestmark = pytest.mark.root
 

@@ -23,8 +23,8 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
 from softswitch.switch.process import SwitchProcess
+from tests.support.netns import namespace, veths
 
-from .conftest import namespace, veths
 from .harness import FABRIC_P4
 from .netns import NsPort
 

@@ -13,8 +13,8 @@ import time
 import pytest
 
 from softswitch.switch.process import SwitchProcess
+from tests.support.netns import namespace, veths
 
-from .conftest import namespace, veths
 from .netns import NsPort
 from .test_queues import is_probe, receive, send_burst, switch_argv
 

@@ -27,8 +27,8 @@ from softswitch.switch.argv import parse_argv
 from softswitch.switch.main import run_switch
 from softswitch.switch.packet_path import Switch
 from softswitch.switch.process import SwitchProcess
+from tests.support.netns import VethPair, namespace, veths
 
-from .conftest import VethPair, namespace, veths
 from .harness import PROGRAMS
 from .netns import NsPort
 
