@@ -125,6 +125,14 @@ class Metrics:
         self.probes_seen = Counter(
             "kvfabric_probes_seen", "Link probes that came back as PacketIns", registry=r
         )
+        self.probes_rejected = Counter(
+            "kvfabric_probes_rejected",
+            "PacketIns that looked like link probes but were dropped, by reason (a probe "
+            "from a host port, an unknown nonce or sender: forged, or older than the "
+            "accepted rounds)",
+            ["reason"],
+            registry=r,
+        )
         self.probe_seconds = Histogram(
             "kvfabric_probe_round_trip_seconds",
             "From a probe's PacketOut to its PacketIn (late ones: after the round's window)",

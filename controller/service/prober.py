@@ -9,6 +9,16 @@ seen. A probe from a port whose switch is not connected is not sent, so its
 direction gets no verdict; the probes *towards* a dead switch are sent and never
 seen, which marks its cables down.
 
+Probes are trusted only as far as a host cannot forge them. Each round's nonce is
+32 random bits from :mod:`secrets` (a host that never sees a probe guesses one of
+the ``LATE_ROUNDS`` accepted nonces with odds of 5 in 2**32 per frame), and a
+probe punted from a port the model gives a host is dropped whatever it says: no
+link-discovery frame legitimately arrives from a host, and a cable plugged into a
+host port shows as its direction down (its probes are seen nowhere else). Frames
+that arrive at ports the model does not know still count: that is how a cable the
+model lacks is found. Rejected probes are counted by reason
+(:class:`Verdict`).
+
 A probe may come back after its round's window closed (a busy switch punts it late):
 it still proves the link works, so a probe of any of the last ``LATE_ROUNDS`` rounds
 counts in the round being collected. The prober does not debounce: every round goes
@@ -19,11 +29,13 @@ probe is a dead link (hold time, allowed misses, counter evidence).
 from __future__ import annotations
 
 import asyncio
+import secrets
 import struct
 import time
 from collections import deque
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from controller.engine import AuditRound, ProbeSeen
 from controller.service.errors import SwitchError
@@ -67,6 +79,20 @@ def parse_probe(frame: bytes) -> Probe | None:
     return Probe(device, port, nonce)
 
 
+class Verdict(StrEnum):
+    """What the prober made of a PacketIn."""
+
+    SEEN = "seen"
+    """A probe of a recent round, counted in the round being collected."""
+    NOT_PROBE = "not a probe"
+    FROM_HOST_PORT = "host port"
+    """A probe punted from a port the model gives a host: forged, dropped."""
+    UNKNOWN_NONCE = "unknown nonce"
+    """Not a nonce of the last ``LATE_ROUNDS`` rounds (or no round yet): dropped."""
+    UNKNOWN_SENDER = "unknown sender"
+    """A device id no switch of the model has: dropped."""
+
+
 @dataclass(slots=True)
 class _Round:
     sent: list[PortRef] = field(default_factory=list)
@@ -89,6 +115,9 @@ class Prober:
         self.peer_of = {
             p.ref: p.peer_port.switch for p in topology.egress.values() if p.peer_port is not None
         }
+        self.host_ports = frozenset(
+            p.ref for p in topology.egress.values() if p.link is None and p.peer in topology.hosts
+        )
         cfg = topology.config
         self.device_of = {s.name: s.device_id for s in cfg.switches}
         self.switch_of = {s.device_id: s.name for s in cfg.switches}
@@ -98,20 +127,26 @@ class Prober:
         self._sent_at: dict[int, float] = {}
         self.received = 0
         self.late = 0
+        self.rejected: dict[Verdict, int] = {}
         self.last_delay_s: float | None = None
 
-    def on_packet(self, at_switch: str, payload: bytes, ingress_port: int) -> bool:
-        """A PacketIn from ``at_switch``; True if it was a probe of a recent round.
+    def on_packet(self, at_switch: str, payload: bytes, ingress_port: int) -> Verdict:
+        """A PacketIn from ``at_switch``: ``SEEN`` if it was a probe of a recent round.
 
         ``last_delay_s`` is then that probe's round trip (PacketOut to PacketIn).
+        Rejected probes are counted in ``rejected``.
         """
         probe = parse_probe(payload)
         if probe is None:
-            return False
+            return Verdict.NOT_PROBE
         current = self._current
         sender = self.switch_of.get(probe.device_id)
-        if current is None or sender is None or probe.nonce not in self._recent:
-            return False
+        if PortRef(at_switch, ingress_port) in self.host_ports:
+            return self._reject(Verdict.FROM_HOST_PORT)
+        if current is None or probe.nonce not in self._recent:
+            return self._reject(Verdict.UNKNOWN_NONCE)
+        if sender is None:
+            return self._reject(Verdict.UNKNOWN_SENDER)
         self.received += 1
         if probe.nonce != self.nonce:
             self.late += 1
@@ -120,7 +155,18 @@ class Prober:
         current.seen.append(
             ProbeSeen(PortRef(sender, probe.port), PortRef(at_switch, ingress_port))
         )
-        return True
+        return Verdict.SEEN
+
+    def _reject(self, verdict: Verdict) -> Verdict:
+        self.rejected[verdict] = self.rejected.get(verdict, 0) + 1
+        return verdict
+
+    def _new_nonce(self) -> int:
+        """32 random bits, none of the recent rounds' (an old nonce would accept replays)."""
+        while True:
+            nonce = secrets.randbits(32)
+            if nonce not in self._recent:
+                return nonce
 
     async def round(
         self, links: Mapping[str, SwitchLink], provisioned: Collection[str]
@@ -132,8 +178,7 @@ class Prober:
         be judged); a neighbour still being provisioned gets no probe, since without
         its pipeline it could not punt it and the cable would look dead.
         """
-        self.nonce = (self.nonce + 1) & 0xFFFFFFFF
-        nonce = self.nonce
+        self.nonce = nonce = self._new_nonce()
         late = self._current.seen if self._current is not None else []
         state = self._current = _Round(seen=late)
         if len(self._recent) == self._recent.maxlen:

@@ -71,7 +71,7 @@ from controller.service.errors import PinNotWrittenError, ServiceError, SwitchEr
 from controller.service.flow_pins import sync_flow_pins
 from controller.service.metrics import Metrics, Snapshot
 from controller.service.pins import Pin, PinKey, PinMeta
-from controller.service.prober import ETHERTYPE, Prober
+from controller.service.prober import ETHERTYPE, Prober, Verdict
 from controller.service.provision import ReadBack, reconcile
 from controller.service.readiness import SwitchState, overall_role, refusal, switch_state
 from controller.service.switches import Pipeline, SwitchLink
@@ -637,10 +637,14 @@ class Service:
 
     async def _packets(self, link: SwitchLink) -> None:
         async for packet in link.switch.read_packets(eth_types=[ETHERTYPE]):
-            if self.prober.on_packet(link.name, bytes(packet.payload), int(packet["ingress_port"])):
+            port = int(packet["ingress_port"])
+            verdict = self.prober.on_packet(link.name, bytes(packet.payload), port)
+            if verdict is Verdict.SEEN:
                 self.metrics.probes_seen.inc()
                 if self.prober.last_delay_s is not None:
                     self.metrics.probe_seconds.observe(self.prober.last_delay_s)
+            elif verdict is not Verdict.NOT_PROBE:
+                self.metrics.probes_rejected.labels(str(verdict)).inc()
 
     async def run(self, started: Callable[[], Coroutine[Any, Any, None]] | None = None) -> None:
         """Run until cancelled: switches, loops, and ``started`` once everything runs."""

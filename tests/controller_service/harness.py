@@ -3,8 +3,9 @@
 - :func:`compile_pipeline`: ``kvfabric compile`` of p4/kv_fabric.p4, once;
 - :class:`Fabric`: four ``kvfabric switch`` processes (2 leaves x 2 spines, the
   shape of topologies/lab-2x2.yaml) on ephemeral gRPC ports, optionally cabled by
-  veth pairs so that probes really cross from switch to switch, and the fabric file
-  naming their real addresses;
+  veth pairs so that probes really cross from switch to switch (and some host ports
+  given a veth whose far end a test sends frames from), and the fabric file naming
+  their real addresses;
 - :class:`ControllerProc`: ``kvfabric controller`` as a child process, stopped or
   killed by its pid; its API port is read from the line it prints;
 - :class:`Api`: a blocking HTTP client for the API, and :func:`metric` to read one
@@ -79,10 +80,12 @@ class Fabric:
 
     workdir: Path
     veths: bool = False
+    host_veths: tuple[str, ...] = ()
     controller: str = ""
     target_args: tuple[str, ...] = ()
     switches: dict[str, SwitchProcess] = field(default_factory=dict)
     cables: dict[tuple[str, str], str] = field(default_factory=dict)
+    host_ends: dict[str, str] = field(default_factory=dict)
     stack: ExitStack = field(default_factory=ExitStack)
     path: Path = Path()
 
@@ -94,6 +97,11 @@ class Fabric:
                 ports[leaf] += ["-i", f"{lport}@{a}"]
                 ports[spine] += ["-i", f"{sport}@{b}"]
                 self.cables[leaf, spine] = a
+        for host, leaf, port, _ip, _pool in HOSTS:
+            if host in self.host_veths:
+                a, b = self._veth()
+                ports[leaf] += ["-i", f"{port}@{a}"]
+                self.host_ends[host] = b  # the host's end: frames sent here enter the leaf
         for name, _role, device in SWITCHES:
             argv = [*ports[name], "--device-id", str(device), "--no-p4", "--",
                     "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", str(CPU_PORT),

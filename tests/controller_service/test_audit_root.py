@@ -8,6 +8,7 @@ the alert; bringing it back must undo all of that (the moved pins stay where the
 
 from __future__ import annotations
 
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from controller.service.prober import probe_frame
 from tests.controller_service.conftest import Controllers
 from tests.controller_service.harness import Api, Fabric, Reader, metric, wait_for
 
@@ -28,7 +30,7 @@ PIN = {"src": "h11", "dst": "h21", "protocol": "tcp", "src_port": 35000, "dst_po
 
 @pytest.fixture(scope="module")
 def cabled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fabric]:
-    f = Fabric(tmp_path_factory.mktemp("cabled"), veths=True)
+    f = Fabric(tmp_path_factory.mktemp("cabled"), veths=True, host_veths=("h11",))
     try:
         yield f.start()
     finally:
@@ -166,3 +168,40 @@ def test_a_restarted_leaf_gets_its_transfers_pinned_again(
     for t in (*out, back):
         assert api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 1})[0] == 200
     assert _held(reader, cabled, "leaf1") == {} == _book(api, "leaf1")
+
+
+def test_probes_forged_by_a_host_are_dropped(
+    cabled: Fabric, controllers: Controllers, reader: Reader
+) -> None:
+    """6,000 probe frames from h11's port, claiming every cable end and every nonce a
+    counter would have reached: none counts, no alert fires, every cable stays up."""
+    c = controllers.start(cabled.path)
+    api = c.api()
+    api.wait_ready()
+    wait_for(lambda: api.call("GET", "/v1/fabric")[1]["controller"]["audited"])
+    origins = [(3, 1), (3, 2), (4, 1), (4, 2), (1, 3), (1, 4), (2, 3), (2, 4), (9, 1)]
+    sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    try:
+        sock.bind((cabled.host_ends["h11"], 0))
+        for n in range(6000):
+            device, port = origins[n % len(origins)]
+            nonce = 1 + (n // len(origins)) % 200  # what a round counter reaches in 20 s
+            sock.send(probe_frame(0x080000000101, device, port, nonce))
+            if n % 50 == 49:
+                time.sleep(0.02)  # about 2,500 frames a second: the leaf punts them all
+    finally:
+        sock.close()
+
+    def rejected() -> float:
+        scrape = api.call("GET", "/metrics")[1]
+        return metric(scrape, "kvfabric_probes_rejected_total", reason="host port") or 0
+
+    wait_for(lambda: rejected() >= 1000, timeout=10)
+    time.sleep(0.5)  # a few more audit rounds judge whatever the forgeries did
+    view = api.call("GET", "/v1/fabric")[1]
+    assert {x["status"] for x in view["links"]} == {"up"}, view["links"]
+    scrape = api.call("GET", "/metrics")[1]
+    for name in ("unexpected_wiring", "link_miswired", "link_down"):
+        assert metric(scrape, "kvfabric_alerts_total", name=name, severity="critical") is None
+        assert metric(scrape, "kvfabric_alerts_total", name=name, severity="warning") is None
+    print(f"forged probes: {rejected():.0f} of 6000 punted and dropped as from a host port")

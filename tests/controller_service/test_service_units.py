@@ -21,7 +21,7 @@ from controller.service.adopt import reserve_port
 from controller.service.http import HttpError, parse_json
 from controller.service.metrics import Metrics
 from controller.service.pins import PinMeta
-from controller.service.prober import Prober, _Round, parse_probe, probe_frame
+from controller.service.prober import Prober, Verdict, _Round, parse_probe, probe_frame
 from controller.service.reconcile import key_of, plan
 from controller.service.telemetry import Poller, equivalent_depth, highest_grown
 from controller.topology import LinkId, LinkStatus, PortRef, Topology
@@ -121,12 +121,43 @@ def test_probes_round_trip_and_rounds_collect_them(topology: Topology) -> None:
     prober._recent.extend([1, 2])
     prober.nonce = 2
     state = prober._current = _Round()
-    assert prober.on_packet("spine1", probe_frame(0, 1, 3, 2), 1)
-    assert prober.on_packet("spine2", probe_frame(0, 1, 4, 1), 1)  # late, from round 1
-    assert not prober.on_packet("spine1", probe_frame(0, 1, 3, 99), 1)  # never sent
+    assert prober.on_packet("spine1", probe_frame(0, 1, 3, 2), 1) is Verdict.SEEN
+    late = prober.on_packet("spine2", probe_frame(0, 1, 4, 1), 1)  # from round 1
+    assert late is Verdict.SEEN
+    never_sent = prober.on_packet("spine1", probe_frame(0, 1, 3, 99), 1)
+    assert never_sent is Verdict.UNKNOWN_NONCE
+    assert prober.on_packet("leaf1", b"\0" * 60, 1) is Verdict.NOT_PROBE
     assert state.seen == [ProbeSeen(PortRef("leaf1", 3), PortRef("spine1", 1)),
                           ProbeSeen(PortRef("leaf1", 4), PortRef("spine2", 1))]  # fmt: skip
     assert (prober.received, prober.late) == (2, 1)
+
+
+def test_a_probe_from_a_host_port_is_dropped_even_with_a_live_nonce(topology: Topology) -> None:
+    """A host that learnt a nonce still cannot claim a cable: leaf ports 1 and 2 are
+    host ports, so nothing punted from them is a probe."""
+    prober = Prober(topology, window_s=0.0)
+    assert prober.host_ports == {PortRef(leaf, p) for leaf in ("leaf1", "leaf2") for p in (1, 2)}
+    prober._recent.append(7)
+    prober.nonce = 7
+    state = prober._current = _Round()
+    forged = probe_frame(0, 3, 1, 7)  # "spine1 port 1", as leaf1's cable to spine1 sends
+    assert prober.on_packet("leaf1", forged, 1) is Verdict.FROM_HOST_PORT
+    assert prober.on_packet("leaf2", forged, 2) is Verdict.FROM_HOST_PORT
+    assert prober.on_packet("leaf1", probe_frame(0, 9, 1, 7), 3) is Verdict.UNKNOWN_SENDER
+    assert state.seen == [] and prober.received == 0
+    assert prober.rejected == {Verdict.FROM_HOST_PORT: 2, Verdict.UNKNOWN_SENDER: 1}
+    assert prober.on_packet("leaf1", forged, 3) is Verdict.SEEN  # the fabric port: fine
+
+
+def test_round_nonces_are_random_32_bit_values(topology: Topology) -> None:
+    prober = Prober(topology, window_s=0.0)
+    nonces = []
+    for _ in range(50):
+        asyncio.run(prober.round({}, ()))
+        nonces.append(prober.nonce)
+    assert len(set(nonces)) == 50 and all(0 <= n < 2**32 for n in nonces)
+    assert max(nonces) >= 2**24  # not a counter: 50 rounds of one would stay below 51
+    assert sorted(nonces) != nonces
 
 
 def test_histograms_give_the_largest_bucket_of_the_period(topology: Topology) -> None:
