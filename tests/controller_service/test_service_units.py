@@ -6,6 +6,7 @@ Entities are encoded with the real P4Info of p4/kv_fabric.p4 (compiled once).
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
