@@ -26,11 +26,12 @@ callee copied back even when it ``exit``s (:class:`ExitSignal` carries them).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from softswitch.errors import P4SourceError, UnsupportedError
+from softswitch.errors import Loc, P4SourceError, UnsupportedError
 from softswitch.frontend import ir
 from softswitch.frontend.types import (
     Bits,
@@ -231,7 +232,8 @@ class Codegen:
         for action in self._block_actions(inst):
             self.action(action, block_fs)
         for table in inst.tables:
-            self.table(table, block_fs)
+            with _located(table.loc, "table"):
+                self.table(table, block_fs)
         self.fs = block_fs
         if inst.kind == "control":
             self.body_copying_out_on_exit(inst.body, self.exits.block(inst))
@@ -349,7 +351,8 @@ class Codegen:
             self.line(f"{'if' if i == 0 else 'elif'} st == {i}:")
             self.indent += 1
             self.stmts(state.body)
-            self.transition(state, index)
+            with _located(state.loc, "transition"):
+                self.transition(state, index)
             self.indent -= 1
         self.indent -= 1
 
@@ -505,12 +508,8 @@ class Codegen:
 
         A construct that slips past the checks of this generator ends in a
         located error rather than a Python traceback."""
-        try:
+        with _located(s.loc, "statement"):
             self._stmt(s)
-        except (AssertionError, AttributeError, IndexError, KeyError, TypeError) as exc:
-            raise P4SourceError(
-                s.loc, f"internal error: this target cannot compile this statement ({exc!r})"
-            ) from exc
 
     def _stmt(self, s: ir.Stmt) -> None:
         if self.guarded(s):
@@ -958,6 +957,18 @@ class Codegen:
         for i, t in enumerate(targets):
             if t is not None:
                 self.store(t, f"{tmp}[{i}]")
+
+
+@contextmanager
+def _located(loc: Loc, what: str) -> Iterator[None]:
+    """Turn a failure of this generator's own checks while it writes the
+    ``what`` at ``loc`` into a located error (never a bare traceback)."""
+    try:
+        yield
+    except (AssertionError, AttributeError, IndexError, KeyError, TypeError) as exc:
+        raise P4SourceError(
+            loc, f"internal error: this target cannot compile this {what} ({exc!r})"
+        ) from exc
 
 
 def _sx_const(v: int, t: Bits) -> int:

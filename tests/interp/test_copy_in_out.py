@@ -14,13 +14,20 @@ under another name:
 
 ``lhs op= rhs`` evaluates ``lhs`` once, so a call in one of its indices runs
 once.  ``_`` may stand for any ``out`` argument, of an extern too
-(``extract<H>(_)`` skips a header).
+(``extract<H>(_)`` skips a header).  And whatever the generator fails to
+write is an error located at the statement, not a Python traceback.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
+from softswitch.errors import Loc, P4SourceError
+from softswitch.frontend import ir
+from softswitch.frontend.types import BOOL
+from softswitch.interp.codegen import Codegen
 from softswitch.interp.pipeline import Pipeline
 
 DECLS = """
@@ -174,3 +181,16 @@ def test_dont_care_out_arguments_of_externs(pipeline: Callable[..., Pipeline]) -
     )
     # the first two bytes are skipped, and not emitted
     assert out(pl, bytes([0xAA, 0xBB, 1, 2, 3, 4])) == bytes([1, 2, 7, 4])
+
+
+def test_a_statement_the_generator_cannot_write_is_a_located_error(
+    compile_p4: Callable[..., ir.Program],
+) -> None:
+    # IR that the checker never produces (the complement of a bool) stands for
+    # any construct that slips past the generator's own checks
+    program = compile_p4(decls=DECLS)
+    where = Loc("prog.p4", 12, 5)
+    flag = ir.Var(BOOL, where, "flag")
+    odd = ir.Assign(where, flag, ir.UnOp(BOOL, where, "~", flag))
+    with pytest.raises(P4SourceError, match=r"^prog\.p4:12:5: error: internal error: .*statement"):
+        Codegen(program).stmt(odd)
