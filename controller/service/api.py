@@ -1,23 +1,32 @@
 """The coordinators' and operators' HTTP/JSON API.
 
-    POST /v1/transfers              {src, dst, bytes, trace_id?, spine?}
-                                    -> 201 {id, path, spine, tag: {dscp, tos, src_port}, ...}
+    POST /v1/transfers              TransferRequest {src, dst, bytes, trace_id?, spine?}
+                                    -> 201 TransferAnswer {id, path, spine, tag: {dscp, tos,
+                                    src_port}, placement, fallbacks, ...}
+    POST /v1/transfers/batch        {transfers: [TransferRequest, ...]} (1-512)
+                                    -> 200 {transfers: [TransferAnswer or {error, status}]}
     POST /v1/transfers/{id}/complete {duration_s} (or duration_ms) -> 200
     POST /v1/pins                   {src, dst, protocol, src_port, dst_port, spine}
                                     -> 201 {id, leaf, spine, port, placement, ...}
     DELETE /v1/pins/{id}            -> 200 {id, ..., removed: true}
     GET  /v1/fabric                 topology, utilisation, pins, static pins, mode,
                                     alerts, controller
-    POST /v1/mode  (or PUT)         {mode: kv-aware | ecmp | flowlet} -> 200
+    GET  /v1/mode, POST (or PUT)    {mode: kv-aware | ecmp | flowlet} -> 200
     GET  /metrics                   Prometheus text
     GET  /healthz                   {ok, role, ready, instance, switches: {name: {role,
                                     address}}} (no token needed)
+    GET  /openapi.json              the OpenAPI 3.1 document of all this (no token needed)
+
+The routes are the table of :mod:`routes` and the bodies the dataclasses of
+:mod:`schema`; :mod:`openapi` documents both, and ``docs/api.md`` says how to use them.
 
 ``tag`` says exactly what the sender sets: the IP DSCP (``tos`` is the whole TOS
 byte, ``dscp << 2``, for ``IP_TOS``) and the L4 source port to bind. A transfer the
 controller does not pin still gets a tag (its bytes are counted as KV traffic) and
 ``path`` null; ``placement`` says ``pinned``, ``ecmp`` or ``local``. ``spine`` in a
-request forces the path (the lab's ``isolated`` reference).
+request forces the path (the lab's ``isolated`` reference). A batch answers each
+transfer as the single endpoint would, in order: a refused one is its error body,
+and the others are still decided.
 
 A static pin (``POST /v1/pins``) holds one flow, by its whole 5-tuple, on a spine in
 every mode, whatever its class (the lab's background): hosts by name, ``protocol``
@@ -25,13 +34,14 @@ every mode, whatever its class (the lab's background): hosts by name, ``protocol
 0-65535. It moves off a cable the audit takes down, to the live spine with the most
 capacity left, or to ECMP while no spine is live (``placement`` says which).
 
-With a token configured every endpoint but ``/healthz`` needs
+With a token configured every endpoint but ``/healthz`` and ``/openapi.json`` needs
 ``Authorization: Bearer <token>`` (401 otherwise). Errors are JSON
 ``{"error", "status"}``: 400 malformed body or field, 401, 404 unknown endpoint,
 transfer or pin, 405 wrong method, 409 a forced spine whose path has a cable down, or a
-5-tuple already pinned, 413 body too large, 422 a request the engine refuses (unknown
-host, same source and destination or rack, a spine not on a path), 502 the leaf
-refused a pin's entry, 503 not ready or backup.
+5-tuple already pinned, 411 a chunked body, 413 body too large, 422 a request the engine
+refuses (unknown host, same source and destination or rack, a spine not on a path),
+431 a request head too large, 502 the leaf refused a pin's entry, 503 not ready or
+backup.
 
 Roles and readiness (:mod:`readiness`): ``/healthz`` gives each switch's state for this
 controller (``primary``, ``provisioning``, ``backup``, ``down``, ``connecting``) and an
@@ -53,9 +63,9 @@ from __future__ import annotations
 
 import hmac
 import math
-import re
 import time
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from controller.config import Mode
 from controller.engine import (
@@ -67,14 +77,16 @@ from controller.engine import (
     UnknownPinError,
     UnknownTransferError,
 )
+from controller.service import openapi
+from controller.service import schema as s
 from controller.service.errors import PinNotWrittenError
-from controller.service.http import HttpError, Request, Response
+from controller.service.http import HttpError, Request, Response, error_response
 from controller.service.metrics import CONTENT_TYPE
+from controller.service.routes import ROUTES, Route, match
 from controller.service.service import NotReadyError, Service
 
-_COMPLETE = re.compile(r"^/v1/transfers/([A-Za-z0-9._-]{1,64})/complete$")
-_PIN = re.compile(r"^/v1/pins/([^/]{1,64})$")
-_MAX_BYTES = 1 << 50
+Call = Callable[[Request, dict[str, str]], Awaitable[Response]]
+T = TypeVar("T")
 
 
 class Api:
@@ -84,6 +96,22 @@ class Api:
         self.service = service
         self.token = token
         self.metrics = service.metrics
+        self.calls: dict[str, Call] = {
+            "transfer": self._transfer,
+            "transfer_batch": self._batch,
+            "complete": self._complete,
+            "pin": self._pin,
+            "unpin": self._unpin,
+            "fabric": self._fabric,
+            "get_mode": self._get_mode,
+            "set_mode": self._mode,
+            "metrics": self._metrics,
+            "health": self._health,
+            "openapi": self._openapi,
+        }
+        missing = {r.operation for r in ROUTES} ^ set(self.calls)
+        assert not missing, f"routes and handlers differ: {sorted(missing)}"
+        self._document: bytes | None = None
 
     async def __call__(self, request: Request) -> Response:
         """Answer one request, timing it by endpoint."""
@@ -91,10 +119,11 @@ class Api:
         endpoint = "unknown"
         status = 500
         try:
-            endpoint, call = self._route(request)
-            if endpoint != "healthz":
+            route, params = self._route(request)
+            endpoint = route.endpoint
+            if route.authorised:
                 self._authorise(request)
-            response = await call(request)
+            response = await self.calls[route.operation](request, params)
             status = response.status
             return response
         except HttpError as exc:
@@ -104,32 +133,19 @@ class Api:
             self.metrics.api_seconds.labels(endpoint).observe(time.perf_counter() - t0)
             self.metrics.api_requests.labels(endpoint, str(status)).inc()
 
-    def _route(self, r: Request) -> tuple[str, Callable[[Request], Awaitable[Response]]]:
-        path, method = r.path.rstrip("/") or "/", r.method
-        routes: dict[str, dict[str, Callable[[Request], Awaitable[Response]]]] = {
-            "/v1/transfers": {"POST": self._transfer},
-            "/v1/fabric": {"GET": self._fabric},
-            "/v1/mode": {"POST": self._mode, "PUT": self._mode, "GET": self._get_mode},
-            "/metrics": {"GET": self._metrics},
-            "/healthz": {"GET": self._health},
-            "/v1/pins": {"POST": self._pin},
-        }
-        name = path.strip("/").replace("v1/", "") or "root"
-        methods = routes.get(path)
-        if methods is None:
-            if _COMPLETE.match(path):
-                name, methods = "complete", {"POST": self._complete}
-            elif _PIN.match(path):
-                name, methods = "pins", {"DELETE": self._unpin}
-            else:
-                raise HttpError(404, f"no endpoint {path}; see GET /v1/fabric, POST /v1/transfers")
-        call = methods.get(method)
-        if call is None:
-            allowed = ", ".join(sorted(methods))
-            raise HttpError(
-                405, f"{method} is not allowed on {path}; use {allowed}", {"Allow": allowed}
-            )
-        return name, call
+    @staticmethod
+    def _route(r: Request) -> tuple[Route, dict[str, str]]:
+        path = r.path.rstrip("/") or "/"
+        route, found = match(r.method, path)
+        if route is not None:
+            assert isinstance(found, dict)
+            return route, found
+        if not found:
+            raise HttpError(404, f"no endpoint {path}; see GET /openapi.json, POST /v1/transfers")
+        allowed = ", ".join(sorted(set(found)))
+        raise HttpError(
+            405, f"{r.method} is not allowed on {path}; use {allowed}", {"Allow": allowed}
+        )
 
     def _authorise(self, r: Request) -> None:
         """Compare bytes: the header's as sent (the server decodes them as UTF-8 and keeps
@@ -151,82 +167,83 @@ class Api:
 
     # -- endpoints ------------------------------------------------------------------------
 
-    async def _transfer(self, r: Request) -> Response:
-        body = _object(r)
-        _only(body, {"src", "dst", "bytes", "trace_id", "spine"})
-        src, dst = _text(body, "src"), _text(body, "dst")
-        nbytes = body.get("bytes")
-        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or not 0 < nbytes <= _MAX_BYTES:
-            raise HttpError(400, f"'bytes' must be a positive integer, got {nbytes!r}")
-        trace = _text(body, "trace_id") if "trace_id" in body else None
-        spine = _text(body, "spine") if body.get("spine") is not None else None
-        answer = await self._engine_call(
-            self.service.transfer(src, dst, nbytes, trace_id=trace, spine=spine)
-        )
-        return Response(201, answer, headers={"Location": f"/v1/transfers/{answer['id']}"})
+    async def _transfer(self, r: Request, _p: dict[str, str]) -> Response:
+        ask = s.decode(s.TransferRequest, r.json())
+        answer = await self._decide(ask)
+        return Response(201, s.encode(answer), headers={"Location": f"/v1/transfers/{answer.id}"})
 
-    async def _complete(self, r: Request) -> Response:
-        match = _COMPLETE.match(r.path.rstrip("/"))
-        assert match is not None
-        body = _object(r)
-        _only(body, {"duration_s", "duration_ms"})
-        if "duration_s" in body:
-            duration = _number(body, "duration_s")
-        elif "duration_ms" in body:
-            duration = _number(body, "duration_ms") / 1e3
+    async def _decide(self, ask: s.TransferRequest) -> s.TransferAnswer:
+        return await self._engine_call(
+            self.service.transfer(
+                ask.src, ask.dst, ask.bytes, trace_id=ask.trace_id, spine=ask.spine
+            )
+        )
+
+    async def _batch(self, r: Request, _p: dict[str, str]) -> Response:
+        batch = s.decode(s.BatchRequest, r.json())
+        answers: list[object] = []
+        for ask in batch.transfers:
+            try:
+                answers.append(s.encode(await self._decide(ask)))
+            except HttpError as exc:
+                if exc.status == 503:
+                    raise  # the whole batch waits, as the single endpoint's caller would
+                answers.append(error_response(exc).body)
+        return Response(200, {"transfers": answers})
+
+    async def _complete(self, r: Request, p: dict[str, str]) -> Response:
+        done = s.decode(s.CompleteRequest, r.json())
+        if done.duration_s is not None:
+            duration = done.duration_s
+        elif done.duration_ms is not None:
+            duration = done.duration_ms / 1e3
         else:
             raise HttpError(400, "the body needs 'duration_s' (seconds) or 'duration_ms'")
-        if not duration > 0:
-            raise HttpError(400, f"the duration must be positive, got {duration}")
-        answer = await self._engine_call(self.service.complete(match.group(1), duration))
-        return Response(200, answer)
+        answer = await self._engine_call(self.service.complete(p["id"], duration))
+        return Response(200, s.encode(answer))
 
-    async def _fabric(self, _r: Request) -> Response:
+    async def _fabric(self, _r: Request, _p: dict[str, str]) -> Response:
         return Response(200, _finite(self.service.fabric()))
 
-    async def _get_mode(self, _r: Request) -> Response:
-        e = self.service.engine
-        return Response(200, {"mode": str(e.mode), "effective_mode": str(e.effective_mode)})
+    async def _get_mode(self, _r: Request, _p: dict[str, str]) -> Response:
+        return Response(200, s.encode(self.service.modes()))
 
-    async def _mode(self, r: Request) -> Response:
-        body = _object(r)
-        _only(body, {"mode"})
-        text = _text(body, "mode")
-        try:
-            mode = Mode(text)
-        except ValueError:
-            names = ", ".join(m.value for m in Mode)
-            raise HttpError(400, f"unknown mode {text!r}; expected one of {names}") from None
-        return Response(200, await self._engine_call(self.service.set_mode(mode)))
+    async def _mode(self, r: Request, _p: dict[str, str]) -> Response:
+        ask = s.decode(s.ModeRequest, r.json())
+        return Response(
+            200, s.encode(await self._engine_call(self.service.set_mode(Mode(ask.mode))))
+        )
 
-    async def _metrics(self, _r: Request) -> Response:
+    async def _metrics(self, _r: Request, _p: dict[str, str]) -> Response:
         return Response(200, text=self.metrics.render(), content_type=CONTENT_TYPE)
 
-    async def _health(self, _r: Request) -> Response:
-        return Response(200, self.service.health())
+    async def _health(self, _r: Request, _p: dict[str, str]) -> Response:
+        return Response(200, s.encode(self.service.health()))
 
-    async def _pin(self, r: Request) -> Response:
-        body = _object(r)
-        _only(body, {"src", "dst", "protocol", "src_port", "dst_port", "spine"})
-        protocol = _protocol(body)
-        ports = _port(body, "src_port"), _port(body, "dst_port")
+    async def _openapi(self, _r: Request, _p: dict[str, str]) -> Response:
+        if self._document is None:
+            self._document = openapi.render().encode()
+        return Response(200, text=self._document)
+
+    async def _pin(self, r: Request, _p: dict[str, str]) -> Response:
+        ask = s.decode(s.PinRequest, r.json())
+        protocol = PROTOCOLS[ask.protocol] if isinstance(ask.protocol, str) else ask.protocol
+        ports = ask.src_port, ask.dst_port
         if protocol not in PROTOCOLS.values() and ports != (0, 0):
             raise HttpError(
                 400,
                 f"protocol {protocol} has no ports (only tcp and udp do): 'src_port' and "
                 f"'dst_port' must be 0, got {ports[0]} and {ports[1]}",
             )
-        flow = FlowTuple(_text(body, "src"), _text(body, "dst"), protocol, *ports)
-        answer = await self._engine_call(self.service.pin_flow(flow, _text(body, "spine")))
-        return Response(201, answer, headers={"Location": f"/v1/pins/{answer['id']}"})
+        flow = FlowTuple(ask.src, ask.dst, protocol, *ports)
+        answer = await self._engine_call(self.service.pin_flow(flow, ask.spine))
+        return Response(201, s.encode(answer), headers={"Location": f"/v1/pins/{answer.id}"})
 
-    async def _unpin(self, r: Request) -> Response:
-        match = _PIN.match(r.path.rstrip("/"))
-        assert match is not None
-        return Response(200, await self._engine_call(self.service.unpin_flow(match.group(1))))
+    async def _unpin(self, _r: Request, p: dict[str, str]) -> Response:
+        return Response(200, s.encode(await self._engine_call(self.service.unpin_flow(p["id"]))))
 
     @staticmethod
-    async def _engine_call(call: Awaitable[dict[str, object]]) -> dict[str, object]:
+    async def _engine_call(call: Awaitable[T]) -> T:
         try:
             return await call
         except NotReadyError as exc:
@@ -239,53 +256,6 @@ class Api:
             raise HttpError(502, str(exc)) from None
         except EngineError as exc:
             raise HttpError(422, str(exc)) from None
-
-
-def _object(r: Request) -> dict[str, object]:
-    body = r.json()
-    if not isinstance(body, dict):
-        raise HttpError(400, f"the body must be a JSON object, got {type(body).__name__}")
-    return body
-
-
-def _only(body: dict[str, object], allowed: set[str]) -> None:
-    unknown = sorted(set(body) - allowed)
-    if unknown:
-        raise HttpError(
-            400, f"unknown field(s) {', '.join(map(repr, unknown))}; allowed: {sorted(allowed)}"
-        )
-
-
-def _text(body: dict[str, object], name: str) -> str:
-    value = body.get(name)
-    if not isinstance(value, str) or not value or len(value) > 128:
-        raise HttpError(400, f"{name!r} must be a non-empty string, got {value!r}")
-    return value
-
-
-def _protocol(body: dict[str, object]) -> int:
-    value = body.get("protocol")
-    if isinstance(value, str) and value.lower() in PROTOCOLS:
-        return PROTOCOLS[value.lower()]
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 255:
-        return value
-    raise HttpError(
-        400, f"'protocol' must be 'tcp', 'udp' or an IPv4 protocol number 0-255, got {value!r}"
-    )
-
-
-def _port(body: dict[str, object], name: str) -> int:
-    value = body.get(name)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 65535:
-        raise HttpError(400, f"{name!r} must be an integer 0-65535, got {value!r}")
-    return value
-
-
-def _number(body: dict[str, object], name: str) -> float:
-    value = body.get(name)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise HttpError(400, f"{name!r} must be a number, got {value!r}")
-    return float(value)
 
 
 def _finite(value: object) -> object:

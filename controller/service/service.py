@@ -60,11 +60,13 @@ from controller.engine import (
     EngineError,
     FlowTuple,
     InstallPin,
+    StaticPin,
     TransferRequest,
     UnknownTransferError,
     fabric_view,
     tier_utilisation,
 )
+from controller.service import schema
 from controller.service.adopt import Adoptions
 from controller.service.enforce import Enforcer
 from controller.service.errors import PinNotWrittenError, ServiceError, SwitchError
@@ -198,19 +200,19 @@ class Service:
         """``primary``, ``backup``, ``mixed`` or ``disconnected`` (:func:`overall_role`)."""
         return overall_role(self.states())
 
-    def health(self) -> dict[str, object]:
+    def health(self) -> schema.HealthAnswer:
         """The answer of ``GET /healthz``: the role and readiness, overall and per switch."""
         states = self.states()
-        return {
-            "ok": True,
-            "role": overall_role(states),
-            "ready": all(s is SwitchState.PRIMARY for s in states.values()),
-            "instance": self.instance,
-            "switches": {
-                name: {"role": str(state), "address": self.links[name].config.p4runtime}
+        return schema.HealthAnswer(
+            ok=True,
+            role=overall_role(states),
+            ready=all(s is SwitchState.PRIMARY for s in states.values()),
+            instance=self.instance,
+            switches={
+                name: schema.SwitchHealth(str(state), self.links[name].config.p4runtime)
                 for name, state in states.items()
             },
-        }
+        )
 
     def api_id(self, transfer_id: int) -> str:
         """The API id of one of this instance's engine transfers."""
@@ -243,7 +245,7 @@ class Service:
 
     async def transfer(
         self, src: str, dst: str, nbytes: int, *, trace_id: str | None, spine: str | None
-    ) -> dict[str, object]:
+    ) -> schema.TransferAnswer:
         """Decide a transfer, write its pin, and return the answer of ``POST /v1/transfers``."""
         self._writable(*self._needed(src, dst))
         t0 = self.clock()
@@ -259,7 +261,7 @@ class Service:
         self.metrics.decision_seconds.observe(self.clock() - t0)
         return self._answer(decision, pinned)
 
-    def _answer(self, d: Decision, pinned: bool) -> dict[str, object]:
+    def _answer(self, d: Decision, pinned: bool) -> schema.TransferAnswer:
         path = str(d.path) if d.path is not None else None
         spine = d.path.spine if d.path is not None else None
         placement = "local" if d.local else ("pinned" if pinned else "ecmp")
@@ -276,23 +278,23 @@ class Service:
             path, spine = None, None
         tag = None
         if d.tag is not None:
-            tag = {"dscp": d.tag.dscp, "tos": d.tag.dscp << 2, "src_port": d.tag.src_port}
-        return {
-            "id": self.api_id(d.transfer_id),
-            "trace_id": d.trace_id,
-            "src": d.src,
-            "dst": d.dst,
-            "bytes": d.bytes,
-            "path": path,
-            "spine": spine,
-            "placement": placement,
-            "best": str(d.best) if d.best is not None else None,
-            "mode": str(d.mode),
-            "reason": d.reason,
-            "expected_s": d.expected_s,
-            "fallbacks": fallbacks,
-            "tag": tag,
-        }
+            tag = schema.Tag(d.tag.dscp, d.tag.dscp << 2, d.tag.src_port)
+        return schema.TransferAnswer(
+            id=self.api_id(d.transfer_id),
+            trace_id=d.trace_id,
+            src=d.src,
+            dst=d.dst,
+            bytes=d.bytes,
+            path=path,
+            spine=spine,
+            placement=placement,
+            best=str(d.best) if d.best is not None else None,
+            mode=str(d.mode),
+            reason=d.reason,
+            expected_s=d.expected_s,
+            fallbacks=fallbacks,
+            tag=tag,
+        )
 
     def _meta_for(self, d: Decision) -> Callable[[InstallPin], PinMeta]:
         wall0 = self.wall()
@@ -323,7 +325,7 @@ class Service:
             names = ", ".join(p.spine for p in paths) or "none (same rack)"
             raise ForcedSpineError(f"spine {spine!r} is not on a path from {src} to {dst}: {names}")
 
-    async def pin_flow(self, flow: FlowTuple, spine: str) -> dict[str, object]:
+    async def pin_flow(self, flow: FlowTuple, spine: str) -> schema.PinAnswer:
         """Hold ``flow`` on ``spine`` in every mode (``POST /v1/pins``): the pin's view."""
         self._writable(*self._needed(flow.src, flow.dst))
         self._static += 1
@@ -335,18 +337,18 @@ class Service:
             raise PinNotWrittenError(
                 f"the pin of {flow} could not be written on {pin.leaf}; nothing was pinned"
             )
-        return pin.as_dict()
+        return _pin_answer(pin)
 
-    async def unpin_flow(self, pin_id: str) -> dict[str, object]:
+    async def unpin_flow(self, pin_id: str) -> schema.PinAnswer:
         """Release a static pin (``DELETE /v1/pins/{id}``); its flow takes ECMP."""
         self._writable()
         pin = self.engine.static.by_id.get(pin_id)
         updates = self.engine.unpin_flow(pin_id, self.clock())
         await self.enforcer.apply(updates, self._moved_meta)
         assert pin is not None  # unpin_flow raised UnknownPinError otherwise
-        return {**pin.as_dict(), "removed": True}
+        return _pin_answer(pin, removed=True)
 
-    async def complete(self, transfer_id: str, duration_s: float) -> dict[str, object]:
+    async def complete(self, transfer_id: str, duration_s: float) -> schema.CompleteAnswer:
         """Record a transfer's completion (``POST /v1/transfers/{id}/complete``)."""
         self._writable()
         now = self.clock()
@@ -357,13 +359,13 @@ class Service:
             await self.enforcer.remove(adopted.pin.key)
             self.metrics.transfer_seconds.observe(duration_s)
             self._log_adopted_end(adopted.pin, now, duration_s)
-            return {"id": transfer_id, "completed": True, "adopted": True}
+            return schema.CompleteAnswer(transfer_id, completed=True, adopted=True)
         engine_id = self._engine_id(transfer_id)
         late = self.engine.timed_out(engine_id)
         updates = self.engine.complete(engine_id, duration_s, now)
         self.metrics.transfer_seconds.observe(duration_s)
         await self.enforcer.apply(updates, self._moved_meta)
-        return {"id": transfer_id, "completed": True, "adopted": False, "late": late}
+        return schema.CompleteAnswer(transfer_id, completed=True, adopted=False, late=late)
 
     def _engine_id(self, transfer_id: str) -> int:
         prefix, _, number = transfer_id.rpartition("-")
@@ -371,14 +373,19 @@ class Service:
             raise UnknownTransferError(f"no transfer {transfer_id!r} in flight")
         return int(number)
 
-    async def set_mode(self, mode: Mode) -> dict[str, object]:
+    async def set_mode(self, mode: Mode) -> schema.ModeAnswer:
         """The operator sets the mode (``POST /v1/mode``); kv-aware also ends a fallback."""
         self._writable()
         updates = self.engine.set_mode(mode, self.clock(), reason="operator")
         await self.enforcer.apply(updates, self._moved_meta)
         if self.enforcer.mode is not self.engine.effective_mode:
             await self.enforcer.set_mode(self.engine.effective_mode, "operator")
-        return {"mode": str(self.engine.mode), "effective_mode": str(self.engine.effective_mode)}
+        return self.modes()
+
+    def modes(self) -> schema.ModeAnswer:
+        """The mode set and the mode in force (``GET /v1/mode``)."""
+        e = self.engine
+        return schema.ModeAnswer(str(e.mode), str(e.effective_mode))
 
     def fabric(self) -> dict[str, object]:
         """The answer of ``GET /v1/fabric``: the engine's view and the controller's state."""
@@ -675,3 +682,24 @@ def _placements(pinned: Iterable[bool]) -> dict[str, int]:
     """Static pins by placement: on their spine (``pinned``) or on ECMP (``ecmp``)."""
     flags = list(pinned)
     return {"pinned": sum(flags), "ecmp": len(flags) - sum(flags)}
+
+
+def _pin_answer(pin: StaticPin, *, removed: bool = False) -> schema.PinAnswer:
+    """A static pin as the API shows it."""
+    f = pin.flow
+    return schema.PinAnswer(
+        id=pin.pin_id,
+        src=f.src,
+        dst=f.dst,
+        protocol=f.protocol,
+        src_port=f.src_port,
+        dst_port=f.dst_port,
+        leaf=pin.leaf,
+        requested_spine=pin.requested,
+        spine=pin.spine,
+        path=str(pin.path) if pin.path is not None else None,
+        port=pin.egress_port,
+        placement="pinned" if pin.path is not None else "ecmp",
+        moved=list(pin.moved),
+        removed=removed,
+    )

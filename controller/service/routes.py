@@ -1,0 +1,102 @@
+"""The API's routes as data: method, path template, bodies, answers.
+
+One table, :data:`ROUTES`, says what the server answers: :class:`api.Api` routes
+requests by it (each route's ``operation`` names its handler), and
+:mod:`openapi` documents it. A path template's ``{name}`` matches one segment of
+:data:`schema.ID_PATTERN`'s characters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from controller.service import schema as s
+
+Answers = Mapping[int, tuple[type | None, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One method on one path template."""
+
+    method: str
+    path: str
+    operation: str
+    endpoint: str
+    summary: str
+    body: type | None = None
+    answers: Answers = field(default_factory=dict)
+    refusals: tuple[int, ...] = ()
+    authorised: bool = True
+    content_type: str = "application/json"
+    pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        regex = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[A-Za-z0-9._-]{1,64})", re.escape(self.path))
+        object.__setattr__(self, "pattern", re.compile(f"^{regex}$"))
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        """The names of the path's parameters."""
+        return tuple(re.findall(r"\{(\w+)\}", self.path))
+
+    def errors(self) -> tuple[int, ...]:
+        """Every error status this route can answer, in order."""
+        found = set(self.refusals)
+        if self.authorised:
+            found.add(401)
+        if self.body is not None:
+            found |= {400, 411, 413}
+        return tuple(sorted(found))
+
+
+_ENGINE = (404, 409, 422, 502, 503)
+
+ROUTES: tuple[Route, ...] = (
+    Route("POST", "/v1/transfers", "transfer", "transfers",
+          "Decide a KV transfer's path; answer the tag to set",
+          s.TransferRequest, {201: (s.TransferAnswer, "the decision")}, (409, 422, 503)),
+    Route("POST", "/v1/transfers/batch", "transfer_batch", "batch",
+          "Decide many transfers at once (a coordinator holding many completions)",
+          s.BatchRequest, {200: (s.BatchAnswer, "each decision or error, in order")}, (503,)),
+    Route("POST", "/v1/transfers/{id}/complete", "complete", "complete",
+          "Report a transfer's end and duration",
+          s.CompleteRequest, {200: (s.CompleteAnswer, "recorded")}, (404, 503)),
+    Route("POST", "/v1/pins", "pin", "pins",
+          "Hold one flow (5-tuple) on a spine in every mode",
+          s.PinRequest, {201: (s.PinAnswer, "the pin")}, _ENGINE),
+    Route("DELETE", "/v1/pins/{id}", "unpin", "pins", "Release a static pin",
+          None, {200: (s.PinAnswer, "the pin, removed")}, (404, 503)),
+    Route("GET", "/v1/fabric", "fabric", "fabric",
+          "Topology, utilisation, pins, static pins, mode, alerts and controller",
+          None, {200: (None, "the fabric view (free-form object)")}),
+    Route("GET", "/v1/mode", "get_mode", "mode", "The mode set and the mode in force",
+          None, {200: (s.ModeAnswer, "the modes")}),
+    Route("POST", "/v1/mode", "set_mode", "mode", "Set the scheduling mode",
+          s.ModeRequest, {200: (s.ModeAnswer, "the modes")}, (503,)),
+    Route("PUT", "/v1/mode", "set_mode", "mode", "Set the scheduling mode",
+          s.ModeRequest, {200: (s.ModeAnswer, "the modes")}, (503,)),
+    Route("GET", "/metrics", "metrics", "metrics", "Prometheus metrics",
+          None, {200: (None, "Prometheus text exposition")},
+          content_type="text/plain; version=0.0.4; charset=utf-8"),
+    Route("GET", "/healthz", "health", "healthz", "Liveness, role and readiness",
+          None, {200: (s.HealthAnswer, "the controller's state")}, authorised=False),
+    Route("GET", "/openapi.json", "openapi", "openapi", "This document",
+          None, {200: (None, "the OpenAPI 3.1 document")}, authorised=False),
+)  # fmt: skip
+
+
+def match(method: str, path: str) -> tuple[Route, dict[str, str]] | tuple[None, list[str]]:
+    """The route of ``method`` on ``path`` and its parameters, or None and the methods
+    the path allows (empty when no route has that path)."""
+    allowed: list[str] = []
+    for route in ROUTES:
+        found = route.pattern.match(path)
+        if found is None:
+            continue
+        if route.method == method:
+            return route, found.groupdict()
+        allowed.append(route.method)
+    return None, allowed
