@@ -176,9 +176,11 @@ async def send(
             )
             decision_s = clock() - start
             port = placement.src_port if placement.src_port is not None else port
+        moving = clock()
         retransmits = await asyncio.wait_for(_move(transfer, sockets, placement, port), timeout_s)
         fct = clock() - start
     except TimeoutError:
+        # not acknowledged by the deadline: that much is known of its completion time
         return Outcome(
             transfer,
             None,
@@ -186,7 +188,7 @@ async def send(
             port,
             f"timed out after {timeout_s:g}s",
             decision_s,
-            censored_s=clock() - start,
+            censored_s=moving - start + timeout_s,
             started_at=start,
         )
     except (OSError, asyncio.IncompleteReadError, LabError) as exc:
@@ -227,23 +229,35 @@ async def _move(
         raise
     reader, writer = await asyncio.open_connection(sock=sock)
     try:
-        label = (transfer.label or "").encode("ascii", "replace")[:16]
-        writer.write(HEADER.pack(MAGIC, transfer.nbytes, label))
-        left = transfer.nbytes
-        view = memoryview(_CHUNK)
-        while left:
-            n = min(left, len(view))
-            writer.write(view[:n])
-            left -= n
-            await writer.drain()
-        magic, count = ACK.unpack(await reader.readexactly(ACK.size))
-        if magic != ACK_MAGIC or count != transfer.nbytes:
-            raise TrafficError(f"bad acknowledgement: {magic!r} {count} of {transfer.nbytes}")
-        return tcp_retransmits(sock)
-    finally:
-        writer.close()
-        with contextlib.suppress(OSError):
-            await writer.wait_closed()
+        await _exchange(reader, writer, transfer)
+        retransmits = tcp_retransmits(sock)
+    except BaseException:
+        # timed out or failed: a graceful close would wait for the unsent bytes to drain,
+        # as long as the path stays stuck (a timeout would last until TCP gives up)
+        writer.transport.abort()
+        raise
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return retransmits
+
+
+async def _exchange(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, transfer: Transfer
+) -> None:
+    """Header and payload out, acknowledgement in."""
+    label = (transfer.label or "").encode("ascii", "replace")[:16]
+    writer.write(HEADER.pack(MAGIC, transfer.nbytes, label))
+    left = transfer.nbytes
+    view = memoryview(_CHUNK)
+    while left:
+        n = min(left, len(view))
+        writer.write(view[:n])
+        left -= n
+        await writer.drain()
+    magic, count = ACK.unpack(await reader.readexactly(ACK.size))
+    if magic != ACK_MAGIC or count != transfer.nbytes:
+        raise TrafficError(f"bad acknowledgement: {magic!r} {count} of {transfer.nbytes}")
 
 
 _TCP_INFO_TOTAL_RETRANS = struct.Struct("=I")
