@@ -8,12 +8,12 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 P4RT_VENV := .venv-p4rt
-APT_PACKAGES := mininet iperf3 ethtool bridge-utils iproute2 tcpdump cpp prometheus chromium chromium-driver
+APT_PACKAGES := mininet iperf3 iperf iputils-ping ethtool bridge-utils iproute2 tcpdump cpp prometheus chromium chromium-driver
 MININET_DIR := /usr/lib/python3/dist-packages/mininet
 STAMP := $(VENV)/.kvfabric-setup
 VENV_STAMP := $(VENV)/.kvfabric-venv
 
-.PHONY: setup venv test lint demo bench clean format stf
+.PHONY: setup venv test lint demo bench clean format stf tutorials
 
 setup: $(STAMP)
 
@@ -84,5 +84,28 @@ stf: setup
 bench: setup
 	$(PY) -m kvfabric.cli bench all
 
+# p4lang/tutorials' exercises, unmodified, on kvfabric (root, Mininet): TUTORIALS is a checkout.
+# Their Python packages live in a separate venv (protobuf < 3.21, as p4runtime-shell pins it),
+# with PI's p4.tmp.p4config_pb2, which no PyPI package ships, and Debian's mininet.
+TUTORIALS_VENV := .venv-tutorials
+TUTORIALS_STAMP := $(TUTORIALS_VENV)/.kvfabric-setup
+
+$(TUTORIALS_STAMP): Makefile kvfabric/tutorials/p4config_pb2.py
+	@test -x $(TUTORIALS_VENV)/bin/python || $(PYTHON) -m venv $(TUTORIALS_VENV)
+	@$(TUTORIALS_VENV)/bin/python -m pip install -q --disable-pip-version-check \
+	    p4runtime-shell==0.0.6 scapy psutil
+	@site=$$($(TUTORIALS_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
+	    mkdir -p $$site/p4/tmp && touch $$site/p4/tmp/__init__.py && \
+	    cp kvfabric/tutorials/p4config_pb2.py $$site/p4/tmp/p4config_pb2.py && \
+	    mkdir -p $(TUTORIALS_VENV)/mininet-site && \
+	    ln -sfn $(MININET_DIR) $(TUTORIALS_VENV)/mininet-site/mininet && \
+	    echo "$(abspath $(TUTORIALS_VENV))/mininet-site" > $$site/kvfabric-mininet.pth
+	@touch $@
+
+tutorials: setup $(TUTORIALS_STAMP)
+	@test -n "$(TUTORIALS)" || { echo "usage: make tutorials TUTORIALS=DIR  (a checkout of p4lang/tutorials)"; exit 2; }
+	@mkdir -p results
+	$(PY) -m kvfabric.tutorials.runner $(TUTORIALS) --venv $(abspath $(TUTORIALS_VENV)) --report results/tutorials.md
+
 clean:
-	rm -rf $(VENV) $(P4RT_VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(P4RT_VENV) $(TUTORIALS_VENV) build *.egg-info .mypy_cache .ruff_cache .pytest_cache
