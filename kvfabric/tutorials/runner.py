@@ -11,7 +11,7 @@ README's steps are typed at the Mininet prompt, and the README's expectation
 is checked.  The tutorials' Makefiles, launcher and scripts run as they are.
 
 Root, Mininet and the ports the launcher hard-codes (9090..., 50051...) are
-needed; each exercise holds ``/tmp/kvfabric-root.lock`` while it runs.  The
+needed; the run holds ``/tmp/kvfabric-root.lock`` from the first exercise to the last.  The
 Makefile runs ``sudo``; where root has no ``sudo`` (a container), a private
 ``sudo`` that only runs its command (``env VAR=... CMD``) is put on PATH, which
 is what root's sudo does.  A table of results is printed and, with
@@ -98,19 +98,18 @@ def run_exercise(exercise: Exercise, root: Path, env: dict[str, str]) -> Result:
     place_solution(directory, exercise)
     start = time.monotonic()
     problems: list[str] = []
-    with root_lock():
-        session = MininetSession(["make", "run"], directory, env)
-        try:
-            session.read_until_prompt(600)
-            for step in exercise.steps:
-                session.command(step.format(out=out), timeout=180)
-            status = session.exit()
-            if status != 0:
-                problems.append(f"make run exited with status {status}")
-        except SessionError as exc:
-            problems.append(str(exc))
-            session.kill()
-        transcript = session.transcript.decode("utf-8", "replace")
+    session = MininetSession(["make", "run"], directory, env)
+    try:
+        session.read_until_prompt(600)
+        for step in exercise.steps:
+            session.command(step.format(out=out), timeout=180)
+        status = session.exit()
+        if status != 0:
+            problems.append(f"make run exited with status {status}")
+    except SessionError as exc:
+        problems.append(str(exc))
+        session.kill()
+    transcript = session.transcript.decode("utf-8", "replace")
     (out / "transcript.txt").write_text(transcript)
     problems += exercise.check(Outcome(transcript, out))
     problems += switch_log_problems(directory / "logs")
@@ -156,12 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="kvfabric-tutorials-"))
     try:
         env = prepare(args.tutorials, scratch, args.venv)
-        results = []
-        for name in names:
-            result = run_exercise(known[name], scratch / "tutorials", env)
-            verdict = "passes" if result.passed else "FAILS: " + "; ".join(result.problems)
-            print(f"{name}: {verdict} ({result.seconds:.0f} s)", flush=True)
-            results.append(result)
+        with root_lock():  # one hold for the run: Mininet's fixed names and ports
+            results = run_all([known[n] for n in names], scratch / "tutorials", env)
     finally:
         if args.keep:
             print(f"scratch copy kept in {scratch}")
@@ -171,6 +166,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.report is not None:
         args.report.write_text(table(results) + "\n")
     return 0 if all(r.passed for r in results) else 1
+
+
+def run_all(exercises: Sequence[Exercise], root: Path, env: dict[str, str]) -> list[Result]:
+    """Run ``exercises`` one after the other, printing each verdict."""
+    results = []
+    for exercise in exercises:
+        result = run_exercise(exercise, root, env)
+        verdict = "passes" if result.passed else "FAILS: " + "; ".join(result.problems)
+        print(f"{exercise.name}: {verdict} ({result.seconds:.0f} s)", flush=True)
+        results.append(result)
+    return results
 
 
 if __name__ == "__main__":
