@@ -55,6 +55,7 @@ ACK = struct.Struct("!4sQ")
 MAGIC, ACK_MAGIC = b"KVT1", b"KVAK"
 RECEIVER_PORT = 7000
 _CHUNK = bytes(256 * 1024)
+_LINGER_RESET = struct.pack("ii", 1, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,8 +233,12 @@ async def _move(
         await _exchange(reader, writer, transfer)
         retransmits = tcp_retransmits(sock)
     except BaseException:
-        # timed out or failed: a graceful close would wait for the unsent bytes to drain,
-        # as long as the path stays stuck (a timeout would last until TCP gives up)
+        # timed out or failed: a graceful close would wait for the unsent bytes to drain
+        # as long as the path stays stuck, and even a closed socket lives on in the kernel
+        # until TCP gives up, holding its 5-tuple (the next mode's transfer with the same
+        # ports would fail to connect). Linger 0: the close resets the connection.
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _LINGER_RESET)
         writer.transport.abort()
         raise
     writer.close()

@@ -194,6 +194,14 @@ def test_timeout_is_reported():
     asyncio.run(main())
 
 
+def free_port() -> int:
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = int(probe.getsockname()[1])
+    probe.close()
+    return port
+
+
 def test_a_stuck_transfer_times_out_and_is_dropped_without_waiting_for_its_bytes():
     """A receiver that never reads: the unsent bytes must not hold the sender past its
     timeout (a graceful close waits for them), and the censored time is the deadline."""
@@ -204,11 +212,15 @@ def test_a_stuck_transfer_times_out_and_is_dropped_without_waiting_for_its_bytes
         server.listen()
         port = server.getsockname()[1]
         try:
-            t = Transfer("h", "d", "127.0.0.1", "127.0.0.1", 64_000_000, dst_port=port)
+            src_port = free_port()
+            t = Transfer("h", "d", "127.0.0.1", "127.0.0.1", 64_000_000, src_port, dst_port=port)
             # the outer bound only catches a hang; it is no measurement
             out = await asyncio.wait_for(send(t, timeout_s=0.3), 30.0)
             assert out.fct_s is None and out.error == "timed out after 0.3s"
             assert out.censored_s == pytest.approx(0.3, abs=0.2)
+            # the stuck connection is gone, not lingering: the same 5-tuple connects again
+            again = await asyncio.wait_for(send(t, timeout_s=0.3), 30.0)
+            assert again.error == "timed out after 0.3s", again.error
         finally:
             server.close()
 
