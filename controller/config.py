@@ -40,7 +40,7 @@ from enum import StrEnum
 from ipaddress import IPv4Address, IPv4Network
 from pathlib import Path
 
-from controller.config_errors import ConfigError
+from controller.errors import ConfigError
 from kvfabric.suggest import did_you_mean
 
 MAX_PORT = 510

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field, replace
 from typing import Generic, TypeVar
 
 from controller.config import HostConfig, LinkConfig, Role, SwitchConfig
-from controller.config_errors import ConfigError
 from controller.config_yaml import Node
+from controller.errors import ConfigError
 from kvfabric.suggest import did_you_mean
 
 T = TypeVar("T")

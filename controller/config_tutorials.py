@@ -42,8 +42,8 @@ from controller.config import (
     SwitchConfig,
 )
 from controller.config_checks import Placed, check_fabric
-from controller.config_errors import ConfigError
 from controller.config_yaml import Node, compose
+from controller.errors import ConfigError
 
 _SWITCH_END = re.compile(r"^(?P<switch>[^-]+)-p(?P<port>\d+)$")
 _SWITCH_KEYS = ["runtime_json", "program", "cli_input", "cpu_port", "priority_queues"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from controller.config_errors import ConfigError
+from controller.errors import ConfigError
 from kvfabric.suggest import did_you_mean
 
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()

@@ -31,6 +31,7 @@ from typing import NamedTuple
 import networkx as nx
 
 from controller.config import FabricConfig, HostConfig, Role
+from controller.errors import TopologyError
 from kvfabric.suggest import did_you_mean
 
 
@@ -100,13 +101,6 @@ class SpinePath:
 
     def __str__(self) -> str:
         return f"{self.src_leaf}>{self.spine}>{self.dst_leaf}"
-
-
-class TopologyError(KeyError):
-    """A name that is not in the topology; the message guesses the name meant."""
-
-    def __str__(self) -> str:
-        return str(self.args[0])
 
 
 class Topology:

@@ -13,26 +13,15 @@ OS and subprocess errors are translated into these where they enter the lab, so 
 
 from __future__ import annotations
 
+from controller.errors import LocatedError
+
 
 class LabError(Exception):
     """Base of every error the lab reports to a user."""
 
 
-class ScenarioError(LabError):
+class ScenarioError(LocatedError, LabError):
     """A scenario file that cannot be loaded, located by file, key path and line."""
-
-    def __init__(
-        self, file: str, path: str, message: str, line: int | None = None, col: int | None = None
-    ) -> None:
-        self.file = file
-        self.path = path
-        self.message = message
-        self.line = line
-        self.col = col
-        where = file
-        if line is not None:
-            where += f":{line}" + (f":{col}" if col is not None else "")
-        super().__init__(f"{where}: {path}: {message}" if path else f"{where}: {message}")
 
 
 class FabricError(LabError):

@@ -54,8 +54,8 @@ from pathlib import Path
 import yaml
 
 from controller import config_values as v
-from controller.config_errors import ConfigError
 from controller.config_yaml import Node, compose
+from controller.errors import ConfigError
 from kvfabric.suggest import did_you_mean
 from lab.errors import ScenarioError
 from lab.kvsize import PRESETS, Dtype, ModelShape, preset

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from controller import config_values as v
-from controller.config_errors import ConfigError
 from controller.config_yaml import Node, compose
+from controller.errors import ConfigError
 from lab.errors import ScenarioError
 from lab.plots import plot_sweep
 from lab.scenario import ModeName, Scenario, parse_scenario

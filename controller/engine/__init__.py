@@ -16,14 +16,6 @@ per-port picture), ``selection`` (path choice), ``inflight`` (transfers and tags
 
 from controller.engine.audit import AuditFindings, LinkVerdict, compare_wiring
 from controller.engine.core import Engine
-from controller.engine.errors import (
-    DuplicatePinError,
-    EngineError,
-    PathDownError,
-    UnknownHostError,
-    UnknownPinError,
-    UnknownTransferError,
-)
 from controller.engine.events import AuditRound, ProbeSeen, SwitchReading, TransferRequest
 from controller.engine.static_pins import (
     PROTOCOLS,
@@ -44,6 +36,14 @@ from controller.engine.updates import (
     Update,
 )
 from controller.engine.view import fabric_view, tier_utilisation
+from controller.errors import (
+    DuplicatePinError,
+    EngineError,
+    PathDownError,
+    UnknownHostError,
+    UnknownPinError,
+    UnknownTransferError,
+)
 
 __all__ = [
     "PROTOCOLS",

@@ -49,12 +49,6 @@ from controller.engine import view
 from controller.engine.alerts import AlertBook, EfficiencyWindows, LatencyWindows, TierWindows
 from controller.engine.audit import LinkVerdict, probe_outcomes, worst
 from controller.engine.efficiency import offline_verdict
-from controller.engine.errors import (
-    EngineError,
-    PathDownError,
-    UnknownHostError,
-    UnknownTransferError,
-)
 from controller.engine.events import AuditRound, SwitchReading, TransferRequest
 from controller.engine.inflight import InFlight, Placement, TagPool, Transfer
 from controller.engine.liveness import SPAN_POLLS, Liveness, counter_evidence
@@ -80,7 +74,14 @@ from controller.engine.updates import (
     Tag,
     Update,
 )
-from controller.topology import LinkId, LinkStatus, Topology, TopologyError
+from controller.errors import (
+    EngineError,
+    PathDownError,
+    TopologyError,
+    UnknownHostError,
+    UnknownTransferError,
+)
+from controller.topology import LinkId, LinkStatus, Topology
 
 Pair = tuple[str, str]
 _Ident = tuple[int, str, str, str, int, Mode]

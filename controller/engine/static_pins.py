@@ -25,9 +25,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from ipaddress import IPv4Address
 
-from controller.engine.errors import DuplicatePinError, UnknownPinError
 from controller.engine.loads import LoadTable
 from controller.engine.selection import PathIndex
+from controller.errors import DuplicatePinError, UnknownPinError
 from controller.topology import LinkId, SpinePath
 
 PROTOCOLS = {"tcp": 6, "udp": 17}

@@ -24,7 +24,7 @@ Public API::
     Service, ServiceOptions, serve, compile_program, load_pipeline, Pipeline
 """
 
-from controller.service.errors import (
+from controller.errors import (
     NotPrimaryError,
     PinNotWrittenError,
     PipelineError,

@@ -77,13 +77,13 @@ from controller.engine import (
     UnknownPinError,
     UnknownTransferError,
 )
+from controller.errors import NotReadyError, PinNotWrittenError
 from controller.service import openapi
 from controller.service import schema as s
-from controller.service.errors import PinNotWrittenError
 from controller.service.http import HttpError, Request, Response, error_response
 from controller.service.metrics import CONTENT_TYPE
 from controller.service.routes import ROUTES, Route, match
-from controller.service.service import NotReadyError, Service
+from controller.service.service import Service
 
 Call = Callable[[Request, dict[str, str]], Awaitable[Response]]
 T = TypeVar("T")

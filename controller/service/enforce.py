@@ -40,8 +40,8 @@ from controller.engine import (
     SetMode,
     Update,
 )
+from controller.errors import ServiceError, SwitchError, SwitchUnavailable
 from controller.service import intent as i
-from controller.service.errors import ServiceError, SwitchError, SwitchUnavailable
 from controller.service.flow_pins import FlowPinWriter
 from controller.service.metrics import Metrics
 from controller.service.pins import Pin, PinBook, PinKey, PinMeta

@@ -31,8 +31,8 @@ from ipaddress import IPv4Address
 from typing import Any
 
 from controller.engine import Engine, EngineError, FlowTuple, StaticPin, Update
+from controller.errors import SwitchError
 from controller.service import intent as i
-from controller.service.errors import SwitchError
 from controller.service.metrics import Metrics
 from controller.service.pins import PinMeta
 from controller.service.switches import SwitchLink

@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from controller.service.errors import PipelineError
+from controller.errors import PipelineError
 from controller.service.switches import Pipeline
 
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from controller.engine import AuditRound, ProbeSeen
-from controller.service.errors import SwitchError
+from controller.errors import SwitchError
 from controller.service.intent import switch_mac
 from controller.service.switches import SwitchLink
 from controller.topology import PortRef, Topology

@@ -66,10 +66,16 @@ from controller.engine import (
     fabric_view,
     tier_utilisation,
 )
+from controller.errors import (
+    ForcedSpineError,
+    NotReadyError,
+    PinNotWrittenError,
+    ServiceError,
+    SwitchError,
+)
 from controller.service import schema
 from controller.service.adopt import Adoptions
 from controller.service.enforce import Enforcer
-from controller.service.errors import PinNotWrittenError, ServiceError, SwitchError
 from controller.service.flow_pins import sync_flow_pins
 from controller.service.metrics import Metrics, Snapshot
 from controller.service.pins import Pin, PinKey, PinMeta
@@ -88,14 +94,6 @@ RETRY_S = 1.0
 
 SAMPLE_GRACE = 2.0
 """A provisioned switch waits this many staleness limits at most for its first sample."""
-
-
-class NotReadyError(ServiceError):
-    """The service cannot take transfers now (backup, or switches not provisioned)."""
-
-
-class ForcedSpineError(EngineError):
-    """A request forced a spine that has no path between the two hosts."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,7 @@ from finsy.p4client import P4ClientError
 from finsy.proto import p4r
 
 from controller.config import SwitchConfig, TlsSettings
-from controller.service.errors import NotPrimaryError, SwitchError, SwitchUnavailable
+from controller.errors import NotPrimaryError, SwitchError, SwitchUnavailable
 
 RECONNECT_MIN_S = 0.05
 RECONNECT_MAX_S = 0.25

@@ -13,8 +13,8 @@ import sys
 from collections import Counter
 
 from controller.config import FabricConfig, load_config
-from controller.config_errors import ConfigError
 from controller.config_units import format_capacity, format_duration
+from controller.errors import ConfigError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -24,9 +24,8 @@ import sys
 from pathlib import Path
 
 from controller.config import FabricConfig, TlsSettings, load_config
-from controller.config_errors import ConfigError
 from controller.config_units import parse_duration
-from controller.service.errors import ServiceError
+from controller.errors import ConfigError, ServiceError
 from controller.service.main import serve
 from controller.service.pipeline import compile_program, load_pipeline
 from controller.service.service import ServiceOptions

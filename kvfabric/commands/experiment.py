@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from controller.config_errors import ConfigError
+from controller.errors import ConfigError
 from kvfabric.suggest import did_you_mean
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from controller.config_errors import ConfigError
+from controller.errors import ConfigError
 from kvfabric.suggest import did_you_mean
 
 

@@ -19,7 +19,6 @@ from controller.config import (
     load_config,
     parse_config,
 )
-from controller.config_errors import ConfigError
 from controller.config_generate import leaf_spine, to_yaml
 from controller.config_tutorials import parse_tutorials_topology
 from controller.config_units import (
@@ -30,6 +29,7 @@ from controller.config_units import (
     parse_duration,
     parse_fraction,
 )
+from controller.errors import ConfigError
 from kvfabric.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,7 +7,8 @@ import pytest
 from controller.config import load_config
 from controller.config_generate import leaf_spine
 from controller.engine import AuditRound, ProbeSeen, compare_wiring
-from controller.topology import LinkId, LinkStatus, PortRef, Tier, Topology, TopologyError
+from controller.errors import TopologyError
+from controller.topology import LinkId, LinkStatus, PortRef, Tier, Topology
 
 
 @pytest.fixture
