@@ -40,6 +40,11 @@ ECMP hash spreads them evenly (a narrow range reaches only some uplinks: CRC is 
 the background's and the KV tags' ranges, iperf3's and the receiver's ports are left out."""
 
 
+LARGE_POOL = 256
+"""Beyond this many receivers (the simulator's clusters), a group draws a sample of them
+instead of shuffling them all, which would cost a shuffle of the pool per transfer."""
+
+
 @dataclass(frozen=True, slots=True)
 class Arrival:
     """One KV transfer: ``at_s`` into its phase (sequential: after the previous one)."""
@@ -123,29 +128,36 @@ def _offsets(phase: Phase, rng: random.Random) -> list[float]:
 
 def _pairs(phase: Phase, count: int, roles: Roles, rng: random.Random) -> list[tuple[str, str]]:
     group = phase.size if phase.kind is PhaseKind.BURST else 1
+    receiver_leaves = set(roles.leaf_of[r] for r in roles.receivers)
+    remote = [
+        s for s in roles.senders if receiver_leaves - {roles.leaf_of[s]}
+    ]  # senders with a receiver on another leaf
     out: list[tuple[str, str]] = []
     while len(out) < count:
         n = min(group, count - len(out))
-        out.extend(_group(n, roles.senders, roles.receivers, roles.leaf_of, rng))
+        out.extend(_group(n, remote, roles.receivers, roles.leaf_of, rng))
     return out
 
 
 def _group(
     n: int,
-    senders: Sequence[str],
+    remote: Sequence[str],
     receivers: Sequence[str],
     leaf_of: Mapping[str, str],
     rng: random.Random,
 ) -> list[tuple[str, str]]:
-    """``n`` cross-leaf pairs, with distinct senders and receivers while there are enough."""
-    remote = [s for s in senders if any(leaf_of[r] != leaf_of[s] for r in receivers)]
-    free = list(receivers)
-    rng.shuffle(free)
+    """``n`` cross-leaf pairs from the ``remote`` senders (those with a receiver on
+    another leaf), with distinct senders and receivers while there are enough."""
+    if len(receivers) <= LARGE_POOL:
+        free = list(receivers)
+        rng.shuffle(free)
+    else:  # the order of a few random receivers is all a group uses
+        free = rng.sample(list(receivers), min(len(receivers), 2 * n + 16))
     pairs = []
     for src in _draw(n, remote, rng):
-        fresh = [r for r in free if leaf_of[r] != leaf_of[src]]
-        if fresh:
-            dst = fresh[0]
+        here = leaf_of[src]
+        dst = next((r for r in free if leaf_of[r] != here), None)
+        if dst is not None:
             free.remove(dst)
         else:  # every distinct receiver is taken: allow a repeat
             dst = rng.choice([r for r in receivers if leaf_of[r] != leaf_of[src]])

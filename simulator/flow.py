@@ -36,8 +36,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from simulator import kernels
 from simulator.engine import DoneCallback, Timer
-from simulator.maxmin import FloatArray, link_loads, max_min_rates
+from simulator.maxmin import FloatArray, max_min_rates
 from simulator.network import PATH_WIDTH, Network
 
 FINISH_BYTES = 1e-3
@@ -57,6 +58,7 @@ class FlowEngine:
         self.kv_bytes: FloatArray = np.zeros(n)
         self.load_bps: FloatArray = np.zeros(n)
         self.kv_load_bps: FloatArray = np.zeros(n)
+        self._carried: FloatArray = np.zeros(n)  # flows and fixed background, per link
         self._heap: list[tuple[float, int, Timer]] = []
         self._seq = itertools.count()
         self._pending = 0  # timers that keep the simulation alive
@@ -201,28 +203,22 @@ class FlowEngine:
                 self._fire_due(t)
 
     def _next_departure(self) -> tuple[float, np.ndarray]:
-        idx = np.flatnonzero(self._active)
-        if idx.size == 0:
-            return math.inf, idx
-        rate = self._rate[idx]
-        moving = rate > 0
-        if not moving.any():
-            return math.inf, idx[:0]
-        left = np.full(idx.size, np.inf)
-        left[moving] = self._remaining[idx[moving]] * 8.0 / rate[moving]
-        dt = float(left.min())
-        due = idx[left <= dt + max(1e-9, dt * 1e-9)]
+        dt, due = kernels.next_departure(self._active, self._remaining, self._rate)
         return self.now + dt, due
 
     def _advance(self, t: float) -> None:
         dt = t - self.now
         if dt > 0:
-            idx = np.flatnonzero(self._active)
-            if idx.size:
-                self._remaining[idx] -= self._rate[idx] * dt / 8.0
-            carried = self.load_bps + np.minimum(self.fixed_bg, self.base_capacity)
-            self.sent_bytes += carried * dt / 8.0
-            self.kv_bytes += self.kv_load_bps * dt / 8.0
+            kernels.advance(
+                self._active,
+                self._remaining,
+                self._rate,
+                dt,
+                self.sent_bytes,
+                self.kv_bytes,
+                self._carried,
+                self.kv_load_bps,
+            )
         self.now = max(self.now, t)
 
     def _finish(self, due: np.ndarray) -> None:
@@ -255,14 +251,12 @@ class FlowEngine:
         idx = np.flatnonzero(self._active)
         capacity = np.maximum(self.base_capacity - self.fixed_bg, 0.0)
         capacity[self.network.pad] = np.inf
-        paths = self._paths[idx]
-        rates = max_min_rates(paths, capacity, self._cap[idx])
+        rates = max_min_rates(self._paths[idx], capacity, self._cap[idx])
         self._rate[idx] = rates
-        n = self.network.nlinks
-        self.load_bps = link_loads(paths, rates, n)
-        self.kv_load_bps = link_loads(paths, np.where(self._kv[idx], rates, 0.0), n)
-        self.load_bps[self.network.pad] = 0.0
-        self.kv_load_bps[self.network.pad] = 0.0
+        self.load_bps, self.kv_load_bps = kernels.loads(
+            self._paths, idx, rates, self._kv, self.network.nlinks, self.network.pad
+        )
+        self._carried = self.load_bps + np.minimum(self.fixed_bg, self.base_capacity)
 
     def _release(self, f: int) -> None:
         self._active[f] = False

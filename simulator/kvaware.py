@@ -4,10 +4,13 @@ The driver does what the controller service does around :class:`controller.engin
 with the simulated clock as the engine's injected clock, and nothing else:
 
 - every polling period (``telemetry.poll_interval`` of the controller settings) it
-  reads every switch's egress counters from the simulated links (cumulative bytes,
-  KV-class bytes, packets at 1,500 bytes) and, ``telemetry_delay`` later, hands each
-  reading to ``Engine.telemetry`` stamped with the time it was read, then calls
-  ``Engine.tick``, as the service's telemetry loop does;
+  reads every switch's fabric-facing egress counters from the simulated links
+  (cumulative bytes, KV-class bytes, packets at 1,500 bytes) and, ``telemetry_delay``
+  later, hands each reading to ``Engine.telemetry`` stamped with the time it was read,
+  then calls ``Engine.tick``, as the service's telemetry loop does. Host ports are not
+  read: placement never looks at them, and at the design's scale (1,536 host ports
+  against 192 fabric ports) folding them in was most of a run's time, so the
+  intra-rack tier's alerts are not evaluated here;
 - a transfer's arrival is ``Engine.decide``; the service answers once the pin is
   written, so a pinned transfer starts ``write_latency`` after it arrived, on its
   spine, and a transfer the engine leaves to ECMP starts at once, hashed from its tag's
@@ -61,7 +64,8 @@ class KvAware(Driver):
         self.pinned: dict[int, str] = {}  # transfer index -> pinned spine
         self.switch_ports: dict[str, list[tuple[int, int]]] = {}
         for ref, link in self.net.port_link.items():
-            self.switch_ports.setdefault(ref.switch, []).append((ref.port, link))
+            if self.net.links[link].tier != "intra-rack":
+                self.switch_ports.setdefault(ref.switch, []).append((ref.port, link))
         self._poll()
         if self.scenario.events:
             self._audit()

@@ -25,10 +25,10 @@ leaf's group in uplink-port order. The modes:
 - ``ecmp-k``: ``k`` connections of ``1/k`` of the bytes each, every one hashed on its
   own (Mooncake and NIXL move a KV cache over several connections or QPs); the
   transfer ends with its last connection;
-- ``flowlet``: LetFlow. A flow's flowlets start at exponential intervals of mean
-  ``flowlet_period`` (a fluid model has no packet gaps, so the gaps are a parameter);
-  each new flowlet takes the next salt, as the data plane's flowlet table does, and
-  is hashed again;
+- ``flowlet``: LetFlow. A flow's flowlets start at (discretely) exponential intervals
+  of mean ``flowlet_period`` (a fluid model has no packet gaps, so the gaps are a
+  parameter); each new flowlet takes the next salt, as the data plane's flowlet table
+  does, and is hashed again;
 - ``isolated``: every transfer alone (one after the other, as the lab runs them) on
   the spine with the most capacity left by the background: the bound no placement
   beats.
@@ -43,7 +43,6 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from ipaddress import IPv4Address
 
 import numpy as np
 
@@ -96,7 +95,7 @@ class Driver:
         self.controller = self.settings.controller or workload.fabric.controller
         self.run_record = ModeRun(self.mode, repeat)
         self.series: TierSeries = {tier: [] for tier in self.net.tiers}
-        self._samples: dict[str, list[np.ndarray]] = {tier: [] for tier in self.net.tiers}
+        self._hist = {tier: np.zeros(HIST_BINS + 1, dtype=np.int64) for tier in self.net.tiers}
         self._on_transfer = on_transfer
         self.t0 = self.scenario.run.warmup_s
         self.ip = {h.name: h.ipv4 for h in workload.fabric.hosts}
@@ -132,8 +131,7 @@ class Driver:
         for live in list(self.live.values()):
             self._fail(live, "did not finish: its path stayed down")
         self.run_record.tier_samples = {
-            tier: _condensed(np.concatenate(chunks)) if chunks else []
-            for tier, chunks in self._samples.items()
+            tier: _quantiles(hist) for tier, hist in self._hist.items() if hist.sum()
         }
         self.finish()
         return self.run_record
@@ -276,10 +274,7 @@ class Driver:
         if a == b:
             return None
         group = self.groups[a]
-        h = selector_hash(
-            IPv4Address(self.ip[src]), IPv4Address(self.ip[dst]), TCP, sport, RECEIVER_PORT,
-            salt=salt,
-        )  # fmt: skip
+        h = selector_hash(self.ip[src], self.ip[dst], TCP, sport, RECEIVER_PORT, salt=salt)
         return group[h % len(group)]
 
     def _cable_event(self, e: LinkEvent) -> None:
@@ -337,16 +332,22 @@ class Driver:
         now = self.engine.now
         for tier, idx in self.net.tiers.items():
             values = u[idx]
-            self._samples[tier].append(values)
+            bins = np.minimum((values * HIST_BINS).astype(np.int64), HIST_BINS)
+            self._hist[tier] += np.bincount(bins, minlength=HIST_BINS + 1)
             self.series[tier].append((now - self.t0, float(values.mean()) if values.size else 0.0))
         self.engine.at(now + self.interval, self._sample, daemon=True)
 
 
-def _condensed(values: np.ndarray, keep: int = 20_000) -> list[float]:
-    """``values``, or ``keep`` evenly spaced quantiles of them when there are more."""
-    if values.size <= keep:
-        return [float(x) for x in values]
-    return [float(x) for x in np.quantile(values, np.linspace(0.0, 1.0, keep))]
+HIST_BINS = 1000
+"""Utilisation samples are kept as a histogram of 0.1% bins per tier (a tier of the
+design's cluster has 1,536 links, sampled thousands of times)."""
+
+
+def _quantiles(hist: np.ndarray, keep: int = 2000) -> list[float]:
+    """``keep`` evenly spaced quantiles of the samples a histogram counted."""
+    cum = np.cumsum(hist)
+    ranks = np.linspace(0, cum[-1] - 1, keep)
+    return [float(x) for x in np.searchsorted(cum, ranks, side="right") / HIST_BINS]
 
 
 class EcmpK(Driver):
@@ -374,26 +375,44 @@ class EcmpK(Driver):
 
 
 class Flowlet(Driver):
-    """LetFlow: each new flowlet is hashed again with the next salt."""
+    """LetFlow: each new flowlet is hashed again with the next salt.
+
+    Flowlet boundaries fall on a tick of a quarter of ``flowlet_period``: a flow starts
+    a new flowlet at each tick with probability ``1 - exp(-tick/period)``, so that its
+    gaps are (discretely) exponential with mean ``flowlet_period``. Each flow draws how
+    many ticks its flowlet lasts (geometric), so a tick touches only the flows whose
+    flowlet ends then, and the flows that move at one tick cost one rate computation.
+    """
 
     mode = "flowlet"
 
+    def prepare(self) -> None:
+        """Start the flowlet tick."""
+        period = self.settings.flowlet_period_s
+        self.tick = period / 4
+        self.p_new = 1.0 - math.exp(-self.tick / period)
+        self.ticks = 0
+        self.due: dict[int, list[tuple[Live, int]]] = {}
+        self.engine.at(self.t0 + self.tick, self._flowlets, daemon=True)
+
     def flow_started(self, flow: int, live: Live, sport: int) -> None:
-        """Schedule the flow's first flowlet boundary."""
+        """A new flow starts with salt 0; its first flowlet's end is drawn."""
         self.flow_salt[flow] = 0
-        self._boundary(flow, live)
+        self._schedule(live, flow)
 
-    def _boundary(self, flow: int, live: Live) -> None:
-        gap = self._rng.expovariate(1.0 / self.settings.flowlet_period_s)
+    def _schedule(self, live: Live, flow: int) -> None:
+        u = 1.0 - self._rng.random()  # (0, 1]
+        lasts = 1 + int(math.log(u) / math.log(1.0 - self.p_new))
+        self.due.setdefault(self.ticks + lasts, []).append((live, flow))
 
-        def next_flowlet() -> None:
-            if not self.engine.is_active(flow) or flow not in live.flows:
-                return  # the flow ended (its id may already be another flow's)
-            self.flow_salt[flow] = (self.flow_salt[flow] + FLOWLET_STEP) & 0xFFFF
-            self.rehash_flow(live, flow, live.flows[flow])
-            self._boundary(flow, live)
-
-        self.engine.at(self.engine.now + gap, next_flowlet, daemon=True)
+    def _flowlets(self) -> None:
+        self.ticks += 1
+        for live, flow in self.due.pop(self.ticks, ()):
+            if flow in live.flows and self.flow_owner.get(flow) == live.arrival.index:
+                self.flow_salt[flow] = (self.flow_salt.get(flow, 0) + FLOWLET_STEP) & 0xFFFF
+                self.rehash_flow(live, flow, live.flows[flow])
+                self._schedule(live, flow)
+        self.engine.at(self.engine.now + self.tick, self._flowlets, daemon=True)
 
     def hash_key(self, flow: int, live: Live) -> tuple[int, int]:
         """The transfer's port and the flowlet's salt."""
@@ -415,7 +434,7 @@ class Isolated(Driver):
         src, dst = self.net.leaf_of[a.src], self.net.leaf_of[a.dst]
         best = None
         if src != dst:
-            left = self.provisioned - self._background_bps()
+            left = self.provisioned - self.background_bps
             scored = [
                 (min(left[self.net.up[src, s]], left[self.net.down[s, dst]]), -i, s)
                 for i, s in enumerate(self.net.spines_between(src, dst))
@@ -426,11 +445,11 @@ class Isolated(Driver):
         live.spine = best
         self.start(live, best, a.nbytes, a.ecmp_port)
 
-    def _background_bps(self) -> np.ndarray:
-        bg = np.zeros(self.net.nlinks)
+    def prepare(self) -> None:
+        """The background's load per link, which placement subtracts."""
+        self.background_bps = np.zeros(self.net.nlinks)
         for flow in self.work.background:
-            bg[flow.link] += flow.bps
-        return bg
+            self.background_bps[flow.link] += flow.bps
 
     def rehash(self) -> None:
         """An isolated transfer keeps its spine unless that cable is down."""

@@ -36,10 +36,11 @@ def driver_for(mode: str) -> type[Driver]:
 
 @dataclass(slots=True)
 class ModeStats:
-    """What one simulated run cost: events handled and seconds of wall time."""
+    """What a mode's runs cost: events handled, wall and CPU seconds, simulated seconds."""
 
     events: int = 0
     wall_s: float = 0.0
+    cpu_s: float = 0.0
     simulated_s: float = 0.0
 
 
@@ -71,10 +72,11 @@ def simulate(sim: Simulation, on_transfer: Callable[[], None] | None = None,
                 on_stage(f"{mode}, repeat {r + 1}/{sim.repeat}")
             engine = make(work.network)
             driver = driver_for(mode)(engine, work, schedule, repeat=r + 1, on_transfer=on_transfer)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             sim.runs.append(driver.run())
             stats = sim.stats.setdefault(mode, ModeStats())
             stats.wall_s += time.perf_counter() - t0
+            stats.cpu_s += time.process_time() - c0
             stats.events += engine.events
             stats.simulated_s += engine.now
             if r == 0:
@@ -106,6 +108,7 @@ def results_document(sim: Simulation) -> dict[str, Any]:
                 mode: {
                     "events": st.events,
                     "wall_s": st.wall_s,
+                    "cpu_s": st.cpu_s,
                     "simulated_s": st.simulated_s,
                     "events_per_s": st.events / st.wall_s if st.wall_s > 0 else None,
                 }

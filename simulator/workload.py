@@ -70,7 +70,8 @@ def build_workload(scenario: Scenario) -> Workload:
     """The fabric, roles, transfer size and background of ``scenario``."""
     fabric = build_fabric(scenario.fabric, scenario)
     network = Network(fabric)
-    roles = resolve_roles(scenario, fabric)
+    # the simulator puts background on cables directly: it needs no background hosts
+    roles = resolve_roles(dataclasses.replace(scenario, background=()), fabric)
     scaling = _scaling(scenario, fabric)
     nbytes = scaling.lab_bytes if scaling is not None else scenario.transfer.real_bytes
     background = tuple(

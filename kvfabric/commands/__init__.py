@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, str] = {
     "switch": "Run a software switch with simple_switch_grpc's command line",
     "controller": "Run the kvfabric controller service",
     "experiment": "Run the emulated-fabric experiment",
+    "simulate": "Run a scenario on a simulated fabric (flow-level engine), at any scale",
     "bench": "Run benchmarks",
     "check-config": "Validate a topology configuration file",
     "switch-cli": "simple_switch_CLI for a running kvfabric switch (commands on stdin)",

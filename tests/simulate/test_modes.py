@@ -1,0 +1,84 @@
+"""The modes on small scenarios, against what can be worked out by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from controller.config import FabricConfig
+from lab.control import FlowKey
+from lab.ecmp import EcmpOracle
+from lab.kvtransfer import RECEIVER_PORT
+from lab.scenario import Tool, load_scenario, parse_scenario
+from simulator.run import Simulation, simulate
+
+ROOT = Path(__file__).resolve().parents[2]
+DESIGN = ROOT / "topologies" / "scenarios" / "design-example.yaml"
+
+
+@pytest.fixture(scope="module")
+def design():
+    sim = Simulation(load_scenario(DESIGN, Tool.SIMULATE), ("ecmp", "kv-aware", "isolated"))
+    return sim, simulate(sim)
+
+
+def test_isolated_is_the_transfer_alone_on_the_roomier_spine(design):
+    _, doc = design
+    # 1 MB at the 37.5% spine 2 leaves of 20 Mb/s: 8e6 / 7.5e6 s
+    iso = doc["modes"]["isolated"]
+    assert iso["paths"] == {"spine2": 16}
+    assert iso["fct_ms"]["p99"] == pytest.approx(8e6 / 7.5e6 * 1000, rel=1e-6)
+
+
+def test_ecmp_takes_the_data_planes_hash(design):
+    sim, doc = design
+    assert sim.workload is not None
+    fabric: FabricConfig = sim.workload.fabric
+    oracle = EcmpOracle(fabric)
+    schedule = sim.workload.schedule(sim.seed)
+    expected = {
+        a.index: oracle.spine(FlowKey(a.src, a.dst, "tcp", a.ecmp_port, RECEIVER_PORT))
+        for a in schedule.arrivals
+    }
+    got = {t["index"]: t["spine"] for t in doc["modes"]["ecmp"]["transfers"]}
+    assert got == expected
+
+
+def test_kv_aware_is_the_controllers_choice(design):
+    # alone, a transfer goes to spine 2 (37.5% left against 25%); in a burst of two the
+    # engine counts the first one in flight and sends the second to spine 1 (5 Mb/s
+    # alone beats half of spine 2's 7.5 Mb/s)
+    _, doc = design
+    kv = doc["modes"]["kv-aware"]
+    assert kv["failed"] == 0
+    spines = {t["index"]: t["spine"] for t in kv["transfers"]}
+    assert all(spines[i] == "spine2" for i in range(6))
+    for burst in range(5):
+        assert sorted(spines[6 + 2 * burst + k] for k in range(2)) == ["spine1", "spine2"]
+    assert doc["reduction_vs_ecmp"]["kv-aware"]["p99"] > 0.3
+
+
+TWO_PATHS = """\
+name: tiny
+fabric: {spines: 2, leaves: 2, hosts_per_leaf: 2, link_rate: 10Gbps, prefill_leaves: 1}
+transfer: {bytes: 125MB}
+arrivals:
+  - {kind: burst, size: 2, bursts: 1, window: 0s, every: 1s}
+run: {warmup: 1s}
+simulation: {ecmp_k: 2}
+modes: [ecmp-k, flowlet, isolated]
+"""
+
+
+def test_every_mode_moves_every_byte():
+    # 125 MB at 10 Gb/s: 100 ms alone; two at once on two spines: no faster than that
+    sim = Simulation(
+        parse_scenario(TWO_PATHS, "tiny.yaml", Tool.SIMULATE), ("ecmp-k", "flowlet", "isolated")
+    )
+    doc = simulate(sim)
+    for mode in ("ecmp-k", "flowlet", "isolated"):
+        m = doc["modes"][mode]
+        assert m["n"] == 2 and m["failed"] == 0
+        assert min(m["fct_samples_ms"]) >= 100.0 - 1e-6
+    assert doc["modes"]["isolated"]["fct_ms"]["p99"] == pytest.approx(100.0)
