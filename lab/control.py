@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from controller.config import FabricConfig
+from kvfabric.client import AsyncClient
 from lab.errors import ControlError
 from lab.procs import ProcessTable, Tracked
 
@@ -120,6 +121,8 @@ class HttpControl:
         self.token = token
         self.timeout_s = timeout_s
         self._pins: dict[FlowKey, str] = {}
+        self.client = AsyncClient([(host, port)], token=token, deadline_s=timeout_s)
+        """What the KV senders ask (:mod:`kvfabric.client`: retries, ECMP fallback)."""
 
     @classmethod
     def for_fabric(cls, fabric: FabricConfig) -> HttpControl:

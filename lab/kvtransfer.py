@@ -13,8 +13,9 @@ the controller request in ``kv-aware`` mode, so the decision's latency counts) t
 the moment the acknowledgement arrives: the last byte has been received, not
 merely written into the sender's socket buffer.
 
-**Tagging.** In ``kv-aware`` mode the sender asks the controller
-(``POST /v1/transfers``) and marks the flow as told: the DSCP goes into the IP TOS
+**Tagging.** In ``kv-aware`` mode the sender asks the controller through
+:mod:`kvfabric.client` (``POST /v1/transfers``, retried on the backup, ECMP when no
+controller answers in time) and marks the flow as told: the DSCP goes into the IP TOS
 byte (``IP_TOS = dscp << 2``) and the socket is bound to the tagged source port, so
 the source leaf's pin entry matches. In ``ecmp`` and ``flowlet`` modes there is no
 request and no tag; the transfer uses the source port the schedule assigned, so
@@ -46,7 +47,9 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from lab.control import HttpControl, PathService, Placement
+from kvfabric.client import AsyncClient, ClientError
+from kvfabric.client import Placement as ClientPlacement
+from lab.control import PathService, Placement
 from lab.errors import LabError, TrafficError
 from lab.netns import SocketFactory, plain_factory
 
@@ -143,6 +146,8 @@ class Outcome:
 
     A transfer that timed out has ``censored_s``, the time it ran: its completion time
     is at least that. ``started_at`` is the clock's reading when it started.
+    ``fallback`` says why a kv-aware transfer went by plain ECMP, untagged (no
+    controller answered within the client's deadline).
     """
 
     transfer: Transfer
@@ -154,18 +159,25 @@ class Outcome:
     retransmits: int | None = None
     censored_s: float | None = None
     started_at: float | None = None
+    fallback: str | None = None
 
 
 async def send(
     transfer: Transfer,
     *,
     sockets: SocketFactory = plain_factory,
-    paths: PathService | None = None,
+    paths: PathService | AsyncClient | None = None,
     spine: str | None = None,
     timeout_s: float = 120.0,
     clock: Callable[[], float] = time.monotonic,
 ) -> Outcome:
-    """Make ``transfer``; ask ``paths`` for its placement first when given (kv-aware)."""
+    """Make ``transfer``; ask ``paths`` for its placement first when given (kv-aware):
+    a :class:`kvfabric.client.AsyncClient` (the controller's API, with its retries and
+    ECMP fallback), or any other :class:`PathService` (the lab's static fabric)."""
+    if isinstance(paths, AsyncClient):
+        return await _send_with_client(
+            transfer, paths, sockets=sockets, spine=spine, timeout_s=timeout_s, clock=clock
+        )
     start = clock()
     placement: Placement | None = None
     decision_s = None
@@ -213,6 +225,67 @@ async def send(
     return Outcome(transfer, fct, placement, port, None, decision_s, retransmits, started_at=start)
 
 
+async def _send_with_client(
+    transfer: Transfer,
+    client: AsyncClient,
+    *,
+    sockets: SocketFactory,
+    spine: str | None,
+    timeout_s: float,
+    clock: Callable[[], float],
+) -> Outcome:
+    """:func:`send` through ``client.transfer``: the client asks, tags, binds, connects
+    and reports; a fallback (no controller in time) goes untagged from the ECMP port."""
+    start = clock()
+    placement: Placement | None = None
+    decision_s = None
+    port = transfer.ecmp_port
+    bind = (transfer.src_addr, transfer.ecmp_port or 0)
+    target = (transfer.dst_addr, transfer.dst_port)
+    try:
+        async with asyncio.timeout(timeout_s):
+            async with client.transfer(
+                transfer.src, transfer.dst, transfer.nbytes,
+                connect=target, bind=bind, spine=spine, sockets=sockets,
+            ) as t:  # fmt: skip
+                placement = _placement(t.placement)
+                decision_s = t.result.decision_s
+                assert t.socket is not None
+                port = t.socket.getsockname()[1]
+                t.keep_socket = True  # the stream below owns and closes it
+                retransmits = await _stream(transfer, t.socket)
+        fct = clock() - start
+    except TimeoutError:
+        return Outcome(
+            transfer, None, placement, port, f"timed out after {timeout_s:g}s", decision_s,
+            censored_s=clock() - start, started_at=start,
+        )  # fmt: skip
+    except (OSError, asyncio.IncompleteReadError, LabError, ClientError) as exc:
+        return Outcome(
+            transfer, None, placement, port, _describe(exc), decision_s, started_at=start
+        )
+    error = None
+    if not t.placement.fell_back and not t.result.reported:
+        error = f"completion not reported: {t.result.report_error}"
+    return Outcome(
+        transfer, fct, placement, port, error, decision_s, retransmits, started_at=start,
+        fallback=t.placement.fallbacks[0] if t.placement.fell_back else None,
+    )  # fmt: skip
+
+
+def _placement(p: ClientPlacement) -> Placement | None:
+    """The lab's view of a client placement (None for the ECMP fallback)."""
+    if p.transfer_id is None:
+        return None
+    return Placement(
+        transfer_id=p.transfer_id,
+        spine=p.spine,
+        dscp=p.tag.dscp if p.tag is not None else None,
+        src_port=p.tag.src_port if p.tag is not None else None,
+        path=p.path,
+    )
+
+
 async def _move(
     transfer: Transfer, sockets: SocketFactory, placement: Placement | None, port: int | None
 ) -> int | None:
@@ -228,6 +301,12 @@ async def _move(
     except BaseException:
         sock.close()
         raise
+    return await _stream(transfer, sock)
+
+
+async def _stream(transfer: Transfer, sock: socket.socket) -> int | None:
+    """Send the header and payload on a connected socket, wait for the acknowledgement,
+    close; the TCP retransmissions."""
     reader, writer = await asyncio.open_connection(sock=sock)
     try:
         await _exchange(reader, writer, transfer)
@@ -325,7 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "serve":
         return asyncio.run(_serve_forever(_address(args.bind)))
     host, port = _address(args.to)
-    paths = HttpControl(*_address(args.controller)) if args.controller else None
+    paths = AsyncClient([args.controller], deadline_s=5.0) if args.controller else None
     t = Transfer(args.src, args.dst, args.from_addr, host, args.bytes, dst_port=port)
     outcome = asyncio.run(send(t, paths=paths))
     print(

@@ -45,12 +45,14 @@ from pathlib import Path
 from typing import Any
 
 from controller.config import FabricConfig
+from kvfabric.client import AsyncClient
 from lab.arrivals import Arrival, PhasePlan, Schedule, generate
 from lab.control import (
     ControllerProcess,
     FabricControl,
     FlowKey,
     HttpControl,
+    PathService,
 )
 from lab.ecmp import FLOWLET_STEP, EcmpOracle
 from lab.errors import LabError
@@ -462,7 +464,9 @@ class Session:
     async def transfers(self, control: FabricControl, schedule: Schedule, run: ModeRun) -> None:
         """The schedule's transfers, phase after phase, as the mode wants them."""
         mode, plan = run.mode, self.plan
-        paths = control if mode in (ModeName.KV_AWARE, ModeName.ISOLATED) else None
+        paths: PathService | AsyncClient | None = None
+        if mode in (ModeName.KV_AWARE, ModeName.ISOLATED):  # the controller's client
+            paths = control.client if isinstance(control, HttpControl) else control
         timeout = self.exp.scenario.run.transfer_timeout_s
         cables = _cable_intfs(self.lab)
 

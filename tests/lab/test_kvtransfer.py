@@ -7,6 +7,7 @@ import socket
 
 import pytest
 
+from kvfabric.client import AsyncClient
 from lab.control import HttpControl
 from lab.errors import ControlError
 from lab.kvtransfer import Receiver, Transfer, send
@@ -247,5 +248,61 @@ def test_http_control_calls_and_errors():
             await ctl.close()
         with pytest.raises(ControlError, match="cannot reach the controller"):
             await HttpControl("127.0.0.1", ctl.port).fabric()
+
+    asyncio.run(main())
+
+
+def test_kv_aware_sender_through_the_client_tags_binds_and_reports():
+    async def main() -> None:
+        receiver, port = await receiver_on_free_port()
+        ctl = await fake_with_free_tag_port(dscp=46)
+        made: list[SpySocket] = []
+
+        def spy_factory() -> socket.socket:
+            made.append(SpySocket(socket.AF_INET, socket.SOCK_STREAM))
+            return made[-1]
+
+        client = AsyncClient([("127.0.0.1", ctl.port)], deadline_s=5)
+        try:
+            t = Transfer("h11", "h21", "127.0.0.1", "127.0.0.1", 300_000, 12345, dst_port=port)
+            out = await send(t, paths=client, sockets=spy_factory)
+            assert out.error is None and out.fallback is None, out
+            assert out.placement is not None and out.placement.spine == "spine2"
+            assert made[0].options[(socket.IPPROTO_IP, socket.IP_TOS)] == 46 << 2
+            (r,) = receiver.received
+            assert r.peer[1] == out.src_port == ctl.first_port + 1
+            assert [(m, p) for m, p, _ in ctl.calls] == [
+                ("POST", "/v1/transfers"), ("POST", "/v1/transfers/1/complete")
+            ]  # fmt: skip
+        finally:
+            await client.close()
+            await receiver.close()
+            await ctl.close()
+
+    asyncio.run(main())
+
+
+def test_without_a_controller_the_sender_falls_back_to_ecmp_untagged():
+    async def main() -> None:
+        receiver, port = await receiver_on_free_port()
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        dead = probe.getsockname()[1]
+        probe.close()
+        made: list[SpySocket] = []
+
+        def spy_factory() -> socket.socket:
+            made.append(SpySocket(socket.AF_INET, socket.SOCK_STREAM))
+            return made[-1]
+
+        try:
+            t = Transfer("h11", "h21", "127.0.0.1", "127.0.0.1", 1_000, dst_port=port)
+            client = AsyncClient([("127.0.0.1", dead)], deadline_s=0.1)
+            out = await send(t, paths=client, sockets=spy_factory)
+            assert out.error is None and out.fct_s is not None and out.placement is None
+            assert out.fallback is not None and "no controller answered" in out.fallback
+            assert (socket.IPPROTO_IP, socket.IP_TOS) not in made[0].options
+        finally:
+            await receiver.close()
 
     asyncio.run(main())

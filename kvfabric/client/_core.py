@@ -1,0 +1,242 @@
+"""What both flavours of the client share: the answers, the errors, the retry policy.
+
+The policy is pure: :class:`Attempts` says, for each failed attempt, whether to try
+again and where and after how long, and never sleeps or touches the network. The
+flavours (:mod:`._sync`, :mod:`._async`) only run it.
+
+- 503 (not ready, or the backup of a switch the request needs; the backup takes
+  over within a second or so), any other 5xx, and a connection refused, reset or
+  timed out: try
+  the next controller of ``endpoints`` (primary, then backup, round and round),
+  after a backoff that doubles from ``backoff_s`` up to ``max_backoff_s`` (a
+  ``Retry-After`` caps it, as it says when to come back);
+- any other 4xx: the request itself is wrong; :class:`Refused` at once;
+- no answer within ``deadline_s``: for a path, the ECMP fallback (the design's:
+  the sender must not wait for a controller); for a completion, it is dropped and
+  the result says so (the controller times the transfer out).
+
+Errors::
+
+    ClientError
+     +-- Refused          a 4xx: the request is wrong (unknown host, bad field, ...)
+     +-- Unavailable      no controller answered in time (a completion's report only;
+                          a path falls back to ECMP instead)
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class ClientError(Exception):
+    """Everything the client raises."""
+
+
+class Refused(ClientError):
+    """The controller refused the request (4xx): retrying would not help."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"HTTP {status}: {message}")
+        self.status = status
+        self.message = message
+
+
+class Unavailable(ClientError):
+    """No controller answered within the deadline."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tag:
+    """What the sender sets: the IP DSCP (``tos`` = ``dscp << 2`` for ``IP_TOS``) and
+    the L4 source port to bind."""
+
+    dscp: int
+    tos: int
+    src_port: int
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where a transfer goes.
+
+    ``placement`` is ``pinned`` (on ``spine``), ``ecmp`` (the controller answered but
+    did not pin it; ``fallbacks`` says why), ``local`` (within a rack) or
+    ``fallback``: no controller answered within the deadline, the transfer goes by
+    plain ECMP with no tag, and ``fallbacks`` says why. ``transfer_id`` is None only
+    for ``fallback``.
+    """
+
+    transfer_id: str | None
+    placement: str
+    spine: str | None = None
+    path: str | None = None
+    tag: Tag | None = None
+    fallbacks: tuple[str, ...] = ()
+    controller: str | None = None
+
+    @property
+    def fell_back(self) -> bool:
+        """True when no controller answered and the transfer goes by plain ECMP."""
+        return self.placement == "fallback"
+
+    @classmethod
+    def from_answer(cls, answer: Mapping[str, Any], controller: str) -> Placement:
+        """The placement of a ``POST /v1/transfers`` answer (``docs/openapi.json``'s
+        ``TransferAnswer``)."""
+        tag = answer.get("tag")
+        path = answer.get("path")
+        return cls(
+            transfer_id=str(answer["id"]),
+            placement=str(answer.get("placement") or ("pinned" if path else "ecmp")),
+            spine=answer.get("spine") or _spine_of(path),
+            path=path,
+            tag=_tag(tag) if tag else None,
+            fallbacks=tuple(answer.get("fallbacks") or ()),
+            controller=controller,
+        )
+
+
+def _spine_of(path: object) -> str | None:
+    """The spine of a path written ``leaf1>spine2>leaf2``."""
+    parts = path.split(">") if isinstance(path, str) else []
+    return parts[1] if len(parts) == 3 else None
+
+
+def _tag(tag: Mapping[str, Any]) -> Tag:
+    dscp = int(tag["dscp"])
+    return Tag(dscp, int(tag.get("tos", dscp << 2)), int(tag["src_port"]))
+
+
+@dataclass(slots=True)
+class Result:
+    """How a transfer made with ``client.transfer(...)`` went.
+
+    ``duration_s`` runs from the moment the path is known (and the socket, when the
+    client opened one, connected) to the end of the ``with`` block. ``reported`` says
+    whether the controller recorded the completion; ``report_error`` why not.
+    """
+
+    placement: Placement
+    decision_s: float
+    duration_s: float | None = None
+    reported: bool = False
+    report_error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """One controller's API address."""
+
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+def endpoints_of(addresses: Sequence[str | tuple[str, int]]) -> tuple[Endpoint, ...]:
+    """``["127.0.0.1:8080", ("backup", 8080)]`` as endpoints, in order."""
+    out = []
+    for a in addresses:
+        if isinstance(a, str):
+            host, sep, port = a.rpartition(":")
+            if not sep or not port.isdigit():
+                raise ValueError(f"a controller address is HOST:PORT, got {a!r}")
+            out.append(Endpoint(host or "127.0.0.1", int(port)))
+        else:
+            out.append(Endpoint(a[0], int(a[1])))
+    if not out:
+        raise ValueError("the client needs at least one controller address")
+    return tuple(out)
+
+
+@dataclass(slots=True)
+class Attempts:
+    """The retry policy of one call (see the module docstring); pure."""
+
+    endpoints: tuple[Endpoint, ...]
+    deadline: float
+    backoff_s: float = 0.005
+    max_backoff_s: float = 0.2
+    current: int = 0
+    tries: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def endpoint(self) -> Endpoint:
+        """Where the next attempt goes."""
+        return self.endpoints[self.current]
+
+    def left(self, now: float) -> float:
+        """Seconds left before the deadline."""
+        return self.deadline - now
+
+    def failed(self, why: str, now: float, retry_after_s: float | None = None) -> float | None:
+        """Record a failed attempt; the pause before the next one, None when out of time.
+        The next attempt goes to the next endpoint."""
+        self.errors.append(f"{self.endpoint}: {why}")
+        self.tries += 1
+        self.current = (self.current + 1) % len(self.endpoints)
+        pause = min(self.max_backoff_s, self.backoff_s * float(2 ** (self.tries - 1)))
+        if self.current != 0:
+            pause = 0.0  # the next controller at once; back off once round them all
+        if retry_after_s is not None:
+            pause = min(pause, retry_after_s)
+        if self.left(now) <= pause:
+            return None
+        return pause
+
+    def summary(self) -> str:
+        """What went wrong, last attempts first (for a fallback or an error)."""
+        shown = self.errors[-3:][::-1]
+        more = f" (and {len(self.errors) - 3} more)" if len(self.errors) > 3 else ""
+        return "; ".join(shown) + more
+
+
+def request_bytes(
+    method: str, path: str, body: object, endpoint: Endpoint, token: str | None
+) -> tuple[bytes, dict[str, str]]:
+    """The body and headers of one request."""
+    data = b"" if body is None else json.dumps(body).encode()
+    headers = {"Host": str(endpoint), "Accept": "application/json"}
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    return data, headers
+
+
+def decode_answer(status: int, payload: bytes) -> Any:
+    """The JSON of an answer (None when empty); :class:`Refused` for a 4xx."""
+    text = payload.decode("utf-8", "replace")
+    try:
+        value = json.loads(text) if text.strip() else None
+    except json.JSONDecodeError:
+        value = None
+    if 400 <= status < 500:
+        message = value.get("error", text) if isinstance(value, dict) else text
+        raise Refused(status, str(message)[:500])
+    return value
+
+
+def retry_after(value: str | None) -> float | None:
+    """A ``Retry-After`` header in seconds (dates are not used by the controller)."""
+    if value is None or not value.strip().isdigit():
+        return None
+    return float(value.strip())
+
+
+def tag_socket(sock: socket.socket, placement: Placement, bind: tuple[str, int] | None) -> None:
+    """Set the DSCP and bind the source port the placement's tag says (or ``bind``'s
+    address and port when there is no tag: plain ECMP)."""
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    address, port = bind if bind is not None else ("0.0.0.0", 0)
+    if placement.tag is not None:
+        sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, placement.tag.tos)
+        port = placement.tag.src_port
+    if port or bind is not None:
+        sock.bind((address, port))

@@ -1,0 +1,5 @@
+"""Fixtures of the client's tests: those of the controller service's (real switches)."""
+
+from tests.controller_service.conftest import controllers, fabric, pipeline, reader
+
+__all__ = ["controllers", "fabric", "pipeline", "reader"]

@@ -1,0 +1,148 @@
+"""kvfabric.client against controllers on real switch processes.
+
+Success (a tagged, bound, connected socket; the completion reported), a 503 then
+success (the backup first in the list), the primary killed and the backup taking
+over, and no controller at all (the ECMP fallback, said in the result).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import socket
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from kvfabric.client import AsyncClient, Client, Refused
+from tests.controller_service.conftest import Controllers
+from tests.controller_service.harness import Fabric, metric, wait_for
+
+
+class Listener:
+    """A local TCP server that accepts connections and records each peer's port."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.peers: list[int] = []
+        self.received: list[bytes] = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, peer = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                self.peers.append(peer[1])
+                self.received.append(conn.recv(1024))
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.fixture
+def listener() -> Iterator[Listener]:
+    ear = Listener()
+    try:
+        yield ear
+    finally:
+        ear.close()
+
+
+def address(proc: object) -> str:
+    return f"{proc.host}:{proc.port}"  # type: ignore[attr-defined]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_transfer_gets_a_tagged_socket_and_reports_its_completion(
+    fabric: Fabric, controllers: Controllers, listener: Listener
+) -> None:
+    c = controllers.start(fabric.path, "--no-audit", "--token", "tk")
+    c.api("tk").wait_ready()
+    with Client([address(c)], token="tk", deadline_s=5) as client:
+        with client.transfer("h11", "h21", 4_000, connect=("127.0.0.1", listener.port)) as t:
+            assert t.socket is not None and t.tag is not None
+            assert t.socket.getsockopt(socket.IPPROTO_IP, socket.IP_TOS) == t.tag.tos
+            assert t.tag.tos == t.tag.dscp << 2
+            assert t.socket.getsockname()[1] == t.tag.src_port
+            t.socket.sendall(b"kv")
+        result = t.result
+        assert result.placement.placement == "pinned" and result.placement.spine
+        assert result.reported and result.duration_s is not None
+        wait_for(lambda: listener.peers)
+        assert listener.peers == [t.tag.src_port]
+        # a transport that opens its own connection gets the tag only
+        with client.transfer("h12", "h22", 4_000) as own:
+            assert own.socket is None and own.tag is not None
+        assert own.result.reported
+        with pytest.raises(Refused, match="did you mean"):
+            client.request_path("h11", "h2l", 10)
+    scrape = c.api("tk").call("GET", "/metrics")[1]
+    assert metric(scrape, "kvfabric_api_requests_total", endpoint="complete", status="200") == 2
+
+
+def test_503_from_the_backup_then_success_from_the_primary(
+    fabric: Fabric, controllers: Controllers
+) -> None:
+    primary = controllers.start(fabric.path, "--no-audit")
+    primary.api().wait_ready()
+    backup = controllers.start(fabric.path, "--no-audit", "--backup")
+    wait_for(lambda: backup.api().call("GET", "/healthz")[1]["role"] == "backup")
+
+    async def ask() -> tuple[str | None, bool]:
+        async with AsyncClient([address(backup), address(primary)], deadline_s=5) as client:
+            async with client.transfer("h11", "h21", 1_000) as t:
+                pass
+            return t.placement.controller, t.result.reported
+
+    controller, reported = asyncio.run(ask())
+    assert controller == address(primary) and reported
+    scrape = backup.api().call("GET", "/metrics")[1]
+    assert metric(scrape, "kvfabric_api_requests_total", endpoint="transfers", status="503") == 1
+
+
+def test_the_backup_takes_over_when_the_primary_is_killed(
+    fabric: Fabric, controllers: Controllers
+) -> None:
+    primary = controllers.start(fabric.path, "--no-audit")
+    primary.api().wait_ready()
+    backup = controllers.start(fabric.path, "--no-audit", "--backup")
+    wait_for(lambda: backup.api().call("GET", "/healthz")[1]["role"] == "backup")
+    with Client([address(primary), address(backup)], deadline_s=10) as client:
+        first = client.request_path("h11", "h21", 1_000)
+        assert first.controller == address(primary) and first.placement == "pinned"
+        primary.stop(signal.SIGKILL)
+        second = client.request_path("h12", "h22", 1_000)
+        assert second.controller == address(backup) and second.placement == "pinned"
+        assert first.transfer_id is not None
+        client.report(first.transfer_id, 0.5)  # the backup adopted the first transfer
+
+
+def test_no_controller_falls_back_to_ecmp_and_says_so(listener: Listener) -> None:
+    dead = [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]
+    client = Client(dead, deadline_s=0.2)
+    with client.transfer("h11", "h21", 10, connect=("127.0.0.1", listener.port)) as t:
+        assert t.tag is None and t.socket is not None
+        assert t.socket.getsockopt(socket.IPPROTO_IP, socket.IP_TOS) == 0
+        t.socket.sendall(b"plain")
+    client.close()
+    assert t.result.placement.fell_back and t.result.placement.transfer_id is None
+    assert "no controller answered" in t.result.placement.fallbacks[0]
+    assert not t.result.reported and t.result.decision_s < 1.0
+
+    async def ask() -> str:
+        async with AsyncClient(dead, deadline_s=0.2) as client:
+            placement = await client.request_path("h11", "h21", 10)
+            return placement.placement
+
+    assert asyncio.run(ask()) == "fallback"
