@@ -25,8 +25,8 @@ byte, ``dscp << 2``, for ``IP_TOS``) and the L4 source port to bind. A transfer 
 controller does not pin still gets a tag (its bytes are counted as KV traffic) and
 ``path`` null; ``placement`` says ``pinned``, ``ecmp`` or ``local``. ``spine`` in a
 request forces the path (the lab's ``isolated`` reference). A batch answers each
-transfer as the single endpoint would, in order: a refused one is its error body,
-and the others are still decided.
+transfer as the single endpoint would, in order: a refused one (503 included: retry
+it) is its error body, and the others are still decided.
 
 A static pin (``POST /v1/pins``) holds one flow, by its whole 5-tuple, on a spine in
 every mode, whatever its class (the lab's background): hosts by name, ``protocol``
@@ -180,14 +180,13 @@ class Api:
         )
 
     async def _batch(self, r: Request, _p: dict[str, str]) -> Response:
+        """Decide every transfer in order, as the single endpoint would."""
         batch = s.decode(s.BatchRequest, r.json())
         answers: list[object] = []
         for ask in batch.transfers:
             try:
                 answers.append(s.encode(await self._decide(ask)))
             except HttpError as exc:
-                if exc.status == 503:
-                    raise  # the whole batch waits, as the single endpoint's caller would
                 answers.append(error_response(exc).body)
         return Response(200, {"transfers": answers})
 

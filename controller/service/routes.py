@@ -60,7 +60,7 @@ ROUTES: tuple[Route, ...] = (
           s.TransferRequest, {201: (s.TransferAnswer, "the decision")}, (409, 422, 503)),
     Route("POST", "/v1/transfers/batch", "transfer_batch", "batch",
           "Decide many transfers at once (a coordinator holding many completions)",
-          s.BatchRequest, {200: (s.BatchAnswer, "each decision or error, in order")}, (503,)),
+          s.BatchRequest, {200: (s.BatchAnswer, "each decision or error, in order")}),
     Route("POST", "/v1/transfers/{id}/complete", "complete", "complete",
           "Report a transfer's end and duration",
           s.CompleteRequest, {200: (s.CompleteAnswer, "recorded")}, (404, 503)),
