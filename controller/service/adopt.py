@@ -3,7 +3,9 @@
 A restarted controller, or a backup that takes over, finds pins on the leaves that
 its engine never decided. It keeps them: each becomes an :class:`Adopted` transfer
 whose pin stays until the sender reports completion (the API accepts its id) or its
-deadline passes. While it runs, its tag port is withheld from the engine's tag pool
+deadline passes. A pin found past its deadline is deleted, and remembered like an
+adopted transfer that timed out: a completion that comes late for either is recorded
+as late, never refused. While it runs, its tag port is withheld from the engine's tag pool
 (so no new transfer of the same pair can reuse it) and its bytes count on its two
 ports in the engine's load table (so new transfers do not herd onto its spine).
 
@@ -50,6 +52,8 @@ class Adoptions:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.by_id: dict[str, Adopted] = {}
+        self.timed_out: dict[str, Pin] = {}
+        """Pins of adopted transfers whose deadline passed, kept for a late completion."""
 
     def __len__(self) -> int:
         return len(self.by_id)
@@ -88,3 +92,24 @@ class Adoptions:
     def expired(self, now: float) -> list[Adopted]:
         """The adopted transfers whose deadline has passed (not yet finished)."""
         return [a for a in self.by_id.values() if a.deadline <= now]
+
+    def time_out(self, transfer_id: str) -> Adopted | None:
+        """Finish a transfer whose deadline passed, remembering it for a late completion."""
+        adopted = self.finish(transfer_id)
+        if adopted is not None:
+            self.remember_timed_out(adopted.pin)
+        return adopted
+
+    def remember_timed_out(self, pin: Pin) -> None:
+        """Keep ``pin`` (a transfer past its deadline, found or adopted) for a late completion."""
+        self.timed_out[pin.meta.id] = pin
+        while len(self.timed_out) > LATE_KEPT:
+            del self.timed_out[next(iter(self.timed_out))]
+
+    def late(self, transfer_id: str) -> Pin | None:
+        """The pin of the timed-out transfer ``transfer_id`` (once), if it is remembered."""
+        return self.timed_out.pop(transfer_id, None)
+
+
+LATE_KEPT = 4096
+"""Timed-out adopted transfers remembered for a late completion (the oldest go first)."""

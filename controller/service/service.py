@@ -358,6 +358,12 @@ class Service:
             self.metrics.transfer_seconds.observe(duration_s)
             self._log_adopted_end(adopted.pin, now, duration_s)
             return schema.CompleteAnswer(transfer_id, completed=True, adopted=True)
+        timed_out = self.adoptions.late(transfer_id)
+        if timed_out is not None:  # its pin went at the timeout
+            self.metrics.transfer_seconds.observe(duration_s)
+            self.engine.counts.late += 1  # the engine never knew it: counted here
+            self._log_adopted_end(timed_out, now, duration_s, late=True)
+            return schema.CompleteAnswer(transfer_id, completed=True, adopted=True, late=True)
         engine_id = self._engine_id(transfer_id)
         late = self.engine.timed_out(engine_id)
         updates = self.engine.complete(engine_id, duration_s, now)
@@ -544,6 +550,8 @@ class Service:
                 continue
             if meta is None or meta.deadline_wall <= wall or meta.id in removed:
                 stale.append(entry)
+                if meta is not None and meta.id not in removed:
+                    self.adoptions.remember_timed_out(Pin(key, port, meta))
                 continue
             pin = Pin(key, port, meta)
             self.enforcer.pins.put(pin)
@@ -562,7 +570,9 @@ class Service:
             if not await self.enforcer.write_pin(pin, "insert") and link.up:
                 self.enforcer.pins.drop(pin.key)  # refused: the book says what the leaf holds
 
-    def _log_adopted_end(self, pin: Pin, now: float, duration_s: float | None) -> None:
+    def _log_adopted_end(
+        self, pin: Pin, now: float, duration_s: float | None, *, late: bool = False
+    ) -> None:
         m = pin.meta
         self.translog.write(
             "transfer",
@@ -577,6 +587,7 @@ class Service:
                 "completed_at": now if duration_s is not None else None,
                 "duration_s": duration_s,
                 "timed_out": duration_s is None,
+                "late": late,
                 "path": f"{pin.key.leaf}>{m.spine}",
                 "adopted": True,
             },
@@ -620,7 +631,7 @@ class Service:
 
     async def _expire(self, now: float) -> None:
         for adopted in self.adoptions.expired(now):
-            self.adoptions.finish(adopted.pin.meta.id)
+            self.adoptions.time_out(adopted.pin.meta.id)
             await self.enforcer.remove(adopted.pin.key)
             self._log_adopted_end(adopted.pin, now, None)
 

@@ -209,6 +209,38 @@ def test_a_completion_after_the_timeout_is_recorded_late(
     ]
 
 
+def test_a_late_completion_reaches_the_controller_that_took_over(
+    fabric: Fabric, controllers: Controllers, reader: Reader, tmp_path: Path
+) -> None:
+    """The controller that placed a transfer crashed; its pin outlived the deadline.
+    The next controller deletes the pin and still records the completion, late."""
+    short = tmp_path / "fabric.yaml"
+    short.write_text(fabric.yaml().replace(
+        "  mode: kv-aware", "  mode: kv-aware\n  safety: {transfer_timeout: 300ms, "
+        "timeout_factor: 1, transfer_timeout_max: 300ms}"
+    ))  # fmt: skip
+    a = controllers.start(short, "--no-audit")
+    api = a.api()
+    api.wait_ready()
+    status, t = api.call("POST", "/v1/transfers", TRANSFER)
+    a.stop(signal.SIGKILL)  # before its deadline: the pin stays on the leaf
+    assert status == 201 and [p["meta"]["id"] for p in _pins(reader, fabric)] == [t["id"]]
+    time.sleep(0.3)
+    log = tmp_path / "transfers.jsonl"
+    b = controllers.start(short, "--no-audit", "--log", str(log))
+    api_b = b.api()
+    api_b.wait_ready()
+    assert _pins(reader, fabric) == []  # past its deadline: deleted
+    status, done = api_b.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 2})
+    assert status == 200, done
+    assert done == {"id": t["id"], "completed": True, "adopted": True, "late": True}
+    assert metric(api_b.call("GET", "/metrics")[1], "kvfabric_transfers_late_total") == 1.0
+    b.stop()
+    [end] = [json.loads(line) for line in log.read_text().splitlines()
+             if json.loads(line)["event"] == "transfer"]  # fmt: skip
+    assert (end["transfer_id"], end["late"], end["duration_s"]) == (t["id"], True, 2)
+
+
 def test_modes_reach_the_leaves(fabric: Fabric, controllers: Controllers, reader: Reader) -> None:
     c = controllers.start(fabric.path, "--no-audit")
     api = c.api()
