@@ -52,6 +52,7 @@ class AsyncClient:
         self.backoff_s = backoff_s
         self.clock = clock
         self._idle: dict[Endpoint, list[_Conn]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -121,6 +122,9 @@ class AsyncClient:
         head = [f"{method} {path} HTTP/1.1", f"Content-Length: {len(data)}"]
         head += [f"{k}: {v}" for k, v in headers.items()]
         message = ("\r\n".join(head) + "\r\n\r\n").encode() + data
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:  # connections of another (finished) event loop
+            self._idle, self._loop = {}, loop
         while True:
             idle = self._idle.get(endpoint)
             reused = bool(idle)

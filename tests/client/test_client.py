@@ -146,3 +146,20 @@ def test_no_controller_falls_back_to_ecmp_and_says_so(listener: Listener) -> Non
             return placement.placement
 
     assert asyncio.run(ask()) == "fallback"
+
+
+def test_one_async_client_serves_two_event_loops_in_turn(
+    fabric: Fabric, controllers: Controllers
+) -> None:
+    c = controllers.start(fabric.path, "--no-audit")
+    c.api().wait_ready()
+    client = AsyncClient([address(c)], deadline_s=5)
+
+    async def once() -> str:
+        placement = await client.request_path("h11", "h21", 1_000)
+        assert placement.transfer_id is not None
+        await client.report(placement.transfer_id, 0.1)
+        return placement.placement
+
+    assert asyncio.run(once()) == "pinned"
+    assert asyncio.run(once()) == "pinned"  # the first loop's kept-alive connection is gone
