@@ -5,8 +5,8 @@ Two measurements, on the design's cluster (``topologies/scenarios/design-cluster
 
 1. *growth*: ECMP runs of 10^2, 10^3, 10^4 and 10^5 transfers arriving as one Poisson
    stream at the scenario's load (a mean gap of 8 ms), with its background and neither
-   bursts nor cable events, so that the number of concurrent flows stays the same and only the length
-   of the run grows. Each size reports events handled, wall and CPU seconds, and
+   bursts nor cable events, so that the number of concurrent flows stays the same and
+   only the length of the run grows. Each size reports events handled, wall and CPU seconds, and
    events per CPU second; the slope of log(time) against log(transfers) says how run
    time grows (1.0 is linear);
 2. *the cluster*: the scenario as shipped (10,000 transfers with bursts of 256), every
