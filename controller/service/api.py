@@ -16,6 +16,8 @@
     GET  /healthz                   {ok, role, ready, instance, switches: {name: {role,
                                     address}}} (no token needed)
     GET  /openapi.json              the OpenAPI 3.1 document of all this (no token needed)
+    GET  /ui                        the live fabric page (HTML, no external assets)
+    GET  /ui/events                 its server-sent events (:mod:`ui`)
 
 The routes are the table of :mod:`routes` and the bodies the dataclasses of
 :mod:`schema`; :mod:`openapi` documents both, and ``docs/api.md`` says how to use them.
@@ -35,7 +37,8 @@ every mode, whatever its class (the lab's background): hosts by name, ``protocol
 capacity left, or to ECMP while no spine is live (``placement`` says which).
 
 With a token configured every endpoint but ``/healthz`` and ``/openapi.json`` needs
-``Authorization: Bearer <token>`` (401 otherwise). Errors are JSON
+``Authorization: Bearer <token>`` (401 otherwise); ``/ui`` and ``/ui/events`` also take
+it as ``?token=``, since a browser's ``EventSource`` cannot send the header. Errors are JSON
 ``{"error", "status"}``: 400 malformed body or field, 401, 404 unknown endpoint,
 transfer or pin, 405 wrong method, 409 a forced spine whose path has a cable down, or a
 5-tuple already pinned, 411 a chunked body, 413 body too large, 422 a request the engine
@@ -64,6 +67,7 @@ from __future__ import annotations
 import hmac
 import math
 import time
+import urllib.parse
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -78,7 +82,7 @@ from controller.engine import (
     UnknownTransferError,
 )
 from controller.errors import NotReadyError, PinNotWrittenError
-from controller.service import openapi
+from controller.service import openapi, ui
 from controller.service import schema as s
 from controller.service.http import HttpError, Request, Response, error_response
 from controller.service.metrics import CONTENT_TYPE
@@ -108,6 +112,8 @@ class Api:
             "metrics": self._metrics,
             "health": self._health,
             "openapi": self._openapi,
+            "ui_page": self._ui_page,
+            "ui_events": self._ui_events,
         }
         missing = {r.operation for r in ROUTES} ^ set(self.calls)
         assert not missing, f"routes and handlers differ: {sorted(missing)}"
@@ -122,7 +128,7 @@ class Api:
             route, params = self._route(request)
             endpoint = route.endpoint
             if route.authorised:
-                self._authorise(request)
+                self._authorise(request, in_query=route.token_in_query)
             response = await self.calls[route.operation](request, params)
             status = response.status
             return response
@@ -147,17 +153,22 @@ class Api:
             405, f"{r.method} is not allowed on {path}; use {allowed}", {"Allow": allowed}
         )
 
-    def _authorise(self, r: Request) -> None:
+    def _authorise(self, r: Request, *, in_query: bool = False) -> None:
         """Compare bytes: the header's as sent (the server decodes them as UTF-8 and keeps
         undecodable bytes as surrogates, which gives them back unchanged) with the token's
-        in UTF-8, as clients send it."""
+        in UTF-8, as clients send it. With ``in_query``, a ``token`` query parameter
+        (percent-decoded as UTF-8) also does."""
         if self.token is None:
             return
+        expected = self.token.encode("utf-8", "surrogateescape")
+        if in_query:
+            for value in urllib.parse.parse_qs(r.query).get("token", []):
+                if hmac.compare_digest(value.encode("utf-8", "surrogateescape"), expected):
+                    return
         given = r.headers.get("authorization", "")
         scheme, _, credential = given.partition(" ")
         if scheme.lower() != "bearer" or not hmac.compare_digest(
-            credential.strip(" \t").encode("utf-8", "surrogateescape"),
-            self.token.encode("utf-8", "surrogateescape"),
+            credential.strip(" \t").encode("utf-8", "surrogateescape"), expected
         ):
             raise HttpError(
                 401,
@@ -218,6 +229,12 @@ class Api:
 
     async def _health(self, _r: Request, _p: dict[str, str]) -> Response:
         return Response(200, s.encode(self.service.health()))
+
+    async def _ui_page(self, _r: Request, _p: dict[str, str]) -> Response:
+        return Response(200, text=ui.page(), content_type="text/html; charset=utf-8")
+
+    async def _ui_events(self, _r: Request, _p: dict[str, str]) -> Response:
+        return Response(200, content_type="text/event-stream", stream=ui.events(self.service))
 
     async def _openapi(self, _r: Request, _p: dict[str, str]) -> Response:
         if self._document is None:

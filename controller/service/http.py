@@ -6,7 +6,9 @@ the API promises on top, and knows nothing about the API itself. It turns each
 request into a frozen :class:`Request` (method, path, lower-case headers, body), calls
 ``handler(request)``, and writes the :class:`Response`. A handler raises
 :class:`HttpError` for a 4xx/5xx answer; an error body is always JSON,
-``{"error": message, "status": code}``, whoever refused the request.
+``{"error": message, "status": code}``, whoever refused the request. A response may
+instead stream its body (server-sent events): it is written chunk by chunk as the
+stream yields them, until the stream ends, the client leaves or the server closes.
 
 Hostile input gets an answer, never a traceback or a silent close:
 
@@ -35,7 +37,7 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from aiohttp import web
@@ -78,6 +80,7 @@ class Request:
     path: str
     headers: Mapping[str, str]
     body: bytes
+    query: str = ""
 
     def json(self) -> object:
         """The body as JSON (see :func:`parse_json`)."""
@@ -128,13 +131,15 @@ def _constant(text: str) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Response:
-    """An answer: a JSON-ready object, or raw ``text`` with its content type."""
+    """An answer: a JSON-ready object, or raw ``text`` with its content type, or a
+    ``stream`` of chunks written as they come (server-sent events)."""
 
     status: int = 200
     body: object = None
     text: bytes | None = None
     content_type: str = "application/json"
     headers: Mapping[str, str] = field(default_factory=dict)
+    stream: AsyncIterator[bytes] | None = None
 
     def to_web(self) -> web.Response:
         """The aiohttp response."""
@@ -206,6 +211,8 @@ class HttpServer:
         except Exception:  # the server answers 500 rather than drop the client
             log.exception("%s %s failed", raw.method, raw.path)
             response = error_response(HttpError(500, "internal error; see the controller's log"))
+        if response.stream is not None:
+            return await _write_stream(raw, response, response.stream)
         answer = response.to_web()
         if isinstance(raw.protocol, _Protocol) and raw.protocol.answering_last:
             answer.force_close()
@@ -230,7 +237,29 @@ class HttpServer:
                     408, f"the body did not arrive within {self.body_timeout_s:g} s"
                 ) from None
         headers = {name.lower(): value for name, value in raw.headers.items()}
-        return Request(raw.method.upper(), raw.path, headers, body)
+        return Request(raw.method.upper(), raw.path, headers, body, raw.query_string)
+
+
+async def _write_stream(
+    raw: web.BaseRequest, response: Response, stream: AsyncIterator[bytes]
+) -> web.StreamResponse:
+    """Write a streamed body until it ends or the client goes away; the connection then
+    closes (the server's shutdown cancels a stream that is still running)."""
+    headers = {"Content-Type": response.content_type, "Cache-Control": "no-cache",
+               **response.headers}  # fmt: skip
+    answer = web.StreamResponse(status=response.status, headers=headers)
+    answer.force_close()
+    try:
+        await answer.prepare(raw)
+        async for chunk in stream:
+            await answer.write(chunk)
+    except ConnectionError:  # the client left
+        pass
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    return answer
 
 
 def _make_request(

@@ -31,6 +31,8 @@ class Route:
     refusals: tuple[int, ...] = ()
     authorised: bool = True
     content_type: str = "application/json"
+    token_in_query: bool = False
+    """The token may also come as ``?token=`` (a browser's page and ``EventSource``)."""
     pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -85,6 +87,13 @@ ROUTES: tuple[Route, ...] = (
           None, {200: (s.HealthAnswer, "the controller's state")}, authorised=False),
     Route("GET", "/openapi.json", "openapi", "openapi", "This document",
           None, {200: (None, "the OpenAPI 3.1 document")}, authorised=False),
+    Route("GET", "/ui", "ui_page", "ui", "The live fabric page (one HTML file, no external asset)",
+          None, {200: (None, "the page")}, content_type="text/html; charset=utf-8",
+          token_in_query=True),
+    Route("GET", "/ui/events", "ui_events", "ui_events",
+          "The live page's server-sent events: a JSON picture of the fabric on each change",
+          None, {200: (None, "an event stream, one 'fabric' event per change")},
+          content_type="text/event-stream", token_in_query=True),
 )  # fmt: skip
 
 
