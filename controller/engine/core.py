@@ -50,7 +50,7 @@ from controller.engine.alerts import AlertBook, EfficiencyWindows, LatencyWindow
 from controller.engine.audit import LinkVerdict, probe_outcomes, worst
 from controller.engine.efficiency import offline_verdict
 from controller.engine.events import AuditRound, SwitchReading, TransferRequest
-from controller.engine.inflight import InFlight, Placement, TagPool, Transfer
+from controller.engine.inflight import Adoption, InFlight, Placement, TagPool, Transfer
 from controller.engine.liveness import SPAN_POLLS, Liveness, counter_evidence
 from controller.engine.loads import LoadTable
 from controller.engine.safety import PairMemory, RerouteGuard
@@ -665,6 +665,32 @@ class Engine:
         if bad:
             updates += evacuate(self.static, set(bad), self._usable_between, self.table, now)
         return self.static.by_id[pin_id], updates
+
+    def adopt(
+        self, src: str, dst: str, spine: str, size: int, *, tag_port: int, now: float
+    ) -> tuple[Adoption, list[Update]]:
+        """Count a transfer in flight that another controller placed (its pin was found
+        on a leaf after a restart or a takeover) until :meth:`release`: its ``size``
+        bytes load the two ports of its path, so new transfers do not herd onto its
+        spine, and its tag port is withheld from the pool. Unknown hosts or a spine off
+        their paths count nothing (the pin is still tracked by the caller)."""
+        contributions: tuple[tuple[int, int], ...] = ()
+        src_host, dst_host = self.topology.hosts.get(src), self.topology.hosts.get(dst)
+        if src_host is not None and dst_host is not None:
+            for path in self.topology.spine_paths(src_host.leaf, dst_host.leaf):
+                if path.spine == spine:
+                    index = self.table.index
+                    contributions = ((index[path.up], size), (index[path.down], size))
+        self.table.add(contributions)
+        adoption = Adoption(contributions, tag_port, self.tags.reserve(tag_port))
+        return adoption, []
+
+    def release(self, adoption: Adoption, now: float) -> list[Update]:
+        """The adopted transfer ended (completed or timed out): its load and port go back."""
+        self.table.remove(adoption.contributions)
+        if adoption.tag_reserved:
+            self.tags.give(adoption.tag_port)
+        return []
 
     def _new_static(self, pin_id: str, flow: FlowTuple, spine: str) -> StaticPin:
         src, dst = self._host(flow.src, "src"), self._host(flow.dst, "dst")

@@ -90,6 +90,24 @@ class TagPool:
         """How many ports are free."""
         return len(self._free)
 
+    def reserve(self, port: int) -> bool:
+        """Take ``port`` out of the free ports if it is there (the others keep their order)."""
+        try:
+            self._free.remove(port)
+        except ValueError:
+            return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class Adoption:
+    """A transfer placed by another controller, counted by this engine until released:
+    its bytes on its two ports, and its tag port withheld from the pool if it was free."""
+
+    contributions: tuple[tuple[int, int], ...]
+    tag_port: int
+    tag_reserved: bool
+
 
 class InFlight:
     """Transfers by id, with a heap of deadlines."""

@@ -9,9 +9,8 @@ as late, never refused. While it runs, its tag port is withheld from the engine'
 (so no new transfer of the same pair can reuse it) and its bytes count on its two
 ports in the engine's load table (so new transfers do not herd onto its spine).
 
-The engine has no ``adopt`` entry point yet (docs/controller-requests.md); this
-module uses only the public parts of its tag pool (``take``/``give``/``free``) and
-load table (``index``/``add``/``remove``).
+The engine does the counting (:meth:`Engine.adopt` and :meth:`Engine.release`); this
+module keeps the pins, their API ids and their deadlines.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from controller.engine import Engine
-from controller.engine.inflight import TagPool
+from controller.engine.inflight import Adoption
 from controller.service.pins import Pin
 
 
@@ -28,22 +27,9 @@ class Adopted:
     """A transfer whose pin was found on a leaf, tracked until it ends."""
 
     pin: Pin
-    contributions: tuple[tuple[int, int], ...]
+    counted: Adoption
     deadline: float
-    tag_reserved: bool
     adopted_at: float
-
-
-def reserve_port(pool: TagPool, port: int) -> bool:
-    """Take ``port`` out of ``pool`` if it is free there; the order of the rest is kept."""
-    taken = [p for p in (pool.take() for _ in range(pool.free)) if p is not None]
-    found = False
-    for p in taken:
-        if p == port and not found:
-            found = True
-        else:
-            pool.give(p)
-    return found
 
 
 class Adoptions:
@@ -60,42 +46,33 @@ class Adoptions:
 
     def adopt(self, pin: Pin, now: float, wall_now: float) -> Adopted:
         """Track ``pin``'s transfer; its deadline is carried over from the metadata."""
-        engine = self.engine
         meta = pin.meta
-        contributions: tuple[tuple[int, int], ...] = ()
-        src, dst = engine.topology.hosts.get(meta.src), engine.topology.hosts.get(meta.dst)
-        if src is not None and dst is not None:
-            for path in engine.topology.spine_paths(src.leaf, dst.leaf):
-                if path.spine == meta.spine:
-                    index = engine.table.index
-                    contributions = ((index[path.up], meta.size), (index[path.down], meta.size))
-        engine.table.add(contributions)
+        counted, _ = self.engine.adopt(
+            meta.src, meta.dst, meta.spine, meta.size, tag_port=pin.key.src_port, now=now
+        )
         adopted = Adopted(
             pin,
-            contributions,
+            counted,
             deadline=now + max(0.0, meta.deadline_wall - wall_now),
-            tag_reserved=reserve_port(engine.tags, pin.key.src_port),
             adopted_at=now,
         )
         self.by_id[meta.id] = adopted
         return adopted
 
-    def finish(self, transfer_id: str) -> Adopted | None:
+    def finish(self, transfer_id: str, now: float) -> Adopted | None:
         """Stop tracking a transfer (completed or timed out); its port and load go back."""
         adopted = self.by_id.pop(transfer_id, None)
         if adopted is not None:
-            self.engine.table.remove(adopted.contributions)
-            if adopted.tag_reserved:
-                self.engine.tags.give(adopted.pin.key.src_port)
+            self.engine.release(adopted.counted, now)
         return adopted
 
     def expired(self, now: float) -> list[Adopted]:
         """The adopted transfers whose deadline has passed (not yet finished)."""
         return [a for a in self.by_id.values() if a.deadline <= now]
 
-    def time_out(self, transfer_id: str) -> Adopted | None:
+    def time_out(self, transfer_id: str, now: float) -> Adopted | None:
         """Finish a transfer whose deadline passed, remembering it for a late completion."""
-        adopted = self.finish(transfer_id)
+        adopted = self.finish(transfer_id, now)
         if adopted is not None:
             self.remember_timed_out(adopted.pin)
         return adopted

@@ -352,7 +352,7 @@ class Service:
         now = self.clock()
         if not duration_s > 0:
             raise EngineError(f"a duration must be positive, got {duration_s}")
-        adopted = self.adoptions.finish(transfer_id)
+        adopted = self.adoptions.finish(transfer_id, now)
         if adopted is not None:
             await self.enforcer.remove(adopted.pin.key)
             self.metrics.transfer_seconds.observe(duration_s)
@@ -631,7 +631,7 @@ class Service:
 
     async def _expire(self, now: float) -> None:
         for adopted in self.adoptions.expired(now):
-            self.adoptions.time_out(adopted.pin.meta.id)
+            self.adoptions.time_out(adopted.pin.meta.id, now)
             await self.enforcer.remove(adopted.pin.key)
             self._log_adopted_end(adopted.pin, now, None)
 

@@ -18,7 +18,6 @@ from controller.config import parse_config
 from controller.engine import Engine, ProbeSeen
 from controller.engine.inflight import TagPool
 from controller.service import intent as i
-from controller.service.adopt import reserve_port
 from controller.service.http import HttpError, parse_json
 from controller.service.metrics import Metrics
 from controller.service.pins import PinMeta
@@ -204,8 +203,8 @@ def test_histograms_give_the_largest_bucket_of_the_period(topology: Topology) ->
 
 def test_reserving_a_tag_port_keeps_the_rest_in_order() -> None:
     pool = TagPool(40000, 40004)
-    assert reserve_port(pool, 40002)
-    assert not reserve_port(pool, 40002)
+    assert pool.reserve(40002)
+    assert not pool.reserve(40002)
     assert [pool.take() for _ in range(4)] == [40000, 40001, 40003, 40004]
 
 
