@@ -23,11 +23,14 @@ TIER_LABELS = {
 
 
 def plot_utilisation(series: Mapping[str, TierSeries], path: Path, *, title: str) -> Path:
-    """Mean utilisation of every tier against time since the first transfer, per mode."""
+    """Mean utilisation of every tier against time since the first transfer, per mode.
+
+    Each mode has its own time axis: isolated runs its transfers one at a time and lasts
+    far longer than the others.
+    """
     modes = [m for m, s in series.items() if any(s.values())]
     fig, axes = plt.subplots(
-        len(modes) or 1, 1, figsize=(8, 1.9 * max(1, len(modes)) + 0.8), sharex=True,
-        squeeze=False,
+        len(modes) or 1, 1, figsize=(8, 1.9 * max(1, len(modes)) + 0.8), squeeze=False,
     )  # fmt: skip
     for ax, mode in zip(axes[:, 0], modes, strict=False):
         for tier, points in series[mode].items():
@@ -40,10 +43,10 @@ def plot_utilisation(series: Mapping[str, TierSeries], path: Path, *, title: str
                 linewidth=0.9,
             )
         ax.set_ylabel(f"{mode}\nmean util %")
+        ax.set_xlabel("time since the first transfer (s, simulated)", fontsize=8)
         ax.set_ylim(0, 100)
         ax.grid(True, alpha=0.3)
     axes[0, 0].legend(loc="upper right", fontsize=8)
-    axes[-1, 0].set_xlabel("time since the first transfer (s, simulated)")
     fig.suptitle(f"{title}: utilisation per tier over time")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
