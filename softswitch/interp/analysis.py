@@ -18,11 +18,12 @@ statements get p4c-bm2-ss's out-of-range behaviour (see ``Codegen.guarded``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from softswitch.frontend import ir
 from softswitch.frontend.types import StackT, strip_newtype
+from softswitch.interp.classes import is_obj
 
 
 def calls_in(node: Any) -> Iterator[ir.Call]:
@@ -81,6 +82,29 @@ def root_var(e: ir.Expr) -> str | None:
     while isinstance(e, ir.FieldRef | ir.IndexRef | ir.StackRef | ir.SliceE):
         e = e.base
     return e.name if isinstance(e, ir.Var) else None
+
+
+def aliased_args(
+    args: Sequence[ir.Expr | None],
+    params: Sequence[ir.Var],
+    dirs: Sequence[str],
+    reach: frozenset[str],
+) -> set[int]:
+    """The positions of header/struct/stack ``out``/``inout`` arguments that the
+    callee could also reach under another name: their variable is in ``reach``
+    or holds another argument of the same call."""
+    roots: dict[str, int] = {}
+    for e in args:
+        if e is not None and (r := root_var(e)) is not None:
+            roots[r] = roots.get(r, 0) + 1
+    out: set[int] = set()
+    for i, (e, var, d) in enumerate(zip(args, params, dirs, strict=False)):
+        if e is None or d not in ("out", "inout") or not is_obj(var.type):
+            continue
+        r = root_var(e)
+        if r is not None and (r in reach or roots[r] > 1):
+            out.add(i)
+    return out
 
 
 def _names_in(node: Any, out: set[str], actions: list[ir.Action]) -> None:
@@ -198,6 +222,7 @@ class ExitAnalysis:
 __all__ = [
     "ActionReach",
     "ExitAnalysis",
+    "aliased_args",
     "calls_in",
     "expressions_in",
     "has_exit",

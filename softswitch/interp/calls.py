@@ -30,7 +30,7 @@ from softswitch.frontend.types import (
     bit_width,
     strip_newtype,
 )
-from softswitch.interp.analysis import root_var
+from softswitch.interp.analysis import aliased_args
 from softswitch.interp.classes import is_obj
 from softswitch.interp.extern_funcs import CallSite
 
@@ -43,26 +43,6 @@ PRESERVE_EXTERNS = {
     "resubmit_preserving_field_list": "resubmit",
     "recirculate_preserving_field_list": "recirculate",
 }
-
-
-def _aliased_args(
-    args: list[ir.Arg], params: list[ir.Var], dirs: list[str], reach: frozenset[str]
-) -> set[int]:
-    """The positions of header/struct/stack ``out``/``inout`` arguments that the
-    callee could also reach under another name: their variable is in ``reach``
-    or holds another argument of the same call."""
-    roots: dict[str, int] = {}
-    for arg in args:
-        if arg.expr is not None and (r := root_var(arg.expr)) is not None:
-            roots[r] = roots.get(r, 0) + 1
-    out: set[int] = set()
-    for i, (arg, var, d) in enumerate(zip(args, params, dirs, strict=True)):
-        if arg.expr is None or d not in ("out", "inout") or not is_obj(var.type):
-            continue
-        r = root_var(arg.expr)
-        if r is not None and (r in reach or roots[r] > 1):
-            out.add(i)
-    return out
 
 
 def _fixed_width(t: P4Type) -> bool:
@@ -174,7 +154,7 @@ class CallGen:
             if arg.expr is not None and (d != "out" or is_obj(var.type))
         ]
         given = iter(g.ordered([e for e, _ in evaluated], by_ref=[ref for _, ref in evaluated]))
-        aliased = _aliased_args(args, params, dirs, reach)
+        aliased = aliased_args([a.expr for a in args], params, dirs, reach)
         # copy-back plan in parameter order: ("scalar", target) or ("obj", place, copy)
         plan: list[tuple[str, ir.Expr | None, str]] = []
         for i, (arg, var, d) in enumerate(zip(args, params, dirs, strict=True)):

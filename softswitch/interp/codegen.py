@@ -50,7 +50,12 @@ from softswitch.frontend.types import (
     bit_width,
     strip_newtype,
 )
-from softswitch.interp.analysis import ActionReach, ExitAnalysis, has_runtime_stack_index
+from softswitch.interp.analysis import (
+    ActionReach,
+    ExitAnalysis,
+    aliased_args,
+    has_runtime_stack_index,
+)
 from softswitch.interp.classes import ClassGen, is_obj
 from softswitch.interp.extern_funcs import CallSite
 
@@ -293,10 +298,14 @@ class Codegen:
             self.line(f"{kw} n == {ref.action.name!r}:")
             self.indent += 1
             bound = [self.expr(e) for e in ref.bound_args]
+            copies = self._copy_aliased(ref, bound)
             ncp = len(ref.action.cp_params)
             cp = [f"ac.args[{i}]" for i in range(ncp)]
             outs = self._scalar_outs(ref.action.params, ref.action.directions)
             call = f"a{ref.action.uid}({', '.join(bound + cp)})"
+            if copies:
+                self.line("try:")
+                self.indent += 1
             if outs:
                 dirs = [
                     (v, d)
@@ -311,6 +320,11 @@ class Codegen:
                 self._assign_outs(call, targets, may_exit=self.exits.action(ref.action))
             else:
                 self.line(call)
+            if copies:
+                self.indent -= 1
+                self.line("finally:")
+                for place, copy in copies:
+                    self.line(f"    {place}.assign({copy})")
             self.line(f"return (r.hit, {ref.action.uid!r})")
             self.indent -= 1
         self.line("return (r.hit, None)")
@@ -319,6 +333,25 @@ class Codegen:
             self.lines.insert(start, "    " * self.indent + f"nonlocal {', '.join(nonlocals)}")
         self.indent -= 1
         self.fs = block_fs
+
+    def _copy_aliased(self, ref: ir.TableActionRef, bound: list[str]) -> list[tuple[str, str]]:
+        """Pass copies of the bound header/struct arguments that the action also
+        reaches directly (``bound`` is updated); returns (place, copy) pairs to
+        copy back after the call, exit included."""
+        action = ref.action
+        directional = [(v, d) for v, d in zip(action.params, action.directions, strict=True) if d]
+        reach = self.reach.names(action) - {v.name for v in action.params}
+        aliased = aliased_args(
+            list(ref.bound_args), [v for v, _ in directional], [d for _, d in directional], reach
+        )
+        copies: list[tuple[str, str]] = []
+        for i in sorted(aliased):
+            place, copy = self.fresh("p"), self.fresh("cp")
+            self.line(f"{place} = {bound[i]}")
+            self.line(f"{copy} = {place}.copy()")
+            bound[i] = copy
+            copies.append((place, copy))
+        return copies
 
     def _key_tuple(self, keys: list[ir.TableKey]) -> str:
         parts = []

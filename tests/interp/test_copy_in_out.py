@@ -6,7 +6,8 @@ p4c compiles for it) shows it wherever the callee can reach the same storage
 under another name:
 
 * an action that writes a control's header directly, while the header is also
-  its ``inout`` argument: the copy-out overwrites that write;
+  its ``inout`` argument (given at the call, or bound in a table's action
+  list): the copy-out overwrites that write;
 * a slice as an ``inout`` argument: it is written back into the field as the
   field is *after* the call, so a write the action made to the other bits of
   that field stays;
@@ -77,6 +78,26 @@ def test_a_copied_header_is_also_written_back_when_the_action_exits(
         apply { sm.egress_spec = 1; touch(hdr.h); hdr.h.a = 5; }""",
     )
     assert out(pl, bytes([1, 0, 0])) == bytes([1, 0, 9])
+
+
+def test_a_table_action_bound_to_a_header_it_also_writes_directly(
+    pipeline: Callable[..., Pipeline],
+) -> None:
+    pl = pipeline(
+        decls=DECLS,
+        ingress="""
+        action touch(inout h_t v, bit<8> x) { hdr.h.b = 2; v.r = x; }
+        action touch_exit(inout h_t v) { hdr.h.b = 3; v.r = 8; exit; }
+        table t {
+            key = { hdr.h.a: exact; }
+            actions = { touch(hdr.h); touch_exit(hdr.h); }
+            const entries = { 2 : touch_exit(); }
+            default_action = touch(hdr.h, 7);
+        }
+        apply { sm.egress_spec = 1; t.apply(); hdr.h.a = 9; }""",
+    )
+    assert out(pl, bytes([1, 0, 0])) == bytes([9, 0, 7])
+    assert out(pl, bytes([2, 0, 0])) == bytes([2, 0, 8])
 
 
 def test_an_action_that_does_not_reach_its_argument_writes_it_in_place(
