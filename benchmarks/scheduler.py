@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from controller.config import ControllerSettings, KvClassSettings, SafetySettings
-from controller.config_generate import leaf_spine
+from controller.config.generate import leaf_spine
 from controller.engine import Engine, SwitchReading, TransferRequest
 from controller.engine.telemetry_math import PortCounters, percentile
 from controller.topology import Topology

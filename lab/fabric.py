@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from controller.config import FabricConfig, LinkConfig, Role
-from controller.config_generate import leaf_spine, to_yaml
+from controller.config.generate import leaf_spine, to_yaml
 from lab.errors import FabricError
 from lab.scenario import FabricParams, LinkRate
 

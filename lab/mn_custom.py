@@ -37,8 +37,8 @@ def leafspine(
     bw: float = 20.0,
     queue: int = DEFAULT_QUEUE,
 ) -> FabricTopo:
-    """A regular leaf-spine fabric at ``bw`` Mbit/s (controller.config_generate's plan)."""
-    from controller.config_generate import leaf_spine
+    """A regular leaf-spine fabric at ``bw`` Mbit/s (controller.config.generate's plan)."""
+    from controller.config.generate import leaf_spine
 
     fabric = leaf_spine(
         int(spines), int(leaves), int(hosts_per_leaf), link_bps=round(float(bw) * 1e6)

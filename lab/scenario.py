@@ -53,8 +53,8 @@ from pathlib import Path
 
 import yaml
 
-from controller import config_values as v
-from controller.config_yaml import Node, compose
+from controller.config import located
+from controller.config.located import Node, compose
 from controller.errors import ConfigError
 from kvfabric.suggest import did_you_mean
 from lab.errors import ScenarioError
@@ -112,7 +112,7 @@ LAB_MODES = (ModeName.ECMP, ModeName.FLOWLET, ModeName.KV_AWARE, ModeName.ISOLAT
 
 @dataclass(frozen=True, slots=True)
 class FabricParams:
-    """A regular leaf-spine fabric (``controller.config_generate.leaf_spine``'s plan)."""
+    """A regular leaf-spine fabric (``controller.config.generate.leaf_spine``'s plan)."""
 
     spines: int = 2
     leaves: int = 2
@@ -364,8 +364,8 @@ def _parse_document(root: Node, file: str, tool: Tool = Tool.LAB) -> Scenario:
                     "'after_failure' needs a failure: no event takes a cable 'down'"
                 )
     return Scenario(
-        name=v.name(f["name"]) if "name" in f else Path(file).stem,
-        description=v.string(f["description"]).strip() if "description" in f else "",
+        name=located.name(f["name"]) if "name" in f else Path(file).stem,
+        description=located.string(f["description"]).strip() if "description" in f else "",
         fabric=_parse_fabric(f["fabric"]) if "fabric" in f else FabricParams(),
         shaping=_parse_shaping(f["shaping"]) if "shaping" in f else Shaping(),
         hosts=_parse_hosts(f["hosts"]) if "hosts" in f else HostRoles(),
@@ -395,12 +395,14 @@ def _parse_fabric(node: Node) -> FabricParams:
     keys += ["uplinks_per_leaf", "spine_rates", "prefill_hosts_per_leaf"]
     f = node.fields([], keys)
     d = FabricParams()
-    leaves = v.integer(f["leaves"], 1, 254) if "leaves" in f else d.leaves
-    spines = v.integer(f["spines"], 1, 64) if "spines" in f else d.spines
-    hosts = v.integer(f["hosts_per_leaf"], 1, 64) if "hosts_per_leaf" in f else d.hosts_per_leaf
+    leaves = located.integer(f["leaves"], 1, 254) if "leaves" in f else d.leaves
+    spines = located.integer(f["spines"], 1, 64) if "spines" in f else d.spines
+    hosts = (
+        located.integer(f["hosts_per_leaf"], 1, 64) if "hosts_per_leaf" in f else d.hosts_per_leaf
+    )
     uplinks = None
     if "uplinks_per_leaf" in f:
-        uplinks = v.integer(f["uplinks_per_leaf"], spines, 64 * spines)
+        uplinks = located.integer(f["uplinks_per_leaf"], spines, 64 * spines)
         if uplinks % spines:
             raise f["uplinks_per_leaf"].error(
                 f"expected a multiple of the {spines} spines (each leaf reaches every spine "
@@ -412,10 +414,10 @@ def _parse_fabric(node: Node) -> FabricParams:
         for name, rate in f["spine_rates"].entries():
             if name not in known:
                 raise rate.error(f"no spine {name!r}{did_you_mean(name, known)}")
-            spine_rates.append((name, v.capacity(rate)))
+            spine_rates.append((name, located.capacity(rate)))
     prefill_hosts = None
     if "prefill_hosts_per_leaf" in f:
-        prefill_hosts = v.integer(f["prefill_hosts_per_leaf"], 1, hosts)
+        prefill_hosts = located.integer(f["prefill_hosts_per_leaf"], 1, hosts)
     return FabricParams(
         spines=spines,
         uplinks_per_leaf=uplinks,
@@ -423,10 +425,10 @@ def _parse_fabric(node: Node) -> FabricParams:
         prefill_hosts_per_leaf=prefill_hosts,
         leaves=leaves,
         hosts_per_leaf=hosts,
-        link_bps=v.capacity(f["link_rate"]) if "link_rate" in f else d.link_bps,
-        host_bps=v.capacity(f["host_rate"]) if "host_rate" in f else None,
+        link_bps=located.capacity(f["link_rate"]) if "link_rate" in f else d.link_bps,
+        host_bps=located.capacity(f["host_rate"]) if "host_rate" in f else None,
         prefill_leaves=(
-            v.integer(f["prefill_leaves"], 1, leaves - 1) if "prefill_leaves" in f else None
+            located.integer(f["prefill_leaves"], 1, leaves - 1) if "prefill_leaves" in f else None
         ),
     )
 
@@ -437,9 +439,11 @@ def _parse_shaping(node: Node) -> Shaping:
     links = []
     for n in _list(f, "links"):
         g = n.fields(["leaf", "spine", "rate"])
-        links.append(LinkRate(v.name(g["leaf"]), v.name(g["spine"]), v.capacity(g["rate"])))
+        links.append(
+            LinkRate(located.name(g["leaf"]), located.name(g["spine"]), located.capacity(g["rate"]))
+        )
     return Shaping(
-        queue_packets=v.integer(f["queue"], 2, 100_000) if "queue" in f else 10,
+        queue_packets=located.integer(f["queue"], 2, 100_000) if "queue" in f else 10,
         links=tuple(links),
     )
 
@@ -451,7 +455,7 @@ def _parse_hosts(node: Node) -> HostRoles:
     def names(key: str) -> tuple[str, ...] | None:
         if key not in f:
             return None
-        out = tuple(v.name(n) for n in f[key].items())
+        out = tuple(located.name(n) for n in f[key].items())
         if len(set(out)) != len(out):
             raise f[key].error("a host is listed twice")
         return out
@@ -465,8 +469,8 @@ def _parse_transfer(node: Node) -> TransferSize:
     keys = ["model", "dtype", "tokens", "bytes", "real_link_rate", "real_poll_interval"]
     keys += ["real_rtt", "lab_bytes", "time_scale"]
     f = node.fields([], keys)
-    v.one_of_keys(node, f, ["model", "bytes"])
-    v.one_of_keys(node, f, ["lab_bytes", "time_scale"])
+    located.one_of_keys(node, f, ["model", "bytes"])
+    located.one_of_keys(node, f, ["lab_bytes", "time_scale"])
     model = None
     dtype = Dtype.BF16
     tokens = None
@@ -478,8 +482,8 @@ def _parse_transfer(node: Node) -> TransferSize:
             model = preset(name)
         except KeyError as exc:
             raise f["model"].error(str(exc.args[0])) from None
-        dtype = v.choice(f["dtype"], Dtype) if "dtype" in f else Dtype.BF16
-        tokens = v.integer(f["tokens"], 1, 10_000_000)
+        dtype = located.choice(f["dtype"], Dtype) if "dtype" in f else Dtype.BF16
+        tokens = located.integer(f["tokens"], 1, 10_000_000)
         real_bytes = model.kv_bytes(tokens, dtype)
     elif "bytes" in f:
         for key in ("dtype", "tokens"):
@@ -494,15 +498,17 @@ def _parse_transfer(node: Node) -> TransferSize:
         model=model,
         dtype=dtype,
         tokens=tokens,
-        real_link_bps=v.capacity(f["real_link_rate"]) if "real_link_rate" in f else d.real_link_bps,
+        real_link_bps=located.capacity(f["real_link_rate"])
+        if "real_link_rate" in f
+        else d.real_link_bps,
         real_poll_interval_s=(
-            v.duration(f["real_poll_interval"], 1e-6, 3600.0)
+            located.duration(f["real_poll_interval"], 1e-6, 3600.0)
             if "real_poll_interval" in f
             else d.real_poll_interval_s
         ),
-        real_rtt_s=v.duration(f["real_rtt"], 1e-9, 10.0) if "real_rtt" in f else d.real_rtt_s,
+        real_rtt_s=located.duration(f["real_rtt"], 1e-9, 10.0) if "real_rtt" in f else d.real_rtt_s,
         lab_bytes=byte_size(f["lab_bytes"]) if "lab_bytes" in f else None,
-        time_scale=v.number(f["time_scale"], 1e-9) if "time_scale" in f else None,
+        time_scale=located.number(f["time_scale"], 1e-9) if "time_scale" in f else None,
     )
 
 
@@ -517,26 +523,26 @@ _PHASE_KEYS = {
 
 def _parse_phase(node: Node) -> Phase:
     kind_node = node.fields(["kind"], [k for r, o in _PHASE_KEYS.values() for k in [*r, *o]])
-    kind = v.choice(kind_node["kind"], PhaseKind)
+    kind = located.choice(kind_node["kind"], PhaseKind)
     required, optional = _PHASE_KEYS[kind]
     f = node.fields(["kind", *required], optional)
     if kind is PhaseKind.SEQUENTIAL:
-        gap = v.duration(f["gap"], 0.0, 3600.0) if "gap" in f else 1.0
-        return Phase(kind, count=v.integer(f["count"], 1, 100_000), gap_s=gap)
+        gap = located.duration(f["gap"], 0.0, 3600.0) if "gap" in f else 1.0
+        return Phase(kind, count=located.integer(f["count"], 1, 100_000), gap_s=gap)
     if kind is PhaseKind.POISSON:
         return Phase(
             kind,
-            count=v.integer(f["count"], 1, 100_000),
-            mean_gap_s=v.duration(f["mean_gap"], 1e-3, 3600.0),
+            count=located.integer(f["count"], 1, 100_000),
+            mean_gap_s=located.duration(f["mean_gap"], 1e-3, 3600.0),
         )
-    window = v.duration(f["window"], 0.0, 3600.0) if "window" in f else 0.0
-    every = v.duration(f["every"], 1e-3, 3600.0)
+    window = located.duration(f["window"], 0.0, 3600.0) if "window" in f else 0.0
+    every = located.duration(f["every"], 1e-3, 3600.0)
     if window > every:
         raise f["window"].error(f"a burst's window must fit in its period ('every': {every:g}s)")
     return Phase(
         kind,
-        size=v.integer(f["size"], 1, 1024),
-        bursts=v.integer(f["bursts"], 1, 100_000),
+        size=located.integer(f["size"], 1, 1024),
+        bursts=located.integer(f["bursts"], 1, 100_000),
         window_s=window,
         every_s=every,
     )
@@ -549,34 +555,38 @@ _BACKGROUND_KEYS = (["load"], ["spine", "link", "protocol", "after_failure"])
 
 def _parse_background(node: Node) -> BackgroundLoad:
     f = node.fields(*_BACKGROUND_KEYS)
-    v.one_of_keys(node, f, ["spine", "link"])
-    load = v.fraction(f["load"], 0.0, 1.0)
-    protocol = v.choice(f["protocol"], Protocol) if "protocol" in f else Protocol.UDP
+    located.one_of_keys(node, f, ["spine", "link"])
+    load = located.fraction(f["load"], 0.0, 1.0)
+    protocol = located.choice(f["protocol"], Protocol) if "protocol" in f else Protocol.UDP
     if "link" in f:
         if "after_failure" in f:
             raise f["after_failure"].error("'after_failure' goes with 'spine', not with 'link'")
         link = f["link"].fields(["leaf", "spine"])
-        cable = (v.name(link["leaf"]), v.name(link["spine"]))
+        cable = (located.name(link["leaf"]), located.name(link["spine"]))
         return BackgroundLoad(spine=None, load=load, protocol=protocol, link=cable)
     if "spine" not in f:
         raise node.error("expected 'spine' (a spine name or 'all') or 'link' ({leaf, spine})")
     spine_text = f["spine"].text("a spine name or 'all'")
     return BackgroundLoad(
-        spine=None if spine_text == "all" else v.name(f["spine"]),
+        spine=None if spine_text == "all" else located.name(f["spine"]),
         load=load,
         protocol=protocol,
-        after_failure=v.name(f["after_failure"]) if "after_failure" in f else None,
+        after_failure=located.name(f["after_failure"]) if "after_failure" in f else None,
     )
 
 
 # events: [{at, link: {leaf, spine}, state: down | up} | {at, link, capacity: RATE}]
 def _parse_event(node: Node) -> LinkEvent:
     f = node.fields(["at", "link"], ["state", "capacity"])
-    v.one_of_keys(node, f, ["state", "capacity"])
+    located.one_of_keys(node, f, ["state", "capacity"])
     link = f["link"].fields(["leaf", "spine"])
-    at, leaf, spine = v.duration(f["at"], 0.0, 86400.0), v.name(link["leaf"]), v.name(link["spine"])
+    at, leaf, spine = (
+        located.duration(f["at"], 0.0, 86400.0),
+        located.name(link["leaf"]),
+        located.name(link["spine"]),
+    )
     if "capacity" in f:
-        return LinkEvent(at, leaf, spine, up=True, capacity_bps=v.capacity(f["capacity"]))
+        return LinkEvent(at, leaf, spine, up=True, capacity_bps=located.capacity(f["capacity"]))
     if "state" not in f:
         raise node.error("expected 'state' (down or up) or 'capacity' (a rate)")
     state = f["state"].text("'down' or 'up'")
@@ -590,13 +600,13 @@ def _parse_run(node: Node) -> RunSettings:
     f = node.fields([], ["warmup", "transfer_timeout", "settle"])
     d = RunSettings()
     return RunSettings(
-        warmup_s=v.duration(f["warmup"], 0.0, 600.0) if "warmup" in f else d.warmup_s,
+        warmup_s=located.duration(f["warmup"], 0.0, 600.0) if "warmup" in f else d.warmup_s,
         transfer_timeout_s=(
-            v.duration(f["transfer_timeout"], 0.1, 86400.0)
+            located.duration(f["transfer_timeout"], 0.1, 86400.0)
             if "transfer_timeout" in f
             else d.transfer_timeout_s
         ),
-        settle_s=v.duration(f["settle"], 0.0, 600.0) if "settle" in f else d.settle_s,
+        settle_s=located.duration(f["settle"], 0.0, 600.0) if "settle" in f else d.settle_s,
     )
 
 
@@ -605,7 +615,7 @@ def _default_modes(tool: Tool) -> tuple[ModeName, ...]:
 
 
 def _parse_modes(node: Node, tool: Tool) -> tuple[ModeName, ...]:
-    modes = tuple(v.choice(n, ModeName) for n in node.items())
+    modes = tuple(located.choice(n, ModeName) for n in node.items())
     for n, mode in zip(node.items(), modes, strict=True):
         if tool is Tool.LAB and mode not in LAB_MODES:
             raise n.error(f"mode {str(mode)!r} is run only by `{Tool.SIMULATE}`, not by `{tool}`")

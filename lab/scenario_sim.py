@@ -19,10 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller import config_values as v
-from controller.config import ControllerSettings
-from controller.config_sections import parse_controller_settings
-from controller.config_yaml import Node
+from controller.config import ControllerSettings, located
+from controller.config.located import Node
+from controller.config.sections import parse_controller_settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,22 +42,24 @@ def parse_simulation(node: Node, base_dir: Path) -> SimulationSettings:
     f = node.fields([], [*keys, "controller"])
     d = SimulationSettings()
     return SimulationSettings(
-        ecmp_k=v.integer(f["ecmp_k"], 1, 64) if "ecmp_k" in f else d.ecmp_k,
+        ecmp_k=located.integer(f["ecmp_k"], 1, 64) if "ecmp_k" in f else d.ecmp_k,
         flowlet_period_s=(
-            v.duration(f["flowlet_period"], 1e-6, 3600.0)
+            located.duration(f["flowlet_period"], 1e-6, 3600.0)
             if "flowlet_period" in f
             else d.flowlet_period_s
         ),
         write_latency_s=(
-            v.duration(f["write_latency"], 0.0, 60.0) if "write_latency" in f else d.write_latency_s
+            located.duration(f["write_latency"], 0.0, 60.0)
+            if "write_latency" in f
+            else d.write_latency_s
         ),
         telemetry_delay_s=(
-            v.duration(f["telemetry_delay"], 0.0, 60.0)
+            located.duration(f["telemetry_delay"], 0.0, 60.0)
             if "telemetry_delay" in f
             else d.telemetry_delay_s
         ),
         sample_interval_s=(
-            v.duration(f["sample_interval"], 1e-6, 3600.0) if "sample_interval" in f else None
+            located.duration(f["sample_interval"], 1e-6, 3600.0) if "sample_interval" in f else None
         ),
         controller=(
             parse_controller_settings(f["controller"], base_dir) if "controller" in f else None

@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from controller import config_values as v
-from controller.config_yaml import Node, compose
+from controller.config import located
+from controller.config.located import Node, compose
 from controller.errors import ConfigError
 from lab.errors import ScenarioError
 from lab.plots import plot_sweep
@@ -147,11 +147,11 @@ def _parse(root: Node, file: str, base_dir: Path) -> Sweep:
         values = tuple(x.value() for x in g["values"].items())
         if not values:
             raise g["values"].error("expected at least one value")
-        axes.append(Axis(v.name(g["name"]), g["key"].text("a key path"), values))
+        axes.append(Axis(located.name(g["name"]), g["key"].text("a key path"), values))
     if not axes:
         raise f["axes"].error("expected at least one axis")
     modes = (
-        tuple(str(v.choice(m, ModeName)) for m in f["modes"].items())
+        tuple(str(located.choice(m, ModeName)) for m in f["modes"].items())
         if "modes" in f
         else ("ecmp", "kv-aware")
     )
@@ -159,7 +159,7 @@ def _parse(root: Node, file: str, base_dir: Path) -> Sweep:
     if stat not in STATS:
         raise f["stat"].error(f"expected one of {', '.join(STATS)}, got {stat!r}")
     sweep = Sweep(
-        name=v.name(f["name"]) if "name" in f else Path(file).stem,
+        name=located.name(f["name"]) if "name" in f else Path(file).stem,
         base_file=str(base_path),
         base=yaml.safe_load(base_text),
         axes=tuple(axes),

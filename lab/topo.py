@@ -1,7 +1,7 @@
 """The fabric as a Mininet topology: data only, built from the controller's fabric model.
 
 :class:`FabricTopo` turns a validated :class:`~controller.config.FabricConfig` (the
-file the controller reads, or ``controller.config_generate.leaf_spine`` parameters)
+file the controller reads, or ``controller.config.generate.leaf_spine`` parameters)
 into Mininet's graph: a switch node per leaf and spine carrying its device id and
 P4Runtime address, a host node per host with its IPv4 address, prefix and MAC, and
 a link per cable with the fabric's port numbers at both ends. Every link carries

@@ -13,7 +13,7 @@ import sys
 from collections import Counter
 
 from controller.config import FabricConfig, load_config
-from controller.config_units import format_capacity, format_duration
+from controller.config.units import format_capacity, format_duration
 from controller.errors import ConfigError
 
 

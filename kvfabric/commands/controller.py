@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 from controller.config import FabricConfig, TlsSettings, load_config
-from controller.config_units import parse_duration
+from controller.config.units import parse_duration
 from controller.errors import ConfigError, ServiceError
 from controller.service.main import serve
 from controller.service.pipeline import compile_program, load_pipeline

@@ -19,7 +19,7 @@ from controller.config import (
     SelectionSettings,
     TelemetrySettings,
 )
-from controller.config_generate import leaf_spine
+from controller.config.generate import leaf_spine
 from controller.engine import Decision, Engine, SwitchReading, TransferRequest, Update
 from controller.engine.telemetry_math import PortCounters
 from controller.topology import PortRef, Topology

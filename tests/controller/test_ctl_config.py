@@ -19,9 +19,9 @@ from controller.config import (
     load_config,
     parse_config,
 )
-from controller.config_generate import leaf_spine, to_yaml
-from controller.config_tutorials import parse_tutorials_topology
-from controller.config_units import (
+from controller.config.generate import leaf_spine, to_yaml
+from controller.config.tutorials import parse_tutorials_topology
+from controller.config.units import (
     UnitError,
     format_capacity,
     format_duration,

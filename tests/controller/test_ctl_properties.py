@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from controller.config import Mode, SelectionSettings, parse_config
-from controller.config_generate import leaf_spine, to_yaml
-from controller.config_units import format_capacity, format_duration, parse_capacity, parse_duration
+from controller.config.generate import leaf_spine, to_yaml
+from controller.config.units import format_capacity, format_duration, parse_capacity, parse_duration
 from controller.engine import (
     AuditRound,
     Decision,

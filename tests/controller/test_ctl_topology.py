@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from controller.config import load_config
-from controller.config_generate import leaf_spine
+from controller.config.generate import leaf_spine
 from controller.engine import AuditRound, ProbeSeen, compare_wiring
 from controller.errors import TopologyError
 from controller.topology import LinkId, LinkStatus, PortRef, Tier, Topology

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from controller.config import FabricConfig
-from controller.config_generate import leaf_spine
+from controller.config.generate import leaf_spine
 from lab.fabric import lab_fabric
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from controller.config import FabricConfig
-from controller.config_generate import leaf_spine
+from controller.config.generate import leaf_spine
 from lab.control import ControllerProcess, FlowKey, HttpControl
 from lab.ecmp import EcmpOracle
 from lab.fabric import lab_fabric, write_fabric

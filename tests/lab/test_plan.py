@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from controller.config_generate import leaf_spine
+from controller.config.generate import leaf_spine
 from lab.control import FlowKey
 from lab.ecmp import FLOWLET_STEP, EcmpOracle
 from lab.errors import ScenarioError

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from controller.config import FabricConfig
-from controller.config_generate import leaf_spine
+from controller.config.generate import leaf_spine
 from lab.control import (
     ControllerProcess,
     FabricControl,

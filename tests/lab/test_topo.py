@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from controller.config import FabricConfig, load_config
-from controller.config_generate import leaf_spine
+from controller.config.generate import leaf_spine
 from lab.errors import FabricError
 from lab.fabric import fabric_from_params, lab_fabric
 from lab.links import ShapedIntf

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from controller.config_generate import leaf_spine
+from controller.config.generate import leaf_spine
 from simulator.flow import FlowEngine
 from simulator.network import Network
 

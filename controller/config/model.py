@@ -1,37 +1,5 @@
-"""The fabric file: one YAML document that the controller and the labs all read.
-
-A fabric is switches (leaves and spines, each with its P4Runtime address), hosts (each
-on a leaf port, with its addresses and the pool it serves: prefill, decode or other),
-the links between leaves and spines with their capacities, and the controller's
-settings. An example::
-
-    name: lab-2x2
-    switches:
-      - {name: leaf1, role: leaf, p4runtime: 127.0.0.1:50001, device_id: 1}
-      - {name: spine1, role: spine, p4runtime: 127.0.0.1:50003, device_id: 3}
-    hosts:
-      - {name: h1, leaf: leaf1, port: 1, ipv4: 10.0.1.1/24, mac: "08:00:00:00:01:01",
-         pool: prefill, capacity: 20Mbps}
-    links:
-      - {a: {switch: leaf1, port: 3}, b: {switch: spine1, port: 1}, capacity: 20Mbps}
-    controller:
-      telemetry: {poll_interval: 100ms, staleness_limit: 500ms}
-      api: {bind: 127.0.0.1:8080}
-
-Loading validates everything once, so the rest of kvfabric can trust the model:
-
-1. *shape*: every mapping has exactly its keys (unknown keys fail with a guess of
-   the key meant), every scalar has its type and range (``config_values``);
-2. *references*: a host's leaf exists and is a leaf, link ends exist, no port is used
-   twice, names, IPs, MACs and P4Runtime targets are unique, and every leaf has
-   exactly one link to every spine (``config_checks``).
-
-The first problem found is raised as a :class:`ConfigError` naming the file, the key
-path and the line: ``fabric.yaml:14:15: links[3].a.port: expected an integer 1..510,
-got 'x'``. The result is a tree of frozen dataclasses. p4lang/tutorials'
-``topology.json`` files load into the same model (``config_tutorials``), and fabrics
-can be built from parameters (``config_generate``).
-"""
+"""The fabric's model: frozen dataclasses only, as every loader of :mod:`controller.config`
+returns them (no parsing here, so that nothing in the package imports its loaders back)."""
 
 from __future__ import annotations
 
@@ -40,7 +8,6 @@ from enum import StrEnum
 from ipaddress import IPv4Address, IPv4Network
 from pathlib import Path
 
-from controller.errors import ConfigError
 from kvfabric.suggest import did_you_mean
 
 MAX_PORT = 510
@@ -260,29 +227,3 @@ class FabricConfig:
 
     def _switch_names(self) -> list[str]:
         return [s.name for s in self.switches]
-
-
-def load_config(path: str | Path) -> FabricConfig:
-    """Load and validate a fabric file: YAML, or p4lang/tutorials' ``topology.json``."""
-    file = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ConfigError(file, "", f"cannot read the file: {reason}") from None
-    if file.endswith(".json"):
-        from controller.config_tutorials import parse_tutorials_topology
-
-        return parse_tutorials_topology(text, file)
-    return parse_config(text, file, base_dir=Path(path).parent)
-
-
-def parse_config(text: str, file: str = "<string>", base_dir: Path | None = None) -> FabricConfig:
-    """Validate the YAML ``text`` of a fabric; ``file`` names it in errors.
-
-    ``base_dir`` is where relative paths of the file (TLS certificates, token file)
-    are resolved; the current directory when None.
-    """
-    from controller.config_sections import parse_document
-
-    return parse_document(text, file, base_dir or Path.cwd())

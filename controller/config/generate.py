@@ -21,7 +21,7 @@ from ipaddress import IPv4Address, IPv4Network
 
 import yaml
 
-from controller.config import (
+from controller.config.model import (
     MAX_PORT,
     ControllerSettings,
     FabricConfig,
@@ -32,7 +32,7 @@ from controller.config import (
     Role,
     SwitchConfig,
 )
-from controller.config_units import format_capacity, format_duration
+from controller.config.units import format_capacity, format_duration
 
 
 def leaf_spine(

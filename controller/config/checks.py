@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Generic, TypeVar
 
-from controller.config import HostConfig, LinkConfig, Role, SwitchConfig
-from controller.config_yaml import Node
+from controller.config.located import Node
+from controller.config.model import HostConfig, LinkConfig, Role, SwitchConfig
 from controller.errors import ConfigError
 from kvfabric.suggest import did_you_mean
 

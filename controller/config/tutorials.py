@@ -30,8 +30,10 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from controller import config_values as v
-from controller.config import (
+from controller.config import located
+from controller.config.checks import Placed, check_fabric
+from controller.config.located import Node, compose
+from controller.config.model import (
     MAX_PORT,
     FabricConfig,
     HostConfig,
@@ -41,8 +43,6 @@ from controller.config import (
     Role,
     SwitchConfig,
 )
-from controller.config_checks import Placed, check_fabric
-from controller.config_yaml import Node, compose
 from controller.errors import ConfigError
 
 _SWITCH_END = re.compile(r"^(?P<switch>[^-]+)-p(?P<port>\d+)$")
@@ -135,7 +135,7 @@ def _link_fields(link: Node, default_bps: int) -> tuple[list[Node], int]:
         raise parts[2].error(f"expected a latency such as '0ms' or 5, got {parts[2].got()}")
     bps = default_bps
     if len(parts) == 4 and not parts[3].is_null:
-        mbps = v.number(parts[3], 0.001)
+        mbps = located.number(parts[3], 0.001)
         bps = round(mbps * 1_000_000)
     return parts[:2], bps
 
@@ -166,22 +166,22 @@ def _host(
     f = node.fields(["ip", "mac"], ["commands"])
     if "commands" in f:
         for cmd in f["commands"].items():
-            v.string(cmd)
+            located.string(cmd)
     if name not in attached:
         raise node.error(f"host {name!r} has no link to a switch")
     link, leaf, port = attached[name]
     bps = default_bps
     parts = link.items()
     if len(parts) == 4 and not parts[3].is_null:
-        bps = round(v.number(parts[3], 0.001) * 1_000_000)
-    iface = v.ipv4_interface(f["ip"])
+        bps = round(located.number(parts[3], 0.001) * 1_000_000)
+    iface = located.ipv4_interface(f["ip"])
     host = HostConfig(
         name=name,
         leaf=leaf,
         port=port,
         ipv4=iface.ip,
         prefix_len=iface.network.prefixlen,
-        mac=v.mac(f["mac"]),
+        mac=located.mac(f["mac"]),
         pool=pools.get(name, Pool.OTHER),
         capacity_bps=bps,
     )

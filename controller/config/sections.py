@@ -2,7 +2,7 @@
 
 Each function checks the section's shape (its keys, the types and ranges of its
 values) and returns frozen dataclasses together with the nodes they came from, so
-that the cross-reference checks of :mod:`controller.config_checks` can still point at
+that the cross-reference checks of :mod:`controller.config.checks` can still point at
 the line of the offending key.
 """
 
@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from controller import config_values as v
-from controller.config import (
+from controller.config import located
+from controller.config.checks import Placed, check_fabric
+from controller.config.located import Node, compose
+from controller.config.model import (
     MAX_PORT,
     AlertSettings,
     ApiSettings,
@@ -31,9 +33,7 @@ from controller.config import (
     TelemetrySettings,
     TlsSettings,
 )
-from controller.config_checks import Placed, check_fabric
-from controller.config_units import format_duration
-from controller.config_yaml import Node, compose
+from controller.config.units import format_duration
 
 _TAG_PORTS = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
 _UINT64_MAX = 2**64 - 1
@@ -46,7 +46,7 @@ def parse_document(text: str, file: str, base_dir: Path) -> FabricConfig:
     if root.raw is None:
         raise root.error("the file is empty; expected the keys 'switches' and 'links'")
     top = root.fields(["switches", "links"], ["name", "hosts", "controller"])
-    name = v.name(top["name"]) if "name" in top else Path(file).stem
+    name = located.name(top["name"]) if "name" in top else Path(file).stem
     switches = [_parse_switch(n) for n in top["switches"].items()]
     hosts = [_parse_host(n) for n in top["hosts"].items()] if "hosts" in top else []
     links = [_parse_link(n) for n in top["links"].items()]
@@ -71,14 +71,16 @@ def parse_document(text: str, file: str, base_dir: Path) -> FabricConfig:
 
 def _parse_switch(node: Node) -> Placed[SwitchConfig]:
     f = node.fields(["name", "role", "p4runtime", "device_id"], ["election_id", "subnet"])
-    host, port = v.address(f["p4runtime"])
+    host, port = located.address(f["p4runtime"])
     switch = SwitchConfig(
-        name=v.name(f["name"]),
-        role=v.choice(f["role"], Role),
+        name=located.name(f["name"]),
+        role=located.choice(f["role"], Role),
         p4runtime=f"{host}:{port}",
-        device_id=v.integer(f["device_id"], 0, _UINT64_MAX),
-        election_id=v.integer(f["election_id"], 1, _UINT128_MAX) if "election_id" in f else None,
-        subnet=v.ipv4_network(f["subnet"]) if "subnet" in f else None,
+        device_id=located.integer(f["device_id"], 0, _UINT64_MAX),
+        election_id=located.integer(f["election_id"], 1, _UINT128_MAX)
+        if "election_id" in f
+        else None,
+        subnet=located.ipv4_network(f["subnet"]) if "subnet" in f else None,
     )
     if switch.subnet is not None and switch.role is Role.SPINE:
         raise f["subnet"].error("only leaves have a subnet (the prefix of their hosts)")
@@ -90,16 +92,16 @@ def _parse_switch(node: Node) -> Placed[SwitchConfig]:
 
 def _parse_host(node: Node) -> Placed[HostConfig]:
     f = node.fields(["name", "leaf", "port", "ipv4", "mac"], ["pool", "capacity"])
-    iface = v.ipv4_interface(f["ipv4"])
+    iface = located.ipv4_interface(f["ipv4"])
     host = HostConfig(
-        name=v.name(f["name"]),
-        leaf=v.name(f["leaf"]),
-        port=v.integer(f["port"], 1, MAX_PORT),
+        name=located.name(f["name"]),
+        leaf=located.name(f["leaf"]),
+        port=located.integer(f["port"], 1, MAX_PORT),
         ipv4=iface.ip,
         prefix_len=iface.network.prefixlen,
-        mac=v.mac(f["mac"]),
-        pool=v.choice(f["pool"], Pool) if "pool" in f else Pool.OTHER,
-        capacity_bps=v.capacity(f["capacity"]) if "capacity" in f else 0,
+        mac=located.mac(f["mac"]),
+        pool=located.choice(f["pool"], Pool) if "pool" in f else Pool.OTHER,
+        capacity_bps=located.capacity(f["capacity"]) if "capacity" in f else 0,
     )
     return Placed(host, node, f)
 
@@ -113,10 +115,12 @@ def _parse_link(node: Node) -> Placed[LinkConfig]:
     parsed: list[LinkEnd] = []
     for side in ("a", "b"):
         end = f[side].fields(["switch", "port"])
-        parsed.append(LinkEnd(v.name(end["switch"]), v.integer(end["port"], 1, MAX_PORT)))
+        parsed.append(
+            LinkEnd(located.name(end["switch"]), located.integer(end["port"], 1, MAX_PORT))
+        )
         ends[f"{side}.switch"] = end["switch"]
         ends[f"{side}.port"] = end["port"]
-    link = LinkConfig(parsed[0], parsed[1], v.capacity(f["capacity"]))
+    link = LinkConfig(parsed[0], parsed[1], located.capacity(f["capacity"]))
     return Placed(link, node, ends)
 
 
@@ -143,7 +147,7 @@ def _parse_controller(node: Node, base_dir: Path) -> ControllerSettings:
     )
     d = ControllerSettings()
     return ControllerSettings(
-        mode=v.choice(f["mode"], Mode) if "mode" in f else d.mode,
+        mode=located.choice(f["mode"], Mode) if "mode" in f else d.mode,
         telemetry=_parse_telemetry(f["telemetry"]) if "telemetry" in f else d.telemetry,
         selection=_parse_selection(f["selection"]) if "selection" in f else d.selection,
         safety=_parse_safety(f["safety"]) if "safety" in f else d.safety,
@@ -152,18 +156,18 @@ def _parse_controller(node: Node, base_dir: Path) -> ControllerSettings:
         p4runtime_tls=_parse_tls(f["p4runtime_tls"], base_dir) if "p4runtime_tls" in f else None,
         alerts=_parse_alerts(f["alerts"]) if "alerts" in f else d.alerts,
         audit_interval_s=(
-            v.duration(f["audit_interval"], 0.001, 3600.0)
+            located.duration(f["audit_interval"], 0.001, 3600.0)
             if "audit_interval" in f
             else d.audit_interval_s
         ),
         audit_hold_s=(
-            v.duration(f["audit_hold"], 0.0, 3600.0) if "audit_hold" in f else d.audit_hold_s
+            located.duration(f["audit_hold"], 0.0, 3600.0) if "audit_hold" in f else d.audit_hold_s
         ),
         audit_misses=(
-            v.integer(f["audit_misses"], 1, 1000) if "audit_misses" in f else d.audit_misses
+            located.integer(f["audit_misses"], 1, 1000) if "audit_misses" in f else d.audit_misses
         ),
         flowlet_timeout_s=(
-            v.duration(f["flowlet_timeout"], 1e-6, 10.0)
+            located.duration(f["flowlet_timeout"], 1e-6, 10.0)
             if "flowlet_timeout" in f
             else d.flowlet_timeout_s
         ),
@@ -174,10 +178,12 @@ def _parse_telemetry(node: Node) -> TelemetrySettings:
     f = node.fields([], ["poll_interval", "staleness_limit", "smoothing"])
     d = TelemetrySettings()
     poll = (
-        v.duration(f["poll_interval"], 0.001, 60.0) if "poll_interval" in f else d.poll_interval_s
+        located.duration(f["poll_interval"], 0.001, 60.0)
+        if "poll_interval" in f
+        else d.poll_interval_s
     )
     stale = (
-        v.duration(f["staleness_limit"], 0.001, 3600.0)
+        located.duration(f["staleness_limit"], 0.001, 3600.0)
         if "staleness_limit" in f
         else d.staleness_limit_s
     )
@@ -187,19 +193,25 @@ def _parse_telemetry(node: Node) -> TelemetrySettings:
             f"the staleness limit ({stale * 1e3:g}ms) must be at least the poll interval "
             f"({poll * 1e3:g}ms), or every switch would always be stale"
         )
-    smoothing = v.duration(f["smoothing"], 0.0, 600.0) if "smoothing" in f else d.smoothing_s
+    smoothing = located.duration(f["smoothing"], 0.0, 600.0) if "smoothing" in f else d.smoothing_s
     return TelemetrySettings(poll, stale, smoothing)
 
 
 def _parse_selection(node: Node) -> SelectionSettings:
     f = node.fields([], ["hysteresis", "util_delta", "latency_factor", "max_cost_ratio"])
     d = SelectionSettings()
-    ratio = v.number(f["max_cost_ratio"], 1.0, 1000.0) if "max_cost_ratio" in f else None
+    ratio = located.number(f["max_cost_ratio"], 1.0, 1000.0) if "max_cost_ratio" in f else None
     return SelectionSettings(
-        hysteresis=v.fraction(f["hysteresis"], 0.0, 1.0) if "hysteresis" in f else d.hysteresis,
-        util_delta=v.fraction(f["util_delta"], 0.0, 1.0) if "util_delta" in f else d.util_delta,
+        hysteresis=located.fraction(f["hysteresis"], 0.0, 1.0)
+        if "hysteresis" in f
+        else d.hysteresis,
+        util_delta=located.fraction(f["util_delta"], 0.0, 1.0)
+        if "util_delta" in f
+        else d.util_delta,
         latency_factor=(
-            v.number(f["latency_factor"], 1.0, 100.0) if "latency_factor" in f else d.latency_factor
+            located.number(f["latency_factor"], 1.0, 100.0)
+            if "latency_factor" in f
+            else d.latency_factor
         ),
         max_cost_ratio=ratio if ratio is not None else d.max_cost_ratio,
     )
@@ -220,12 +232,12 @@ def _parse_safety(node: Node) -> SafetySettings:
     f = node.fields([], keys)
     d = SafetySettings()
     timeout = (
-        v.duration(f["transfer_timeout"], 0.001, 86400.0)
+        located.duration(f["transfer_timeout"], 0.001, 86400.0)
         if "transfer_timeout" in f
         else d.transfer_timeout_s
     )
     timeout_max = (
-        v.duration(f["transfer_timeout_max"], 0.001, 86400.0)
+        located.duration(f["transfer_timeout_max"], 0.001, 86400.0)
         if "transfer_timeout_max" in f
         else max(d.transfer_timeout_max_s, timeout)
     )
@@ -234,9 +246,11 @@ def _parse_safety(node: Node) -> SafetySettings:
             f"the longest transfer timeout ({format_duration(timeout_max)}) must be at least "
             f"transfer_timeout ({format_duration(timeout)})"
         )
-    window = v.integer(f["baseline_window"], 1, 10_000) if "baseline_window" in f else None
+    window = located.integer(f["baseline_window"], 1, 10_000) if "baseline_window" in f else None
     min_samples = (
-        v.integer(f["baseline_min_samples"], 1, 10_000) if "baseline_min_samples" in f else None
+        located.integer(f["baseline_min_samples"], 1, 10_000)
+        if "baseline_min_samples" in f
+        else None
     )
     window = window or d.baseline_window
     min_samples = min_samples or min(d.baseline_min_samples, window)
@@ -245,25 +259,29 @@ def _parse_safety(node: Node) -> SafetySettings:
             f"expected at most baseline_window ({window}), got {min_samples}"
         )
     return SafetySettings(
-        slow_factor=v.number(f["slow_factor"], 1.0, 100.0) if "slow_factor" in f else d.slow_factor,
+        slow_factor=located.number(f["slow_factor"], 1.0, 100.0)
+        if "slow_factor" in f
+        else d.slow_factor,
         baseline_window=window,
         baseline_min_samples=min_samples,
         reroute_limit=(
-            v.integer(f["reroute_limit"], 0, 1_000_000) if "reroute_limit" in f else d.reroute_limit
+            located.integer(f["reroute_limit"], 0, 1_000_000)
+            if "reroute_limit" in f
+            else d.reroute_limit
         ),
         reroute_window_s=(
-            v.duration(f["reroute_window"], 0.001, 86400.0)
+            located.duration(f["reroute_window"], 0.001, 86400.0)
             if "reroute_window" in f
             else d.reroute_window_s
         ),
         quiet_period_s=(
-            v.duration(f["quiet_period"], 0.0, 7 * 86400.0)
+            located.duration(f["quiet_period"], 0.0, 7 * 86400.0)
             if "quiet_period" in f
             else d.quiet_period_s
         ),
         transfer_timeout_s=timeout,
         timeout_factor=(
-            v.number(f["timeout_factor"], 1.0, 1000.0)
+            located.number(f["timeout_factor"], 1.0, 1000.0)
             if "timeout_factor" in f
             else d.timeout_factor
         ),
@@ -274,7 +292,7 @@ def _parse_safety(node: Node) -> SafetySettings:
 def _parse_kv_class(node: Node) -> KvClassSettings:
     f = node.fields([], ["dscp", "tag_ports"])
     d = KvClassSettings()
-    dscp = v.integer(f["dscp"], 1, 63) if "dscp" in f else d.dscp
+    dscp = located.integer(f["dscp"], 1, 63) if "dscp" in f else d.dscp
     first, last = d.tag_port_first, d.tag_port_last
     if "tag_ports" in f:
         text = f["tag_ports"].text("a port range such as '40000-40999'")
@@ -291,12 +309,14 @@ def _parse_kv_class(node: Node) -> KvClassSettings:
 
 def _parse_api(node: Node, base_dir: Path) -> ApiSettings:
     f = node.fields([], ["bind", "token", "token_file"])
-    v.one_of_keys(node, f, ["token", "token_file"])
+    located.one_of_keys(node, f, ["token", "token_file"])
     d = ApiSettings()
-    host, port = v.address(f["bind"], allow_port_zero=True) if "bind" in f else (d.host, d.port)
+    host, port = (
+        located.address(f["bind"], allow_port_zero=True) if "bind" in f else (d.host, d.port)
+    )
     token: str | None = None
     if "token" in f:
-        token = v.string(f["token"])
+        token = located.string(f["token"])
     elif "token_file" in f:
         path = _existing_file(f["token_file"], base_dir)
         try:
@@ -336,29 +356,33 @@ def _parse_alerts(node: Node) -> AlertSettings:
     f = node.fields([], keys)
     d = AlertSettings()
     settings = AlertSettings(
-        window_s=v.duration(f["window"], 1.0, 86400.0) if "window" in f else d.window_s,
-        p99_limit_s=v.duration(f["p99_limit"], 1e-6, 3600.0) if "p99_limit" in f else d.p99_limit_s,
-        p99_rise=v.fraction(f["p99_rise"], 0.0, 10.0) if "p99_rise" in f else d.p99_rise,
+        window_s=located.duration(f["window"], 1.0, 86400.0) if "window" in f else d.window_s,
+        p99_limit_s=located.duration(f["p99_limit"], 1e-6, 3600.0)
+        if "p99_limit" in f
+        else d.p99_limit_s,
+        p99_rise=located.fraction(f["p99_rise"], 0.0, 10.0) if "p99_rise" in f else d.p99_rise,
         median_window_s=(
-            v.duration(f["median_window"], 60.0, 365 * 86400.0)
+            located.duration(f["median_window"], 60.0, 365 * 86400.0)
             if "median_window" in f
             else d.median_window_s
         ),
         efficiency_min=(
-            v.fraction(f["efficiency_min"]) if "efficiency_min" in f else d.efficiency_min
+            located.fraction(f["efficiency_min"]) if "efficiency_min" in f else d.efficiency_min
         ),
         efficiency_windows=(
-            v.integer(f["efficiency_windows"], 1, 1000)
+            located.integer(f["efficiency_windows"], 1, 1000)
             if "efficiency_windows" in f
             else d.efficiency_windows
         ),
         efficiency_tolerance=(
-            v.fraction(f["efficiency_tolerance"])
+            located.fraction(f["efficiency_tolerance"])
             if "efficiency_tolerance" in f
             else d.efficiency_tolerance
         ),
-        tier_mean_max=v.fraction(f["tier_mean_max"]) if "tier_mean_max" in f else d.tier_mean_max,
-        tier_p95_max=v.fraction(f["tier_p95_max"]) if "tier_p95_max" in f else d.tier_p95_max,
+        tier_mean_max=located.fraction(f["tier_mean_max"])
+        if "tier_mean_max" in f
+        else d.tier_mean_max,
+        tier_p95_max=located.fraction(f["tier_p95_max"]) if "tier_p95_max" in f else d.tier_p95_max,
     )
     if settings.median_window_s < settings.window_s:
         where = f.get("median_window") or f["window"]
