@@ -85,7 +85,7 @@ def _check_basic_tunnel(o: Outcome) -> list[str]:
 def _check_calc(o: Outcome) -> list[str]:
     # printf feeds "1+1", "7-2", "6&3"; calc.py prompts "> " (no newline: stdin is a pipe),
     # echoes each line, then prints the result
-    results = re.findall(r"^(?:> )*(1\+1|7-2|6&3)\r?\n(\S+)", o.transcript, flags=re.M)
+    results = re.findall(r"(?:^|> )(1\+1|7-2|6&3)\r?\n(\S+)", o.transcript, flags=re.M)
     got = dict(results)
     expected = {"1+1": "2", "7-2": "5", "6&3": "2"}
     return [f"{q} gave {got.get(q, 'nothing')}, expected {a}" for q, a in expected.items()

@@ -93,7 +93,7 @@ def test_checks_read_what_the_readmes_promise(tmp_path: Path) -> None:
     assert "qdepth was always 0" in ex["mri"].check(outcome(tmp_path, **{"h2.txt": flat}))[0]
     assert ex["ecn"].check(outcome(tmp_path, **{"h2.txt": "tos = 0x1\ntos = 0x3\n"})) == []
     assert ex["ecn"].check(outcome(tmp_path, **{"h2.txt": "tos = 0x1\n"}))
-    calc = "> 1+1\r\n2\r\n> 7-2\r\n5\r\n> 6&3\r\n2\r\n> "
+    calc = "mininet> > 1+1\r\n2\r\n> 7-2\r\n5\r\n> 6&3\r\n2\r\n> mininet> "
     assert ex["calc"].check(outcome(tmp_path, calc)) == []
     assert ex["calc"].check(outcome(tmp_path, calc.replace("5", "4"))) == ["7-2 gave 4, expected 5"]
 
