@@ -4,10 +4,12 @@ Each :class:`Exercise` lists the Mininet CLI commands a student types after
 ``make run`` (receivers in the background with their output in ``{out}``,
 senders in the foreground), and a check that reads the transcript and those
 files and returns what did not happen as the README says (empty: it behaves).
-Commands are what the READMEs show, with two changes that keep them
-scriptable: an interactive program's input comes from ``printf |``, and a
-program that runs forever is started with ``&`` and stopped with
-``kill %python3`` in its host's shell.  Nothing here copies the tutorials' code;
+Commands are what the READMEs show, with changes that keep them scriptable:
+an interactive program's input comes from ``printf |``; a program that runs
+forever is started with ``&`` and stopped with ``kill %python3`` in its
+host's shell; and Mininet's ``iperf hA hB`` is spelt as ``hB iperf -s &`` and
+``hA iperf -c``, because Mininet 2.3's ``iperf`` command waits forever for
+output that iperf 2.1 no longer prints.  Nothing here copies the tutorials' code;
 the commands run the tutorials' own scripts.
 
 Placeholders: ``{out}`` is the directory for the hosts' output files.
@@ -250,10 +252,13 @@ EXERCISES: tuple[Exercise, ...] = (
         (
             _receive("h1"),
             "h1 python3 send.py > {out}/h1-send.txt 2>&1 &",
-            "iperf h1 h4",
+            "h4 iperf -s > /dev/null 2>&1 &",
+            "sh sleep 2",
+            "h1 timeout 30 iperf -c 10.0.4.4 -t 5 > {out}/iperf.txt 2>&1",
             "sh sleep 2",
             "h1 kill %python3",
             "h1 kill %python3",
+            "h4 kill %iperf",
         ),
         _check_link_monitor,
     ),

@@ -60,11 +60,34 @@ class MininetSession:
         return self.transcript[start:].decode("utf-8", "replace")
 
     def command(self, line: str, timeout: float = 120.0) -> str:
-        """Type ``line`` at the prompt; its output."""
+        """Type ``line`` at the prompt; its output.
+
+        A command still running after ``timeout`` s is interrupted as Ctrl-C
+        would (SIGINT to Mininet, which stops the host command and prompts
+        again), so that the session can still exit and Mininet clean up; then
+        SessionError says which command it was.
+        """
         assert self.proc.stdin is not None
         self.proc.stdin.write(line.encode() + b"\n")
         self.proc.stdin.flush()
-        return self.read_until_prompt(timeout)
+        try:
+            return self.read_until_prompt(timeout)
+        except SessionError:
+            if self.proc.poll() is not None:
+                raise
+            self.interrupt()
+            self.read_until_prompt(60)
+            raise SessionError(f"{line!r} did not finish within {timeout:.0f} s") from None
+
+    def interrupt(self) -> None:
+        """SIGINT to the Python processes of the session (Mininet), as Ctrl-C sends."""
+        for pid in [self.proc.pid, *_descendants(self.proc.pid)]:
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"python" in cmdline.split(b"\0")[0]:
+                os.kill(pid, signal.SIGINT)
 
     def exit(self, timeout: float = 120.0) -> int:
         """``exit`` the CLI and wait for ``make run`` to end; its status."""
@@ -98,3 +121,19 @@ class MininetSession:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes below ``pid`` (from /proc's children lists)."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*/children"):
+            try:
+                children = [int(c) for c in task.read_text().split()]
+            except OSError:
+                continue
+            found.extend(children)
+            todo.extend(children)
+    return found

@@ -102,7 +102,12 @@ def run_exercise(exercise: Exercise, root: Path, env: dict[str, str]) -> Result:
     try:
         session.read_until_prompt(600)
         for step in exercise.steps:
-            session.command(step.format(out=out), timeout=180)
+            try:
+                session.command(step.format(out=out), timeout=180)
+            except SessionError as exc:
+                if session.proc.poll() is not None:
+                    raise
+                problems.append(str(exc))  # interrupted; the next steps still run
         status = session.exit()
         if status != 0:
             problems.append(f"make run exited with status {status}")

@@ -17,10 +17,15 @@ from softswitch.p4info import pi_config
 # A stand-in for Mininet's CLI: a prompt, and a command that, like Mininet's host
 # commands, reads stdin while it runs (so a script piped in whole would be eaten).
 FAKE_CLI = """\
-import select, sys
+import select, sys, time
 while True:
     sys.stdout.write("mininet> "); sys.stdout.flush()
     line = sys.stdin.readline()
+    if line.startswith("hang"):
+        try:
+            time.sleep(60)
+        except KeyboardInterrupt:
+            print("Interrupt"); continue
     if not line or line.strip() == "exit":
         print("*** Stopping"); break
     if line.startswith("h1") and select.select([sys.stdin], [], [], 0.5)[0]:
@@ -46,6 +51,9 @@ def test_session_types_one_command_per_prompt(tmp_path: Path) -> None:
     out = session.command("h1 ping -c 1 h2", timeout=30)
     assert "ran h1 ping -c 1 h2" in out and "ate" not in out
     assert "ran pingall" in session.command("pingall", timeout=30)
+    with pytest.raises(SessionError, match="'hang' did not finish within 1 s"):
+        session.command("hang", timeout=1)
+    assert "ran nodes" in session.command("nodes", timeout=30)  # back at the prompt
     assert session.exit(30) == 0
     assert session.transcript.decode().endswith("*** Stopping\n")
 
