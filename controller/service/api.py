@@ -82,8 +82,7 @@ from controller.engine import (
     UnknownTransferError,
 )
 from controller.errors import NotReadyError, PinNotWrittenError
-from controller.service import openapi, ui
-from controller.service import schema as s
+from controller.service import openapi, schema, ui
 from controller.service.http import HttpError, Request, Response, error_response
 from controller.service.metrics import CONTENT_TYPE
 from controller.service.routes import ROUTES, Route, match
@@ -179,11 +178,13 @@ class Api:
     # -- endpoints ------------------------------------------------------------------------
 
     async def _transfer(self, r: Request, _p: dict[str, str]) -> Response:
-        ask = s.decode(s.TransferRequest, r.json())
+        ask = schema.decode(schema.TransferRequest, r.json())
         answer = await self._decide(ask)
-        return Response(201, s.encode(answer), headers={"Location": f"/v1/transfers/{answer.id}"})
+        return Response(
+            201, schema.encode(answer), headers={"Location": f"/v1/transfers/{answer.id}"}
+        )
 
-    async def _decide(self, ask: s.TransferRequest) -> s.TransferAnswer:
+    async def _decide(self, ask: schema.TransferRequest) -> schema.TransferAnswer:
         return await self._engine_call(
             self.service.transfer(
                 ask.src, ask.dst, ask.bytes, trace_id=ask.trace_id, spine=ask.spine
@@ -192,17 +193,17 @@ class Api:
 
     async def _batch(self, r: Request, _p: dict[str, str]) -> Response:
         """Decide every transfer in order, as the single endpoint would."""
-        batch = s.decode(s.BatchRequest, r.json())
+        batch = schema.decode(schema.BatchRequest, r.json())
         answers: list[object] = []
         for ask in batch.transfers:
             try:
-                answers.append(s.encode(await self._decide(ask)))
+                answers.append(schema.encode(await self._decide(ask)))
             except HttpError as exc:
                 answers.append(error_response(exc).body)
         return Response(200, {"transfers": answers})
 
     async def _complete(self, r: Request, p: dict[str, str]) -> Response:
-        done = s.decode(s.CompleteRequest, r.json())
+        done = schema.decode(schema.CompleteRequest, r.json())
         if done.duration_s is not None:
             duration = done.duration_s
         elif done.duration_ms is not None:
@@ -210,25 +211,25 @@ class Api:
         else:
             raise HttpError(400, "the body needs 'duration_s' (seconds) or 'duration_ms'")
         answer = await self._engine_call(self.service.complete(p["id"], duration))
-        return Response(200, s.encode(answer))
+        return Response(200, schema.encode(answer))
 
     async def _fabric(self, _r: Request, _p: dict[str, str]) -> Response:
         return Response(200, _finite(self.service.fabric()))
 
     async def _get_mode(self, _r: Request, _p: dict[str, str]) -> Response:
-        return Response(200, s.encode(self.service.modes()))
+        return Response(200, schema.encode(self.service.modes()))
 
     async def _mode(self, r: Request, _p: dict[str, str]) -> Response:
-        ask = s.decode(s.ModeRequest, r.json())
+        ask = schema.decode(schema.ModeRequest, r.json())
         return Response(
-            200, s.encode(await self._engine_call(self.service.set_mode(Mode(ask.mode))))
+            200, schema.encode(await self._engine_call(self.service.set_mode(Mode(ask.mode))))
         )
 
     async def _metrics(self, _r: Request, _p: dict[str, str]) -> Response:
         return Response(200, text=self.metrics.render(), content_type=CONTENT_TYPE)
 
     async def _health(self, _r: Request, _p: dict[str, str]) -> Response:
-        return Response(200, s.encode(self.service.health()))
+        return Response(200, schema.encode(self.service.health()))
 
     async def _ui_page(self, _r: Request, _p: dict[str, str]) -> Response:
         return Response(200, text=ui.page(), content_type="text/html; charset=utf-8")
@@ -242,7 +243,7 @@ class Api:
         return Response(200, text=self._document)
 
     async def _pin(self, r: Request, _p: dict[str, str]) -> Response:
-        ask = s.decode(s.PinRequest, r.json())
+        ask = schema.decode(schema.PinRequest, r.json())
         protocol = PROTOCOLS[ask.protocol] if isinstance(ask.protocol, str) else ask.protocol
         ports = ask.src_port, ask.dst_port
         if protocol not in PROTOCOLS.values() and ports != (0, 0):
@@ -253,10 +254,12 @@ class Api:
             )
         flow = FlowTuple(ask.src, ask.dst, protocol, *ports)
         answer = await self._engine_call(self.service.pin_flow(flow, ask.spine))
-        return Response(201, s.encode(answer), headers={"Location": f"/v1/pins/{answer.id}"})
+        return Response(201, schema.encode(answer), headers={"Location": f"/v1/pins/{answer.id}"})
 
     async def _unpin(self, _r: Request, p: dict[str, str]) -> Response:
-        return Response(200, s.encode(await self._engine_call(self.service.unpin_flow(p["id"]))))
+        return Response(
+            200, schema.encode(await self._engine_call(self.service.unpin_flow(p["id"])))
+        )
 
     @staticmethod
     async def _engine_call(call: Awaitable[T]) -> T:

@@ -41,7 +41,7 @@ from controller.engine import (
     Update,
 )
 from controller.errors import ServiceError, SwitchError, SwitchUnavailable
-from controller.service import intent as i
+from controller.service import intent
 from controller.service.flow_pins import FlowPinWriter
 from controller.service.metrics import Metrics
 from controller.service.pins import Pin, PinBook, PinKey, PinMeta
@@ -132,7 +132,7 @@ class Enforcer:
         """
         key = pin.key
         link = self.links[key.leaf]
-        entry = i.pin_entry(key.src, key.dst, key.src_port, pin.egress_port, pin.meta.encode())
+        entry = intent.pin_entry(key.src, key.dst, key.src_port, pin.egress_port, pin.meta.encode())
         if op is None:
             op = "modify" if key in self.pins.by_key else "insert"
         try:
@@ -170,7 +170,7 @@ class Enforcer:
         if pin is not None:
             self.removed.append(pin.meta.id)
         link = self.links[key.leaf]
-        entry = i.pin_entry(key.src, key.dst, key.src_port, 0, b"")
+        entry = intent.pin_entry(key.src, key.dst, key.src_port, 0, b"")
         try:
             await link.write("delete", [entry])
         except SwitchError as exc:
@@ -193,7 +193,7 @@ class Enforcer:
 
     def mode_entry(self) -> Any:
         """The ``switch_config`` default entry of the mode in force."""
-        return i.mode_action(self.mode, self.flowlet_timeout_s, self.generation)
+        return intent.mode_action(self.mode, self.flowlet_timeout_s, self.generation)
 
     async def write_mode(self, link: SwitchLink) -> None:
         """Write the mode entry to one leaf."""

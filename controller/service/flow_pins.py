@@ -32,7 +32,7 @@ from typing import Any
 
 from controller.engine import Engine, EngineError, FlowTuple, StaticPin, Update
 from controller.errors import SwitchError
-from controller.service import intent as i
+from controller.service import intent
 from controller.service.metrics import Metrics
 from controller.service.pins import PinMeta
 from controller.service.switches import SwitchLink
@@ -76,7 +76,9 @@ def entry_key(leaf: str, entry: Any) -> EntryKey:
 def _entry(pin: StaticPin, port: int, meta: bytes) -> Any:
     f = pin.flow
     ports = (f.src_port, f.dst_port)
-    return i.flow_pin_entry(pin.src_ipv4, pin.dst_ipv4, f.protocol, ports, port=port, meta=meta)
+    return intent.flow_pin_entry(
+        pin.src_ipv4, pin.dst_ipv4, f.protocol, ports, port=port, meta=meta
+    )
 
 
 class FlowPinWriter:

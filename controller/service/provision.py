@@ -17,7 +17,7 @@ from typing import Any
 
 import finsy as fy
 
-from controller.service import intent as i
+from controller.service import intent
 from controller.service.metrics import Metrics
 from controller.service.reconcile import key_of, plan
 from controller.service.switches import SwitchLink
@@ -37,13 +37,13 @@ class ReadBack:
 
 async def read_state(link: SwitchLink) -> tuple[list[Any], ReadBack]:
     """The switch's managed entities (decoded) and its pins and default actions."""
-    request: list[Any] = [fy.P4TableEntry(t) for t in i.MANAGED_TABLES]
+    request: list[Any] = [fy.P4TableEntry(t) for t in intent.MANAGED_TABLES]
     request += [
-        fy.P4TableEntry(i.KV_PIN),
-        fy.P4TableEntry(i.FLOW_PIN),
-        fy.P4ActionProfileMember(i.ECMP_SELECTOR),
-        fy.P4ActionProfileGroup(i.ECMP_SELECTOR),
-        fy.P4TableEntry(i.SWITCH_CONFIG, is_default_action=True),
+        fy.P4TableEntry(intent.KV_PIN),
+        fy.P4TableEntry(intent.FLOW_PIN),
+        fy.P4ActionProfileMember(intent.ECMP_SELECTOR),
+        fy.P4ActionProfileGroup(intent.ECMP_SELECTOR),
+        fy.P4TableEntry(intent.SWITCH_CONFIG, is_default_action=True),
     ]
     managed: list[Any] = []
     back = ReadBack()
@@ -52,10 +52,10 @@ async def read_state(link: SwitchLink) -> tuple[list[Any], ReadBack]:
             if entity.is_default_action:
                 _default(entity, back)
                 continue
-            if entity.table_id == i.KV_PIN:
+            if entity.table_id == intent.KV_PIN:
                 back.pins.append(entity)
                 continue
-            if entity.table_id == i.FLOW_PIN:
+            if entity.table_id == intent.FLOW_PIN:
                 back.flow_pins.append(entity)
                 continue
         managed.append(entity)
@@ -66,7 +66,7 @@ def _default(entity: Any, back: ReadBack) -> None:
     action = entity.action
     if action is None:
         return
-    if entity.table_id == i.SWITCH_CONFIG:
+    if entity.table_id == intent.SWITCH_CONFIG:
         back.mode_action = str(action.name)
         back.mode_args = {k: int(v) for k, v in action.args.items()}
 
@@ -80,7 +80,7 @@ async def reconcile(
     keep_groups: bool,
 ) -> ReadBack:
     """Write the difference between ``link``'s intent and its state; return the rest."""
-    want = i.intent(topology, link.name, kv_dscp)
+    want = intent.intent(topology, link.name, kv_dscp)
     desired = [link.encode(e) for e in (*want.members, *want.groups, *want.entries)]
     managed, back = await read_state(link)
     actual = [link.encode(e) for e in managed]
@@ -96,11 +96,13 @@ async def reconcile(
 
 async def refresh_groups(link: SwitchLink, topology: Topology, metrics: Metrics) -> int:
     """Bring a leaf's ECMP groups in line with the cables' status; returns the writes."""
-    want = i.intent(topology, link.name, 0)
+    want = intent.intent(topology, link.name, 0)
     if not want.groups:
         return 0
     desired = [link.encode(g) for g in want.groups]
-    actual = [link.encode(g) for g in await link.read([fy.P4ActionProfileGroup(i.ECMP_SELECTOR)])]
+    actual = [
+        link.encode(g) for g in await link.read([fy.P4ActionProfileGroup(intent.ECMP_SELECTOR)])
+    ]
     writes = plan(desired, actual)
     writes.delete.clear()  # groups nobody wants are reconciliation's business
     for op, batch in writes.phases():

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from controller.service import schema as s
+from controller.service import schema
 
 Answers = Mapping[int, tuple[type | None, str]]
 
@@ -59,32 +59,32 @@ _ENGINE = (404, 409, 422, 502, 503)
 ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/transfers", "transfer", "transfers",
           "Decide a KV transfer's path; answer the tag to set",
-          s.TransferRequest, {201: (s.TransferAnswer, "the decision")}, (409, 422, 503)),
+          schema.TransferRequest, {201: (schema.TransferAnswer, "the decision")}, (409, 422, 503)),
     Route("POST", "/v1/transfers/batch", "transfer_batch", "batch",
           "Decide many transfers at once (a coordinator holding many completions)",
-          s.BatchRequest, {200: (s.BatchAnswer, "each decision or error, in order")}),
+          schema.BatchRequest, {200: (schema.BatchAnswer, "each decision or error, in order")}),
     Route("POST", "/v1/transfers/{id}/complete", "complete", "complete",
           "Report a transfer's end and duration",
-          s.CompleteRequest, {200: (s.CompleteAnswer, "recorded")}, (404, 503)),
+          schema.CompleteRequest, {200: (schema.CompleteAnswer, "recorded")}, (404, 503)),
     Route("POST", "/v1/pins", "pin", "pins",
           "Hold one flow (5-tuple) on a spine in every mode",
-          s.PinRequest, {201: (s.PinAnswer, "the pin")}, _ENGINE),
+          schema.PinRequest, {201: (schema.PinAnswer, "the pin")}, _ENGINE),
     Route("DELETE", "/v1/pins/{id}", "unpin", "pins", "Release a static pin",
-          None, {200: (s.PinAnswer, "the pin, removed")}, (404, 503)),
+          None, {200: (schema.PinAnswer, "the pin, removed")}, (404, 503)),
     Route("GET", "/v1/fabric", "fabric", "fabric",
           "Topology, utilisation, pins, static pins, mode, alerts and controller",
           None, {200: (None, "the fabric view (free-form object)")}),
     Route("GET", "/v1/mode", "get_mode", "mode", "The mode set and the mode in force",
-          None, {200: (s.ModeAnswer, "the modes")}),
+          None, {200: (schema.ModeAnswer, "the modes")}),
     Route("POST", "/v1/mode", "set_mode", "mode", "Set the scheduling mode",
-          s.ModeRequest, {200: (s.ModeAnswer, "the modes")}, (503,)),
+          schema.ModeRequest, {200: (schema.ModeAnswer, "the modes")}, (503,)),
     Route("PUT", "/v1/mode", "set_mode", "mode", "Set the scheduling mode",
-          s.ModeRequest, {200: (s.ModeAnswer, "the modes")}, (503,)),
+          schema.ModeRequest, {200: (schema.ModeAnswer, "the modes")}, (503,)),
     Route("GET", "/metrics", "metrics", "metrics", "Prometheus metrics",
           None, {200: (None, "Prometheus text exposition")},
           content_type="text/plain; version=0.0.4; charset=utf-8"),
     Route("GET", "/healthz", "health", "healthz", "Liveness, role and readiness",
-          None, {200: (s.HealthAnswer, "the controller's state")}, authorised=False),
+          None, {200: (schema.HealthAnswer, "the controller's state")}, authorised=False),
     Route("GET", "/openapi.json", "openapi", "openapi", "This document",
           None, {200: (None, "the OpenAPI 3.1 document")}, authorised=False),
     Route("GET", "/ui", "ui_page", "ui", "The live fabric page (one HTML file, no external asset)",

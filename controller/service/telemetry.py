@@ -27,7 +27,7 @@ import finsy as fy
 
 from controller.engine import SwitchReading
 from controller.engine.telemetry_math import DEFAULT_PACKET_BYTES, PortCounters, counter_delta
-from controller.service import intent as i
+from controller.service import intent
 from controller.service.switches import SwitchLink
 from controller.topology import Topology
 
@@ -106,10 +106,10 @@ class Poller:
             depth = 0
             grown = self._grown(name, QDEPTH_HIST, port, hist)
             if grown is not None:
-                depth = i.DEPTH_BUCKETS[grown][0]
+                depth = intent.DEPTH_BUCKETS[grown][0]
             grown = self._grown(name, QDELAY_HIST, port, hist)
             if grown is not None:
-                delay_us = i.DELAY_BUCKETS[grown][0]
+                delay_us = intent.DELAY_BUCKETS[grown][0]
                 depth = max(depth, equivalent_depth(delay_us, capacity.get(port, 0.0), mean))
             ports[port] = PortCounters(nbytes, packets, kv.get(port), depth)
         return SwitchReading(name, ports)

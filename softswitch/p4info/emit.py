@@ -29,7 +29,7 @@ from typing import Any
 from finsy.proto import p4i, p4t
 from google.protobuf import json_format, text_format
 
-from softswitch.p4info import model as m
+from softswitch.p4info import model as info_model
 from softswitch.p4info.ids import Prefix, Symbol, SymbolTable, assign_ids
 
 TEXT_HEADER = "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\n"
@@ -61,7 +61,7 @@ _METER_UNITS = {"packets": p4i.MeterSpec.PACKETS, "bytes": p4i.MeterSpec.BYTES}
 # public API
 
 
-def symbols_of(model: m.Model) -> Iterator[Symbol]:
+def symbols_of(model: info_model.Model) -> Iterator[Symbol]:
     """Every control-plane symbol of ``model``, in p4c's collection order."""
     for action in model.actions:
         yield Symbol(Prefix.ACTION, action.name, action.explicit_id, action.loc)
@@ -87,7 +87,7 @@ def symbols_of(model: m.Model) -> Iterator[Symbol]:
         yield Symbol(Prefix.CONTROLLER_HEADER, ch.name, ch.explicit_id, ch.loc)
 
 
-def build_p4info(model: m.Model) -> p4i.P4Info:
+def build_p4info(model: info_model.Model) -> p4i.P4Info:
     """The P4Info message of ``model``; raises P4SourceError on conflicting ``@id``\\ s."""
     symbols = assign_ids(symbols_of(model))
     info = p4i.P4Info()
@@ -142,7 +142,7 @@ def to_binary(info: p4i.P4Info) -> bytes:
 
 
 def _annotate(
-    message: Any, annotations: m.Annotations, skip: Callable[[str], bool] = lambda _: False
+    message: Any, annotations: info_model.Annotations, skip: Callable[[str], bool] = lambda _: False
 ) -> None:
     for a in annotations.items:
         if a.name in _DROPPED_ANNOTATIONS or skip(a.name):
@@ -154,7 +154,7 @@ def _annotate(
         _structured(message.structured_annotations.add(), s)
 
 
-def _expression(expr: p4t.Expression, value: m.ExprValue) -> None:
+def _expression(expr: p4t.Expression, value: info_model.ExprValue) -> None:
     if isinstance(value, bool):
         expr.bool_value = value
     elif isinstance(value, int):
@@ -163,7 +163,7 @@ def _expression(expr: p4t.Expression, value: m.ExprValue) -> None:
         expr.string_value = value
 
 
-def _structured(message: p4t.StructuredAnnotation, s: m.StructuredAnnotation) -> None:
+def _structured(message: p4t.StructuredAnnotation, s: info_model.StructuredAnnotation) -> None:
     message.name = s.name
     if s.expressions:
         for value in s.expressions:
@@ -175,7 +175,7 @@ def _structured(message: p4t.StructuredAnnotation, s: m.StructuredAnnotation) ->
             _expression(kv.value, value)
 
 
-def _document(message: Any, annotations: m.Annotations) -> None:
+def _document(message: Any, annotations: info_model.Annotations) -> None:
     doc = annotations.doc
     if doc is None or (doc.brief is None and doc.description is None):
         return
@@ -191,7 +191,7 @@ def _preamble(
     id_: int,
     name: str,
     alias: str,
-    annotations: m.Annotations,
+    annotations: info_model.Annotations,
     *,
     skip: Callable[[str], bool] = lambda _: False,
 ) -> None:
@@ -236,7 +236,7 @@ def _bytes_of(value: int, width: int) -> bytes:
 # tables and actions
 
 
-def _scope(annotations: m.Annotations) -> int:
+def _scope(annotations: info_model.Annotations) -> int:
     if annotations.has("tableonly"):
         return int(p4i.ActionRef.TABLE_ONLY)
     if annotations.has("defaultonly"):
@@ -244,7 +244,7 @@ def _scope(annotations: m.Annotations) -> int:
     return int(p4i.ActionRef.TABLE_AND_DEFAULT)
 
 
-def _match_field(message: p4i.MatchField, f: m.MatchField, id_: int) -> None:
+def _match_field(message: p4i.MatchField, f: info_model.MatchField, id_: int) -> None:
     message.id = id_
     message.name = f.name
     _annotate(message, f.annotations)
@@ -259,7 +259,7 @@ def _match_field(message: p4i.MatchField, f: m.MatchField, id_: int) -> None:
         message.type_name.name = f.type_name
 
 
-def _add_tables(info: p4i.P4Info, model: m.Model, symbols: SymbolTable) -> None:
+def _add_tables(info: p4i.P4Info, model: info_model.Model, symbols: SymbolTable) -> None:
     actions = {a.name: a for a in model.actions}
     for t in model.tables:
         if t.hidden:
@@ -308,7 +308,7 @@ def _add_tables(info: p4i.P4Info, model: m.Model, symbols: SymbolTable) -> None:
             table.has_initial_entries = True
 
 
-def _add_actions(info: p4i.P4Info, model: m.Model, symbols: SymbolTable) -> None:
+def _add_actions(info: p4i.P4Info, model: info_model.Model, symbols: SymbolTable) -> None:
     written: set[str] = set()
     for a in model.actions:
         if a.hidden or a.name in written:
@@ -335,7 +335,7 @@ def _add_actions(info: p4i.P4Info, model: m.Model, symbols: SymbolTable) -> None
                 param.type_name.name = p.type_name
 
 
-def _add_action_profiles(info: p4i.P4Info, model: m.Model, symbols: SymbolTable) -> None:
+def _add_action_profiles(info: p4i.P4Info, model: info_model.Model, symbols: SymbolTable) -> None:
     users: dict[str, set[str]] = {}
     for t in model.tables:
         if t.implementation is not None:
@@ -372,7 +372,7 @@ def _add_action_profiles(info: p4i.P4Info, model: m.Model, symbols: SymbolTable)
 # externs
 
 
-def _add_counter(counter: p4i.Counter, c: m.Counter, symbols: SymbolTable) -> None:
+def _add_counter(counter: p4i.Counter, c: info_model.Counter, symbols: SymbolTable) -> None:
     id_ = symbols.id_of(Prefix.COUNTER, c.name)
     _preamble(counter.preamble, id_, c.name, symbols.alias_of(c.name), c.annotations)
     counter.spec.unit = _COUNTER_UNITS.get(c.unit, p4i.CounterSpec.UNSPECIFIED)
@@ -382,7 +382,7 @@ def _add_counter(counter: p4i.Counter, c: m.Counter, symbols: SymbolTable) -> No
 
 
 def _add_direct_counter(
-    counter: p4i.DirectCounter, c: m.DirectCounter, symbols: SymbolTable
+    counter: p4i.DirectCounter, c: info_model.DirectCounter, symbols: SymbolTable
 ) -> None:
     id_ = symbols.id_of(Prefix.DIRECT_COUNTER, c.name)
     _preamble(counter.preamble, id_, c.name, symbols.alias_of(c.name), c.annotations)
@@ -390,7 +390,7 @@ def _add_direct_counter(
     counter.direct_table_id = symbols.id_of(Prefix.TABLE, c.table)
 
 
-def _add_meter(meter: p4i.Meter, mt: m.Meter, symbols: SymbolTable) -> None:
+def _add_meter(meter: p4i.Meter, mt: info_model.Meter, symbols: SymbolTable) -> None:
     id_ = symbols.id_of(Prefix.METER, mt.name)
     _preamble(meter.preamble, id_, mt.name, symbols.alias_of(mt.name), mt.annotations)
     meter.spec.unit = _METER_UNITS.get(mt.unit, p4i.MeterSpec.UNSPECIFIED)
@@ -399,14 +399,16 @@ def _add_meter(meter: p4i.Meter, mt: m.Meter, symbols: SymbolTable) -> None:
         meter.index_type_name.name = mt.index_type_name
 
 
-def _add_direct_meter(meter: p4i.DirectMeter, mt: m.DirectMeter, symbols: SymbolTable) -> None:
+def _add_direct_meter(
+    meter: p4i.DirectMeter, mt: info_model.DirectMeter, symbols: SymbolTable
+) -> None:
     id_ = symbols.id_of(Prefix.DIRECT_METER, mt.name)
     _preamble(meter.preamble, id_, mt.name, symbols.alias_of(mt.name), mt.annotations)
     meter.spec.unit = _METER_UNITS.get(mt.unit, p4i.MeterSpec.UNSPECIFIED)
     meter.direct_table_id = symbols.id_of(Prefix.TABLE, mt.table)
 
 
-def _add_register(register: p4i.Register, r: m.Register, symbols: SymbolTable) -> None:
+def _add_register(register: p4i.Register, r: info_model.Register, symbols: SymbolTable) -> None:
     id_ = symbols.id_of(Prefix.REGISTER, r.name)
     _preamble(register.preamble, id_, r.name, symbols.alias_of(r.name), r.annotations)
     _data_type(register.type_spec, r.type_spec)
@@ -415,14 +417,14 @@ def _add_register(register: p4i.Register, r: m.Register, symbols: SymbolTable) -
         register.index_type_name.name = r.index_type_name
 
 
-def _add_digest(digest: p4i.Digest, d: m.Digest, symbols: SymbolTable) -> None:
+def _add_digest(digest: p4i.Digest, d: info_model.Digest, symbols: SymbolTable) -> None:
     id_ = symbols.id_of(Prefix.DIGEST, d.name)
     _preamble(digest.preamble, id_, d.name, symbols.alias_of(d.name), d.annotations)
     _data_type(digest.type_spec, d.type_spec)
 
 
 def _add_controller_header(
-    header: p4i.ControllerPacketMetadata, ch: m.ControllerHeader, symbols: SymbolTable
+    header: p4i.ControllerPacketMetadata, ch: info_model.ControllerHeader, symbols: SymbolTable
 ) -> None:
     id_ = symbols.id_of(Prefix.CONTROLLER_HEADER, ch.name)
     _preamble(header.preamble, id_, ch.controller_name, ch.controller_name, ch.annotations)
@@ -439,7 +441,7 @@ def _add_controller_header(
             metadata.type_name.name = f.type_name
 
 
-def _add_value_set(value_set: p4i.ValueSet, vs: m.ValueSet, symbols: SymbolTable) -> None:
+def _add_value_set(value_set: p4i.ValueSet, vs: info_model.ValueSet, symbols: SymbolTable) -> None:
     id_ = symbols.id_of(Prefix.VALUE_SET, vs.name)
     _preamble(value_set.preamble, id_, vs.name, symbols.alias_of(vs.name), vs.annotations)
     ids = field_ids(f.explicit_id for f in vs.matches)
@@ -459,7 +461,7 @@ def _add_value_set(value_set: p4i.ValueSet, vs: m.ValueSet, symbols: SymbolTable
     value_set.size = vs.size
 
 
-def _set_pkg_info(pkg: p4i.PkgInfo, info: m.PkgInfo) -> None:
+def _set_pkg_info(pkg: p4i.PkgInfo, info: info_model.PkgInfo) -> None:
     pkg.SetInParent()
     for key in ("name", "version", "organization", "contact", "url"):
         value = getattr(info, key)
@@ -474,8 +476,10 @@ def _set_pkg_info(pkg: p4i.PkgInfo, info: m.PkgInfo) -> None:
 # types
 
 
-def _bitstring(spec: p4t.P4BitstringLikeTypeSpec, t: m.BitsType | m.VarbitType) -> None:
-    if isinstance(t, m.VarbitType):
+def _bitstring(
+    spec: p4t.P4BitstringLikeTypeSpec, t: info_model.BitsType | info_model.VarbitType
+) -> None:
+    if isinstance(t, info_model.VarbitType):
         spec.varbit.max_bitwidth = t.max_width
     elif t.signed:
         spec.int.bitwidth = t.width
@@ -483,16 +487,16 @@ def _bitstring(spec: p4t.P4BitstringLikeTypeSpec, t: m.BitsType | m.VarbitType) 
         spec.bit.bitwidth = t.width
 
 
-def _data_type(spec: p4t.P4DataTypeSpec, t: m.DataType) -> None:
-    if isinstance(t, m.BitsType | m.VarbitType):
+def _data_type(spec: p4t.P4DataTypeSpec, t: info_model.DataType) -> None:
+    if isinstance(t, info_model.BitsType | info_model.VarbitType):
         _bitstring(spec.bitstring, t)
-    elif isinstance(t, m.BoolType):
+    elif isinstance(t, info_model.BoolType):
         spec.bool.SetInParent()
-    elif isinstance(t, m.ErrorType):
+    elif isinstance(t, info_model.ErrorType):
         spec.error.SetInParent()
-    elif isinstance(t, m.NamedType):
+    elif isinstance(t, info_model.NamedType):
         getattr(spec, t.kind).name = t.name
-    elif isinstance(t, m.TupleType):
+    elif isinstance(t, info_model.TupleType):
         spec.tuple.SetInParent()
         for member in t.members:
             _data_type(spec.tuple.members.add(), member)
@@ -504,7 +508,7 @@ def _data_type(spec: p4t.P4DataTypeSpec, t: m.DataType) -> None:
         spec.header_union_stack.size = t.size
 
 
-def _set_type_info(info: p4t.P4TypeInfo, t: m.TypeInfo) -> None:
+def _set_type_info(info: p4t.P4TypeInfo, t: info_model.TypeInfo) -> None:
     for name, s in t.structs:
         struct = info.structs[name]
         for member_name, member_type in s.members:

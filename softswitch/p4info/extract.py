@@ -44,15 +44,14 @@ from softswitch.frontend.types import (
     Varbit,
     bit_width,
 )
-from softswitch.p4info import layout
-from softswitch.p4info import model as m
+from softswitch.p4info import layout, model
 
 _COUNTERS = {"counter", "direct_counter"}
 _METERS = {"meter", "direct_meter"}
 _PROFILES = {"action_profile", "action_selector"}
 
 
-def extract_model(program: ir.Program) -> m.Model:
+def extract_model(program: ir.Program) -> model.Model:
     """The control-plane model of ``program`` (raises P4SourceError on what P4Info rejects)."""
     return _Extractor(program).run()
 
@@ -61,17 +60,17 @@ def extract_model(program: ir.Program) -> m.Model:
 # annotations
 
 
-def annotations_of(anns: Sequence[ir.Annotation]) -> m.Annotations:
+def annotations_of(anns: Sequence[ir.Annotation]) -> model.Annotations:
     """IR annotations as P4Info shows them: ``@name(body)`` with p4c's token spacing."""
     items = tuple(
-        m.Annotation(a.name, f"@{a.name}({a.body})" if a.body else f"@{a.name}") for a in anns
+        model.Annotation(a.name, f"@{a.name}({a.body})" if a.body else f"@{a.name}") for a in anns
     )
     brief = _string_arg(anns, "brief")
     description = _string_arg(anns, "description")
     doc = None
     if brief is not None or description is not None:
-        doc = m.Documentation(brief, description)
-    return m.Annotations(items, (), doc)
+        doc = model.Documentation(brief, description)
+    return model.Annotations(items, (), doc)
 
 
 def _find(anns: Sequence[ir.Annotation], name: str) -> ir.Annotation | None:
@@ -126,18 +125,18 @@ def _type_cp_name(t: Any) -> str:
 class _Extractor:
     def __init__(self, program: ir.Program) -> None:
         self.program = program
-        self.tables: list[m.Table] = []
-        self.actions: list[m.Action] = []
+        self.tables: list[model.Table] = []
+        self.actions: list[model.Action] = []
         self.action_names: set[str] = set()
-        self.profiles: list[m.ActionProfile] = []
+        self.profiles: list[model.ActionProfile] = []
         self.profile_names: set[str] = set()
-        self.counters: list[m.Counter] = []
-        self.direct_counters: list[m.DirectCounter] = []
-        self.meters: list[m.Meter] = []
-        self.direct_meters: list[m.DirectMeter] = []
-        self.registers: list[m.Register] = []
-        self.digests: list[m.Digest] = []
-        self.value_sets: list[m.ValueSet] = []
+        self.counters: list[model.Counter] = []
+        self.direct_counters: list[model.DirectCounter] = []
+        self.meters: list[model.Meter] = []
+        self.direct_meters: list[model.DirectMeter] = []
+        self.registers: list[model.Register] = []
+        self.digests: list[model.Digest] = []
+        self.value_sets: list[model.ValueSet] = []
         self.declared_instances: set[int] = set()
         # instances constructed in a table property (``implementation =
         # action_profile(...)``): p4c's walk meets them as the table's, not
@@ -149,19 +148,19 @@ class _Extractor:
             if inst is not None and inst.local_name == table.local_name
         }
         # type_info, by control-plane name
-        self.structs: dict[str, m.StructInfo] = {}
-        self.headers: dict[str, m.HeaderInfo] = {}
-        self.unions: dict[str, m.HeaderUnionInfo] = {}
+        self.structs: dict[str, model.StructInfo] = {}
+        self.headers: dict[str, model.HeaderInfo] = {}
+        self.unions: dict[str, model.HeaderUnionInfo] = {}
         self.enums: dict[str, tuple[str, ...]] = {}
-        self.ser_enums: dict[str, m.SerEnumInfo] = {}
-        self.new_types: dict[str, m.NewTypeInfo] = {}
+        self.ser_enums: dict[str, model.SerEnumInfo] = {}
+        self.new_types: dict[str, model.NewTypeInfo] = {}
         self.errors_used = False
         # whether p4c would have called mutable_type_info() (see _type_info)
         self.type_info_touched = False
 
     # -- traversal ------------------------------------------------------
 
-    def run(self) -> m.Model:
+    def run(self) -> model.Model:
         blocks = list(self.program.pipeline.values())
         for block in self._all_blocks(blocks):
             self.declared_instances.update(id(e) for e in block.externs)
@@ -183,8 +182,8 @@ class _Extractor:
         controller_headers = tuple(
             self._controller_header(h) for h in self.program.controller_headers
         )
-        return m.Model(
-            pkg_info=m.PkgInfo(),
+        return model.Model(
+            pkg_info=model.PkgInfo(),
             tables=tuple(self.tables),
             actions=tuple(self.actions),
             action_profiles=tuple(self.profiles),
@@ -238,7 +237,7 @@ class _Extractor:
             self.type_info_touched = True
         anns = list(action.annotations)
         self.actions.append(
-            m.Action(
+            model.Action(
                 name=action.name,
                 params=tuple(params),
                 explicit_id=_explicit_id(anns, action.loc),
@@ -248,12 +247,12 @@ class _Extractor:
             )
         )
 
-    def _param(self, var: ir.Var, action: ir.Action) -> m.Param:
+    def _param(self, var: ir.Var, action: ir.Action) -> model.Param:
         t = var.type
         base = _strip(t)
         if isinstance(base, EnumT) and base.underlying is None and not isinstance(t, NewType):
             self._convert(t)
-            return m.Param(_source_name(var), None, type_name=_type_cp_name(base))
+            return model.Param(_source_name(var), None, type_name=_type_cp_name(base))
         if not isinstance(base, Bits | Bool | EnumT):
             raise P4SourceError(
                 var.loc,
@@ -262,7 +261,7 @@ class _Extractor:
             )
         self._convert(t)
         anns: list[ir.Annotation] = list(getattr(var, "annotations", []) or [])
-        return m.Param(
+        return model.Param(
             name=_source_name(var),
             bitwidth=self._width(t),
             explicit_id=_explicit_id(anns, var.loc),
@@ -281,7 +280,7 @@ class _Extractor:
             if key.match_kind != "selector":
                 self._convert(t)
             fields.append(
-                m.MatchField(
+                model.MatchField(
                     name=_key_name(key),
                     bitwidth=self._width(t) if key.match_kind != "selector" else key.width,
                     match_kind=key.match_kind,
@@ -291,13 +290,13 @@ class _Extractor:
                 )
             )
         refs = tuple(
-            m.ActionRef(ref.action.name, self._ref_annotations(ref)) for ref in table.actions
+            model.ActionRef(ref.action.name, self._ref_annotations(ref)) for ref in table.actions
         )
         for ref in table.actions:
             self._add_action(ref.action)
         default = None
         if self._has_default(table):
-            default = m.ActionCall(
+            default = model.ActionCall(
                 table.default_action.name,
                 tuple(
                     (self._width(var.type), value)
@@ -310,7 +309,7 @@ class _Extractor:
         direct_counter = table.direct_counter.name if table.direct_counter else None
         direct_meter = table.direct_meter.name if table.direct_meter else None
         self.tables.append(
-            m.Table(
+            model.Table(
                 name=table.name,
                 match_fields=tuple(fields),
                 action_refs=refs,
@@ -334,7 +333,7 @@ class _Extractor:
         if table.direct_counter is not None:
             dc = table.direct_counter
             self.direct_counters.append(
-                m.DirectCounter(
+                model.DirectCounter(
                     dc.name,
                     _unit(dc.args[0] if dc.args else ""),
                     table.name,
@@ -346,7 +345,7 @@ class _Extractor:
         if table.direct_meter is not None:
             dm = table.direct_meter
             self.direct_meters.append(
-                m.DirectMeter(
+                model.DirectMeter(
                     dm.name,
                     _unit(dm.args[0] if dm.args else ""),
                     table.name,
@@ -357,7 +356,7 @@ class _Extractor:
             )
 
     @staticmethod
-    def _ref_annotations(ref: ir.TableActionRef) -> m.Annotations:
+    def _ref_annotations(ref: ir.TableActionRef) -> model.Annotations:
         anns = list(ref.annotations)
         names = {a.name for a in anns}
         if ref.scope and ref.scope not in names:
@@ -380,7 +379,7 @@ class _Extractor:
         kind = inst.type_name
         if kind == "counter":
             self.counters.append(
-                m.Counter(
+                model.Counter(
                     inst.name,
                     _unit(_arg(inst, 1)),
                     _int(_arg(inst, 0)),
@@ -392,7 +391,7 @@ class _Extractor:
             )
         elif kind == "meter":
             self.meters.append(
-                m.Meter(
+                model.Meter(
                     inst.name,
                     _unit(_arg(inst, 1)),
                     _int(_arg(inst, 0)),
@@ -405,7 +404,7 @@ class _Extractor:
         elif kind == "register":
             data_type = inst.type_args[0] if inst.type_args else Bits(32)
             self.registers.append(
-                m.Register(
+                model.Register(
                     inst.name,
                     self._convert(data_type),
                     _int(_arg(inst, 0)),
@@ -434,7 +433,7 @@ class _Extractor:
         size = _int(_arg(inst, 1 if selector else 0))
         semantics = _string_arg(inst.annotations, "selector_size_semantics")
         self.profiles.append(
-            m.ActionProfile(
+            model.ActionProfile(
                 name=inst.name,
                 size=size,
                 with_selector=selector,
@@ -459,14 +458,14 @@ class _Extractor:
         name = _type_cp_name(_strip(t))
         anns = getattr(_strip(t), "annotations", []) or []
         self.digests.append(
-            m.Digest(name, spec, _explicit_id(anns, call.loc), annotations_of(anns), call.loc)
+            model.Digest(name, spec, _explicit_id(anns, call.loc), annotations_of(anns), call.loc)
         )
 
-    def _value_set(self, vs: ir.ValueSet) -> m.ValueSet:
+    def _value_set(self, vs: ir.ValueSet) -> model.ValueSet:
         et = _strip(vs.element_type)
-        matches: list[m.MatchField] = []
+        matches: list[model.MatchField] = []
         if isinstance(et, Bits):
-            matches.append(m.MatchField("", et.width, "exact"))
+            matches.append(model.MatchField("", et.width, "exact"))
         elif isinstance(et, StructT):
             for fname, ftype in et.fields.items():
                 fanns = et.field_annotations.get(fname, [])
@@ -479,7 +478,7 @@ class _Extractor:
                     )
                 kind = _string_arg(fanns, "match") or "exact"
                 matches.append(
-                    m.MatchField(
+                    model.MatchField(
                         fname,
                         bit_width(ftype),
                         kind,
@@ -489,14 +488,14 @@ class _Extractor:
                 )
         elif isinstance(et, EnumT) and et.underlying is not None:
             for member in et.members:
-                matches.append(m.MatchField(member, et.underlying.width, "exact"))
+                matches.append(model.MatchField(member, et.underlying.width, "exact"))
         else:
             raise P4SourceError(
                 vs.loc,
                 "invalid type parameter for Value Set; it must be one of bit<W>, struct, "
                 "tuple or serializable enum",
             )
-        return m.ValueSet(
+        return model.ValueSet(
             vs.name,
             vs.size,
             tuple(matches),
@@ -505,7 +504,7 @@ class _Extractor:
             vs.loc,
         )
 
-    def _controller_header(self, header: HeaderT) -> m.ControllerHeader:
+    def _controller_header(self, header: HeaderT) -> model.ControllerHeader:
         controller_name = _string_arg(header.annotations, "controller_header") or header.name
         metadata = []
         for fname, ftype, fanns in _flatten(header):
@@ -513,7 +512,7 @@ class _Extractor:
                 self._convert(ftype)
                 self.type_info_touched = True
             metadata.append(
-                m.PacketMetadata(
+                model.PacketMetadata(
                     fname,
                     self._width(ftype),
                     _explicit_id(fanns, Loc(header.name, 0, 0)),
@@ -522,7 +521,7 @@ class _Extractor:
                     _hidden(fanns),
                 )
             )
-        return m.ControllerHeader(
+        return model.ControllerHeader(
             name=_type_cp_name(header),
             controller_name=controller_name,
             metadata=tuple(metadata),
@@ -543,86 +542,86 @@ class _Extractor:
             return 0
         return bit_width(t)
 
-    def _convert(self, t: P4Type) -> m.DataType:
+    def _convert(self, t: P4Type) -> model.DataType:
         """``t`` as a P4DataTypeSpec, recording the named types it uses in type_info."""
         if isinstance(t, Bits):
-            return m.BitsType(t.width, t.signed)
+            return model.BitsType(t.width, t.signed)
         if isinstance(t, Varbit):
-            return m.VarbitType(t.max_width)
+            return model.VarbitType(t.max_width)
         if isinstance(t, Bool):
-            return m.BoolType()
+            return model.BoolType()
         if isinstance(t, ErrorT):
             self.errors_used = True
-            return m.ErrorType()
+            return model.ErrorType()
         if isinstance(t, NewType):
             return self._convert_new_type(t)
         if isinstance(t, EnumT):
             name = _type_cp_name(t)
             if t.underlying is None:
                 self.enums.setdefault(name, tuple(t.members))
-                return m.NamedType("enum", name)
+                return model.NamedType("enum", name)
             self.ser_enums.setdefault(
-                name, m.SerEnumInfo(t.underlying.width, tuple(t.members.items()))
+                name, model.SerEnumInfo(t.underlying.width, tuple(t.members.items()))
             )
-            return m.NamedType("serializable_enum", name)
+            return model.NamedType("serializable_enum", name)
         if isinstance(t, HeaderT):
             name = _type_cp_name(t)
             if name not in self.headers:
-                members: list[tuple[str, m.BitsType | m.VarbitType]] = []
+                members: list[tuple[str, model.BitsType | model.VarbitType]] = []
                 for fname, ftype, _ in _flatten(t):
                     spec = self._convert(ftype)
-                    if isinstance(spec, m.BitsType | m.VarbitType):
+                    if isinstance(spec, model.BitsType | model.VarbitType):
                         members.append((fname, spec))
                     else:
-                        members.append((fname, m.BitsType(self._width(ftype))))
-                self.headers[name] = m.HeaderInfo(tuple(members))
-            return m.NamedType("header", name)
+                        members.append((fname, model.BitsType(self._width(ftype))))
+                self.headers[name] = model.HeaderInfo(tuple(members))
+            return model.NamedType("header", name)
         if isinstance(t, UnionT):
             name = _type_cp_name(t)
             if name not in self.unions:
-                self.unions[name] = m.HeaderUnionInfo(())
+                self.unions[name] = model.HeaderUnionInfo(())
                 umembers = []
                 for fname, ftype in t.fields.items():
                     spec = self._convert(ftype)
-                    assert isinstance(spec, m.NamedType)
+                    assert isinstance(spec, model.NamedType)
                     umembers.append((fname, spec.name))
-                self.unions[name] = m.HeaderUnionInfo(tuple(umembers))
-            return m.NamedType("header_union", name)
+                self.unions[name] = model.HeaderUnionInfo(tuple(umembers))
+            return model.NamedType("header_union", name)
         if isinstance(t, StructT):
             name = _type_cp_name(t)
             if name not in self.structs:
-                self.structs[name] = m.StructInfo(())
+                self.structs[name] = model.StructInfo(())
                 smembers = tuple((f, self._convert(ft)) for f, ft in t.fields.items())
-                self.structs[name] = m.StructInfo(smembers)
-            return m.NamedType("struct", name)
+                self.structs[name] = model.StructInfo(smembers)
+            return model.NamedType("struct", name)
         if isinstance(t, StackT):
             element = self._convert(t.element)
-            assert isinstance(element, m.NamedType)
+            assert isinstance(element, model.NamedType)
             if element.kind == "header":
-                return m.StackType("header", element.name, t.size)
-            return m.StackType("header_union", element.name, t.size)
+                return model.StackType("header", element.name, t.size)
+            return model.StackType("header_union", element.name, t.size)
         if isinstance(t, TupleT):
-            return m.TupleType(tuple(self._convert(e) for e in t.elements))
+            return model.TupleType(tuple(self._convert(e) for e in t.elements))
         raise P4SourceError(Loc("<type>", 0, 0), f"Unexpected type {t} in a P4Runtime entity")
 
-    def _convert_new_type(self, t: NewType) -> m.DataType:
+    def _convert_new_type(self, t: NewType) -> model.DataType:
         name = t.name
         if name not in self.new_types:
             translation = _translation(t)
             underlying: P4Type = t
             while isinstance(underlying, NewType):
                 underlying = underlying.base
-            self.new_types[name] = m.NewTypeInfo(None)
+            self.new_types[name] = model.NewTypeInfo(None)
             original = self._convert(underlying)
             anns = [a for a in t.annotations if a.name != "p4runtime_translation"]
-            self.new_types[name] = m.NewTypeInfo(
+            self.new_types[name] = model.NewTypeInfo(
                 None if translation is not None else original,
                 translation,
                 annotations_of(anns),
             )
-        return m.NamedType("new_type", name)
+        return model.NamedType("new_type", name)
 
-    def _type_info(self) -> m.TypeInfo | None:
+    def _type_info(self) -> model.TypeInfo | None:
         """What p4c's TypeSpecConverter wrote, or None if p4c never touched type_info.
 
         p4c calls ``P4Info::mutable_type_info()`` (which makes an empty
@@ -633,7 +632,7 @@ class _Extractor:
         """
         if not self.type_info_touched:
             return None
-        return m.TypeInfo(
+        return model.TypeInfo(
             structs=tuple(self.structs.items()),
             headers=tuple(self.headers.items()),
             header_unions=tuple(self.unions.items()),
@@ -670,22 +669,22 @@ def _strip(t: P4Type) -> P4Type:
     return t
 
 
-def _translation(t: NewType) -> m.Translation | None:
+def _translation(t: NewType) -> model.Translation | None:
     ann = _find(t.annotations, "p4runtime_translation")
     if ann is None:
         return None
     uri = ann.args[0] if ann.args and isinstance(ann.args[0], str) else ""
     second = ann.args[1] if len(ann.args) > 1 else None
     if isinstance(second, int) and not isinstance(second, bool):
-        return m.Translation(uri, second)
+        return model.Translation(uri, second)
     parts = [p.strip() for p in ann.body.split(",")]
     if not uri and parts:
         uri = parts[0].strip('"')
     if len(parts) > 1 and parts[1] != "string":
         digits = "".join(ch for ch in parts[1] if ch.isdigit())
         if digits:
-            return m.Translation(uri, int(digits))
-    return m.Translation(uri, None)
+            return model.Translation(uri, int(digits))
+    return model.Translation(uri, None)
 
 
 def _flatten(t: StructLike, prefix: str = "") -> Iterator[tuple[str, P4Type, list[ir.Annotation]]]:

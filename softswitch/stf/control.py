@@ -45,7 +45,7 @@ from softswitch.runtime.tables import (
     TableEntry,
     Ternary,
 )
-from softswitch.stf import syntax as s
+from softswitch.stf import syntax
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +79,7 @@ class ControlPlane:
         self._entries: dict[str, TableEntry] = {}  # '= HANDLE' of add lines
         self._nodes: dict[int, int] = {}  # BMv2 node handle -> runtime node handle
 
-    def apply(self, command: s.Command) -> list[CheckFailure]:
+    def apply(self, command: syntax.Command) -> list[CheckFailure]:
         """Apply one command; returns the checks of it that failed.
 
         Raises StfError, located at the command's line, for a command that
@@ -90,54 +90,54 @@ class ControlPlane:
         except (_Bad, RuntimeConfigError) as exc:
             raise StfError(self.stf_file, command.line, str(exc)) from None
 
-    def _dispatch(self, cmd: s.Command) -> list[CheckFailure]:
+    def _dispatch(self, cmd: syntax.Command) -> list[CheckFailure]:
         match cmd:
-            case s.Add():
+            case syntax.Add():
                 return self._add(cmd)
-            case s.SetDefault():
+            case syntax.SetDefault():
                 return self._setdefault(cmd)
-            case s.RemoveAll():
+            case syntax.RemoveAll():
                 return self._remove_all(cmd)
-            case s.ProfileMember():
+            case syntax.ProfileMember():
                 return self._member(cmd)
-            case s.ProfileGroup():
+            case syntax.ProfileGroup():
                 return self._group(cmd)
-            case s.CounterRead():
+            case syntax.CounterRead():
                 return self._counter_read(cmd)
-            case s.CounterWrite():
+            case syntax.CounterWrite():
                 return self._counter_write(cmd)
-            case s.CounterReset():
+            case syntax.CounterReset():
                 return self._counter_reset(cmd)
-            case s.RegisterRead():
+            case syntax.RegisterRead():
                 return self._register_read(cmd)
-            case s.RegisterWrite():
+            case syntax.RegisterWrite():
                 return self._register_write(cmd)
-            case s.RegisterReset():
+            case syntax.RegisterReset():
                 return self._register_reset(cmd)
-            case s.MeterSetRates():
+            case syntax.MeterSetRates():
                 return self._meter_set_rates(cmd)
-            case s.MirroringAdd():
+            case syntax.MirroringAdd():
                 return self._mirroring_add(cmd)
-            case s.McMgrpCreate():
+            case syntax.McMgrpCreate():
                 return self._mc_mgrp_create(cmd)
-            case s.McMgrpDestroy():
+            case syntax.McMgrpDestroy():
                 return self._mc_mgrp_destroy(cmd)
-            case s.McNodeCreate():
+            case syntax.McNodeCreate():
                 return self._mc_node_create(cmd)
-            case s.McNodeUpdate():
+            case syntax.McNodeUpdate():
                 return self._mc_node_update(cmd)
-            case s.McNodeDestroy():
+            case syntax.McNodeDestroy():
                 return self._mc_node_destroy(cmd)
-            case s.McNodeAssociate():
+            case syntax.McNodeAssociate():
                 return self._mc_node_associate(cmd)
-            case s.McNodeDissociate():
+            case syntax.McNodeDissociate():
                 return self._mc_node_dissociate(cmd)
             case _:
                 raise _Bad(f"not a control-plane command: {type(cmd).__name__}")
 
     # ------------------------------------------------------------ tables
 
-    def _add(self, cmd: s.Add) -> list[CheckFailure]:
+    def _add(self, cmd: syntax.Add) -> list[CheckFailure]:
         table = self.state.table(cmd.table)
         keys = table.match_keys
         matches: list[Match | None] = [Exact(0) if key.kind == "exact" else None for key in keys]
@@ -149,9 +149,9 @@ class ControlPlane:
             given.add(index)
             matches[index] = key_match(value, keys[index])
         entry = TableEntry(tuple(matches), priority=_priority(table, cmd.priority))
-        if isinstance(cmd.action, s.ActionRef):
+        if isinstance(cmd.action, syntax.ActionRef):
             entry.action = self._action_call(cmd.action, table.spec.actions, table.spec.name)
-        elif isinstance(cmd.action, s.MemberRef):
+        elif isinstance(cmd.action, syntax.MemberRef):
             entry.member_id = cmd.action.member_id
         else:
             entry.group_id = cmd.action.group_id
@@ -160,18 +160,18 @@ class ControlPlane:
             self._entries[cmd.handle] = inserted
         return []
 
-    def _setdefault(self, cmd: s.SetDefault) -> list[CheckFailure]:
+    def _setdefault(self, cmd: syntax.SetDefault) -> list[CheckFailure]:
         table = self.state.table(cmd.table)
         table.set_default(self._action_call(cmd.action, table.spec.actions, table.spec.name))
         return []
 
-    def _remove_all(self, cmd: s.RemoveAll) -> list[CheckFailure]:
+    def _remove_all(self, cmd: syntax.RemoveAll) -> list[CheckFailure]:
         for table in self.state.tables.values():
             table.clear()
         self._entries.clear()
         return []
 
-    def _member(self, cmd: s.ProfileMember) -> list[CheckFailure]:
+    def _member(self, cmd: syntax.ProfileMember) -> list[CheckFailure]:
         profile = self.state.action_profile(cmd.profile)
         actions = [
             action
@@ -182,7 +182,7 @@ class ControlPlane:
         profile.insert_member(cmd.member_id, self._action_call(cmd.action, actions, profile.name))
         return []
 
-    def _group(self, cmd: s.ProfileGroup) -> list[CheckFailure]:
+    def _group(self, cmd: syntax.ProfileGroup) -> list[CheckFailure]:
         from softswitch.runtime.profiles import ActionSelector
 
         profile = self.state.action_profile(cmd.profile)
@@ -192,7 +192,7 @@ class ControlPlane:
         return []
 
     def _action_call(
-        self, ref: s.ActionRef, actions: Sequence[ActionSpec], owner: str
+        self, ref: syntax.ActionRef, actions: Sequence[ActionSpec], owner: str
     ) -> ActionCall:
         spec = _resolve(ref.name, actions, lambda a: a.name, f"action in '{owner}'")
         given = dict(ref.args)
@@ -208,7 +208,7 @@ class ControlPlane:
 
     # ----------------------------------------------------------- externs
 
-    def _counter_read(self, cmd: s.CounterRead) -> list[CheckFailure]:
+    def _counter_read(self, cmd: syntax.CounterRead) -> list[CheckFailure]:
         data = self._read_counter(cmd.name, cmd.index)
         failures = []
         for check in cmd.checks:
@@ -235,15 +235,15 @@ class ControlPlane:
         except KeyError:
             raise _Bad(f"no entry was added with '= {handle}'") from None
 
-    def _counter_write(self, cmd: s.CounterWrite) -> list[CheckFailure]:
+    def _counter_write(self, cmd: syntax.CounterWrite) -> list[CheckFailure]:
         self.state.counter(cmd.name).write(cmd.index, CounterData(cmd.packets, cmd.bytes))
         return []
 
-    def _counter_reset(self, cmd: s.CounterReset) -> list[CheckFailure]:
+    def _counter_reset(self, cmd: syntax.CounterReset) -> list[CheckFailure]:
         self.state.counter(cmd.name).reset()
         return []
 
-    def _register_read(self, cmd: s.RegisterRead) -> list[CheckFailure]:
+    def _register_read(self, cmd: syntax.RegisterRead) -> list[CheckFailure]:
         actual = self.state.register(cmd.name).get(cmd.index)
         return [
             CheckFailure(
@@ -255,15 +255,15 @@ class ControlPlane:
             if not _OPS[check.op](actual, check.value)
         ]
 
-    def _register_write(self, cmd: s.RegisterWrite) -> list[CheckFailure]:
+    def _register_write(self, cmd: syntax.RegisterWrite) -> list[CheckFailure]:
         self.state.register(cmd.name).set(cmd.index, cmd.value)
         return []
 
-    def _register_reset(self, cmd: s.RegisterReset) -> list[CheckFailure]:
+    def _register_reset(self, cmd: syntax.RegisterReset) -> list[CheckFailure]:
         self.state.register(cmd.name).reset()
         return []
 
-    def _meter_set_rates(self, cmd: s.MeterSetRates) -> list[CheckFailure]:
+    def _meter_set_rates(self, cmd: syntax.MeterSetRates) -> list[CheckFailure]:
         if len(cmd.rates) != 2:
             raise _Bad("meter_set_rates needs two RATE:BURST pairs (committed, peak)")
         (cir, cburst), (pir, pburst) = cmd.rates
@@ -277,19 +277,19 @@ class ControlPlane:
 
     # ------------------------------------------------- PRE and mirroring
 
-    def _mirroring_add(self, cmd: s.MirroringAdd) -> list[CheckFailure]:
+    def _mirroring_add(self, cmd: syntax.MirroringAdd) -> list[CheckFailure]:
         self.state.pre.mirroring_add(cmd.session, cmd.port)
         return []
 
-    def _mc_mgrp_create(self, cmd: s.McMgrpCreate) -> list[CheckFailure]:
+    def _mc_mgrp_create(self, cmd: syntax.McMgrpCreate) -> list[CheckFailure]:
         self.state.pre.mc_mgrp_create(cmd.mgrp)
         return []
 
-    def _mc_mgrp_destroy(self, cmd: s.McMgrpDestroy) -> list[CheckFailure]:
+    def _mc_mgrp_destroy(self, cmd: syntax.McMgrpDestroy) -> list[CheckFailure]:
         self.state.pre.mc_mgrp_destroy(cmd.mgrp)
         return []
 
-    def _mc_node_create(self, cmd: s.McNodeCreate) -> list[CheckFailure]:
+    def _mc_node_create(self, cmd: syntax.McNodeCreate) -> list[CheckFailure]:
         # BMv2 hands out the smallest free node handle; STF files count on it.
         bmv2_handle = next(h for h in range(len(self._nodes) + 1) if h not in self._nodes)
         self._nodes[bmv2_handle] = self.state.pre.mc_node_create(cmd.rid, cmd.ports)
@@ -301,20 +301,20 @@ class ControlPlane:
         except KeyError:
             raise _Bad(f"no multicast node with handle {handle}") from None
 
-    def _mc_node_update(self, cmd: s.McNodeUpdate) -> list[CheckFailure]:
+    def _mc_node_update(self, cmd: syntax.McNodeUpdate) -> list[CheckFailure]:
         self.state.pre.mc_node_update(self._node(cmd.handle), cmd.ports)
         return []
 
-    def _mc_node_destroy(self, cmd: s.McNodeDestroy) -> list[CheckFailure]:
+    def _mc_node_destroy(self, cmd: syntax.McNodeDestroy) -> list[CheckFailure]:
         self.state.pre.mc_node_destroy(self._node(cmd.handle))
         del self._nodes[cmd.handle]
         return []
 
-    def _mc_node_associate(self, cmd: s.McNodeAssociate) -> list[CheckFailure]:
+    def _mc_node_associate(self, cmd: syntax.McNodeAssociate) -> list[CheckFailure]:
         self.state.pre.mc_node_associate(cmd.mgrp, self._node(cmd.handle))
         return []
 
-    def _mc_node_dissociate(self, cmd: s.McNodeDissociate) -> list[CheckFailure]:
+    def _mc_node_dissociate(self, cmd: syntax.McNodeDissociate) -> list[CheckFailure]:
         self.state.pre.mc_node_dissociate(cmd.mgrp, self._node(cmd.handle))
         return []
 
@@ -377,7 +377,7 @@ def _priority(table: Table, stf_priority: int | None) -> int:
 # ---------------------------------------------------------------- values
 
 
-def _fit(number: s.Number, width: int, what: str) -> int:
+def _fit(number: syntax.Number, width: int, what: str) -> int:
     """The value of a literal as a bit<width> pattern; negative decimals wrap."""
     if number.has_wildcards:
         raise _Bad(f"{what} cannot have '*' digits: '{number.text}'")
@@ -393,16 +393,16 @@ def _prefix_mask(prefix_len: int, width: int) -> int:
     return ((1 << prefix_len) - 1) << (width - prefix_len)
 
 
-def key_match(value: s.KeyValue, key: KeySpec) -> Match | None:
+def key_match(value: syntax.KeyValue, key: KeySpec) -> Match | None:
     """The runtime match for an STF key value on ``key``; None is a wildcard."""
     what = f"key '{key.name}'"
     full = (1 << key.width) - 1
-    if isinstance(value, s.Wildcard):
+    if isinstance(value, syntax.Wildcard):
         if key.kind == "exact":
             raise _Bad(f"{what} is an exact key and cannot be '*'")
         return None
     if key.kind == "exact":
-        if not isinstance(value, s.Number):
+        if not isinstance(value, syntax.Number):
             raise _Bad(f"{what} is an exact key; '{value.text}' is not a plain value")
         return Exact(_fit(value, key.width, what))
     if key.kind == "ternary":
@@ -412,24 +412,24 @@ def key_match(value: s.KeyValue, key: KeySpec) -> Match | None:
     if key.kind == "range":
         return _range(value, key, full, what)
     if key.kind == "optional":
-        if not isinstance(value, s.Number) or value.has_wildcards:
+        if not isinstance(value, syntax.Number) or value.has_wildcards:
             raise _Bad(f"{what} is an optional key: give a value or '*', not '{value.text}'")
         return Optional(_fit(value, key.width, what))
     raise _Bad(f"{what} has match kind {key.kind}, which STF entries cannot set")
 
 
-def _ternary(value: s.KeyValue, key: KeySpec, full: int, what: str) -> Match | None:
-    if isinstance(value, s.Masked):
+def _ternary(value: syntax.KeyValue, key: KeySpec, full: int, what: str) -> Match | None:
+    if isinstance(value, syntax.Masked):
         mask = _fit(value.mask, key.width, what + " mask")
         data = _fit(value.value, key.width, what)
-    elif isinstance(value, s.Prefix):
+    elif isinstance(value, syntax.Prefix):
         if value.prefix_len > key.width:
             raise _Bad(f"prefix /{value.prefix_len} is longer than {what} ({key.width} bits)")
         mask = _prefix_mask(value.prefix_len, key.width)
         data = _fit(value.value, key.width, what)
-    elif isinstance(value, s.Number):
+    elif isinstance(value, syntax.Number):
         mask = full if value.bits is None else value.care & full
-        data = _fit(s.Number(value.value, -1, None, value.text), key.width, what)
+        data = _fit(syntax.Number(value.value, -1, None, value.text), key.width, what)
     else:
         raise _Bad(f"{what} is a ternary key; '{value.text}' is a range")
     if mask == 0:
@@ -437,13 +437,13 @@ def _ternary(value: s.KeyValue, key: KeySpec, full: int, what: str) -> Match | N
     return Ternary(data & mask, mask)
 
 
-def _lpm(value: s.KeyValue, key: KeySpec, what: str) -> Match | None:
-    if isinstance(value, s.Prefix):
+def _lpm(value: syntax.KeyValue, key: KeySpec, what: str) -> Match | None:
+    if isinstance(value, syntax.Prefix):
         prefix_len = value.prefix_len
         data = _fit(value.value, key.width, what)
-    elif isinstance(value, s.Number):
+    elif isinstance(value, syntax.Number):
         prefix_len = key.width if value.bits is None else value.care.bit_count()
-        data = _fit(s.Number(value.value, -1, None, value.text), key.width, what)
+        data = _fit(syntax.Number(value.value, -1, None, value.text), key.width, what)
     else:
         raise _Bad(f"{what} is an lpm key; write VALUE or VALUE/LEN, not '{value.text}'")
     if prefix_len > key.width:
@@ -453,11 +453,11 @@ def _lpm(value: s.KeyValue, key: KeySpec, what: str) -> Match | None:
     return Lpm(data & _prefix_mask(prefix_len, key.width), prefix_len)
 
 
-def _range(value: s.KeyValue, key: KeySpec, full: int, what: str) -> Match | None:
-    if isinstance(value, s.Span):
+def _range(value: syntax.KeyValue, key: KeySpec, full: int, what: str) -> Match | None:
+    if isinstance(value, syntax.Span):
         low = _fit(value.low, key.width, what)
         high = _fit(value.high, key.width, what)
-    elif isinstance(value, s.Number):
+    elif isinstance(value, syntax.Number):
         low = high = _fit(value, key.width, what)
     else:
         raise _Bad(f"{what} is a range key; write LOW->HIGH or a value, not '{value.text}'")

@@ -25,7 +25,7 @@ from softswitch.frontend import load_program
 from softswitch.interp.extern_funcs import load_modules
 from softswitch.interp.pipeline import Pipeline
 from softswitch.runtime.state import RuntimeState
-from softswitch.stf import syntax as s
+from softswitch.stf import syntax
 from softswitch.stf.control import CheckFailure, ControlPlane
 from softswitch.stf.expect import PortReport, compare_outputs, format_reports
 
@@ -71,7 +71,7 @@ class StfResult:
         return "\n".join(lines)
 
 
-def run_script(script: s.StfScript, target: Target) -> StfResult:
+def run_script(script: syntax.StfScript, target: Target) -> StfResult:
     """Run the commands of a parsed STF file against a loaded pipeline.
 
     Raises StfError, located at its line, for a command the pipeline cannot
@@ -79,20 +79,20 @@ def run_script(script: s.StfScript, target: Target) -> StfResult:
     """
     control: ControlPlane | None = None
     outputs: dict[int, list[bytes]] = {}
-    expects: list[s.Expect] = []
+    expects: list[syntax.Expect] = []
     interfaces: set[int] = set()
     failures: list[CheckFailure] = []
     sent = 0
     for command in script.commands:
-        if isinstance(command, s.Packet):
+        if isinstance(command, syntax.Packet):
             interfaces.add(command.port)
             sent += 1
             for port, data in target.process(command.port, command.data):
                 outputs.setdefault(port, []).append(bytes(data))
-        elif isinstance(command, s.Expect):
+        elif isinstance(command, syntax.Expect):
             interfaces.add(command.port)
             expects.append(command)
-        elif isinstance(command, s.NoPacket | s.Wait):
+        elif isinstance(command, syntax.NoPacket | syntax.Wait):
             continue
         else:
             if control is None:
@@ -118,7 +118,7 @@ def run_stf(
     for a program the front-end or the interpreter rejects, ExternModuleError
     for a module that does not load.
     """
-    script = s.parse_stf_file(stf_path)
+    script = syntax.parse_stf_file(stf_path)
     program = load_program(str(program_path), include_dirs, dict(defines or {}))
     externs = load_modules(modules)
     pipeline: Target = Pipeline.load(program, extern_functions=externs)

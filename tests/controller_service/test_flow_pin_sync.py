@@ -16,7 +16,7 @@ from finsy.p4schema import P4Schema
 
 from controller.config import parse_config
 from controller.engine import Engine, FlowTuple, InstallFlowPin, RemoveFlowPin
-from controller.service import intent as i
+from controller.service import intent
 from controller.service.flow_pins import FlowPinWriter, sync_flow_pins
 from controller.service.metrics import Metrics
 from controller.service.pins import PinMeta
@@ -52,7 +52,7 @@ def found(schema: P4Schema, topology: Topology, flow: FlowTuple, port: int, meta
     """A ``flow_pin`` entry as a Read brings it back."""
     src, dst = topology.hosts[flow.src].ipv4, topology.hosts[flow.dst].ipv4
     ports = (flow.src_port, flow.dst_port)
-    entry = i.flow_pin_entry(src, dst, flow.protocol, ports, port=port, meta=meta)
+    entry = intent.flow_pin_entry(src, dst, flow.protocol, ports, port=port, meta=meta)
     return fy.P4TableEntry.decode(entry.encode(schema), schema)
 
 

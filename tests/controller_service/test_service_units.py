@@ -17,7 +17,7 @@ from finsy.p4schema import P4Schema
 from controller.config import parse_config
 from controller.engine import Engine, ProbeSeen
 from controller.engine.inflight import TagPool
-from controller.service import intent as i
+from controller.service import intent
 from controller.service.http import HttpError, parse_json
 from controller.service.metrics import Metrics
 from controller.service.pins import PinMeta
@@ -43,12 +43,12 @@ def _encoded(schema: P4Schema, entities: Any) -> list[Any]:
     return [e.encode(schema) for e in entities]
 
 
-def _all(want: i.Intent) -> list[Any]:
+def _all(want: intent.Intent) -> list[Any]:
     return [*want.members, *want.groups, *want.entries]
 
 
 def test_leaf_intent_follows_the_topology(topology: Topology, schema: P4Schema) -> None:
-    want = i.intent(topology, "leaf1", 10)
+    want = intent.intent(topology, "leaf1", 10)
     assert [m.member_id for m in want.members] == [3, 4]
     assert [(g.group_id, [m.member_id for m in g.members]) for g in want.groups] == [(2, [3, 4])]
     tables = [e.table_id for e in want.entries]
@@ -61,20 +61,20 @@ def test_leaf_intent_follows_the_topology(topology: Topology, schema: P4Schema) 
                       ("10.0.2.0/24", "route_ecmp")}  # fmt: skip
     _encoded(schema, _all(want))  # every entity is valid for the program
 
-    spine = i.intent(topology, "spine2", 10)
+    spine = intent.intent(topology, "spine2", 10)
     assert not spine.members and not spine.groups
     assert {e.action.args["port"] for e in spine.entries if e.table_id == "ipv4_route"} == {1, 2}
 
     broken = topology.with_link_status(LinkId.of(PortRef("leaf2", 3), PortRef("spine1", 2)),
                                        LinkStatus.DOWN)  # fmt: skip
-    assert i.group_members(broken, "leaf1", "leaf2") == (4,)
-    assert i.group_members(broken, "leaf2", "leaf1") == (4,)
+    assert intent.group_members(broken, "leaf1", "leaf2") == (4,)
+    assert intent.group_members(broken, "leaf2", "leaf1") == (4,)
 
 
 def test_a_plan_writes_only_the_difference_in_a_safe_order(
     topology: Topology, schema: P4Schema
 ) -> None:
-    desired = _encoded(schema, _all(i.intent(topology, "leaf1", 10)))
+    desired = _encoded(schema, _all(intent.intent(topology, "leaf1", 10)))
     assert len(plan(desired, desired)) == 0
     fresh = plan(desired, [])
     assert len(fresh.insert) == len(desired) and not fresh.modify and not fresh.delete
@@ -83,9 +83,9 @@ def test_a_plan_writes_only_the_difference_in_a_safe_order(
 
     stale_route = fy.P4TableEntry("ipv4_route", match=fy.P4TableMatch(dst_addr="10.9.0.0/16"),
                                   action=fy.P4TableAction("drop")).encode(schema)  # fmt: skip
-    other_dscp = _encoded(schema, _all(i.intent(topology, "leaf1", 12)))
+    other_dscp = _encoded(schema, _all(intent.intent(topology, "leaf1", 12)))
     changed = [e for e in desired if key_of(e)[0] == "group"]
-    regrouped = _encoded(schema, [i.group(2, [4])])
+    regrouped = _encoded(schema, [intent.group(2, [4])])
     actual = [*[e for e in desired if key_of(e)[0] != "group"], *regrouped, stale_route]
     p = plan(desired, actual)
     assert p.modify == changed and p.insert == [] and len(p.delete) == 1
@@ -107,7 +107,7 @@ def test_pin_metadata_round_trips_and_rejects_foreign_cookies() -> None:
 
 
 def test_probes_round_trip_and_rounds_collect_them(topology: Topology) -> None:
-    frame = probe_frame(i.switch_mac(3), 3, 1, 42)
+    frame = probe_frame(intent.switch_mac(3), 3, 1, 42)
     assert len(frame) == 60 and frame[12:14] == b"\x88\xb5"
     probe = parse_probe(frame)
     assert probe is not None and (probe.device_id, probe.port, probe.nonce) == (3, 1, 42)

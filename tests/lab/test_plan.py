@@ -79,16 +79,16 @@ def test_pinned_background_when_asked():
 
 
 def test_ecmp_oracle_matches_the_p4_reference_model():
-    from tests.p4 import fabric_model as m
+    from tests.p4 import fabric_model
 
     fabric = leaf_spine(4, 2, 2)
     oracle = EcmpOracle(fabric)
     uplinks = [3, 4, 5, 6]  # leaf1's uplinks to spine1..4, in member order
     for sport in range(40000, 40100):
         key = FlowKey("h11", "h21", "tcp", sport, 7000)
-        flow = m.Flow("10.0.1.1", "10.0.2.1", 6, sport, 7000)
+        flow = fabric_model.Flow("10.0.1.1", "10.0.2.1", 6, sport, 7000)
         for salt in (0, FLOWLET_STEP):
-            port = m.ecmp_port(flow, uplinks, salt)
+            port = fabric_model.ecmp_port(flow, uplinks, salt)
             assert oracle.spine(key, salt) == f"spine{uplinks.index(port) + 1}"
 
 

@@ -69,7 +69,7 @@ def test_cables_down_during_a_window():
 
 def test_ecmp_groups_rehash_over_the_live_members():
     """A dead cable takes its spine out of both leaves' groups, and the rest re-hash."""
-    from tests.p4 import fabric_model as m
+    from tests.p4 import fabric_model
 
     fabric = leaf_spine(3, 2, 2)
     live = EcmpOracle(fabric, down={("leaf1", "spine3")})
@@ -79,9 +79,9 @@ def test_ecmp_groups_rehash_over_the_live_members():
     moved = 0
     for sport in range(40000, 40200):
         key = FlowKey("h11", "h21", "tcp", sport, 7000)
-        flow = m.Flow("10.0.1.1", "10.0.2.1", 6, sport, 7000)
+        flow = fabric_model.Flow("10.0.1.1", "10.0.2.1", 6, sport, 7000)
         for salt in (0, FLOWLET_STEP):
-            port = m.ecmp_port(flow, [3, 4], salt)  # leaf1's uplinks to spine1, spine2
+            port = fabric_model.ecmp_port(flow, [3, 4], salt)  # leaf1's uplinks to spine1, spine2
             assert live.spine(key, salt) == f"spine{port - 2}"
         moved += live.spine(key) != EcmpOracle(fabric).spine(key)
     # not only the flows of spine3 move: a third of all, and about half of the others

@@ -25,7 +25,7 @@ from scapy.layers.inet import ICMP, IP, UDP
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Packet, Raw
 
-from tests.p4 import fabric_model as m
+from tests.p4 import fabric_model
 
 ROOT = Path(__file__).resolve().parents[2]
 STF_DIR = ROOT / "p4" / "tests"
@@ -90,7 +90,7 @@ def leaf_setup(stf: Stf, uplinks: Iterable[int] = UPLINKS, *, kv_class: bool = T
         f"the fabric, reached through ECMP group 1 over uplinks {ports}."
     )
     if kv_class:
-        stf.cmd(f"add kv_class dscp:{m.KV_DSCP} mark_kv()")
+        stf.cmd(f"add kv_class dscp:{fabric_model.KV_DSCP} mark_kv()")
     for ip, _, port in (H1, H2):
         stf.cmd(f"add ipv4_route dst_addr:{ip}/32 forward(port:{port})")
     stf.cmd("add ipv4_route dst_addr:10.0.0.0/8 route_ecmp(group:1)")
@@ -111,20 +111,22 @@ def leaf_setup(stf: Stf, uplinks: Iterable[int] = UPLINKS, *, kv_class: bool = T
     stf.blank()
 
 
-def from_h1(flow: m.Flow, *, ttl: int = 64, dscp: int = 0, payload: bytes | None = None) -> Packet:
+def from_h1(
+    flow: fabric_model.Flow, *, ttl: int = 64, dscp: int = 0, payload: bytes | None = None
+) -> Packet:
     """A packet of ``flow`` as h1 sends it to the leaf (UDP or TCP by the flow's proto)."""
-    make = m.udp if flow.proto == 17 else m.tcp
+    make = fabric_model.udp if flow.proto == 17 else fabric_model.tcp
     if payload is None:
         return make(flow, src_mac=H1[1], dst_mac=LEAF_MAC, ttl=ttl, dscp=dscp)
     return make(flow, src_mac=H1[1], dst_mac=LEAF_MAC, ttl=ttl, dscp=dscp, payload=payload)
 
 
 def up_to(port: int, packet: Packet) -> Packet:
-    return m.routed(packet, src_mac=LEAF_MAC, dst_mac=SPINE_MACS[port])
+    return fabric_model.routed(packet, src_mac=LEAF_MAC, dst_mac=SPINE_MACS[port])
 
 
 def down_to(host: tuple[str, str, int], packet: Packet) -> Packet:
-    return m.routed(packet, src_mac=LEAF_MAC, dst_mac=host[1])
+    return fabric_model.routed(packet, src_mac=LEAF_MAC, dst_mac=host[1])
 
 
 # -------------------------------------------------------------------- tests
@@ -133,31 +135,33 @@ def down_to(host: tuple[str, str, int], packet: Packet) -> Packet:
 def leaf_routing() -> Stf:
     stf = Stf("leaf_routing", "a leaf delivers local hosts and sends the rest up")
     leaf_setup(stf, [4])
-    local = m.Flow(H1[0], H2[0], 17, 5000, 6000)
+    local = fabric_model.Flow(H1[0], H2[0], 17, 5000, 6000)
     stf.comment("h1 -> h2 (UDP): out of host port 2, MACs rewritten, TTL 64 -> 63.")
     p = from_h1(local)
     stf.packet(1, p)
     stf.expect(2, down_to(H2, p))
-    back = m.Flow(H2[0], H1[0], 6, 6000, 5000)
+    back = fabric_model.Flow(H2[0], H1[0], 6, 6000, 5000)
     stf.comment("h2 -> h1 (TCP): out of host port 1.")
-    p = m.tcp(back, src_mac=H2[1], dst_mac=LEAF_MAC)
+    p = fabric_model.tcp(back, src_mac=H2[1], dst_mac=LEAF_MAC)
     stf.packet(2, p)
     stf.expect(1, down_to(H1, p))
     stf.comment("h1 -> ICMP echo to h2: IP without ports is routed the same way.")
     p = Ether(src=H1[1], dst=LEAF_MAC) / IP(src=H1[0], dst=H2[0], id=3) / ICMP(id=1, seq=1)
     stf.packet(1, p)
     stf.expect(2, down_to(H2, p))
-    remote = m.Flow(H1[0], REMOTE, 6, 40000, 5201)
+    remote = fabric_model.Flow(H1[0], REMOTE, 6, 40000, 5201)
     stf.comment(f"h1 -> {REMOTE} (another leaf): up the only uplink of group 1, port 4.")
     p = from_h1(remote)
     stf.packet(1, p)
     stf.expect(4, up_to(4, p))
     stf.comment(f"{REMOTE} -> h1 arriving from the spine on port 4: down to port 1.")
-    p = m.tcp(m.Flow(REMOTE, H1[0], 6, 5201, 40000), src_mac=SPINE_MACS[4], dst_mac=LEAF_MAC)
+    p = fabric_model.tcp(
+        fabric_model.Flow(REMOTE, H1[0], 6, 5201, 40000), src_mac=SPINE_MACS[4], dst_mac=LEAF_MAC
+    )
     stf.packet(4, p)
     stf.expect(1, down_to(H1, p))
     stf.comment("No route for 192.168.0.1 (ipv4_route's default is drop): nothing leaves.")
-    stf.packet(1, from_h1(m.Flow(H1[0], "192.168.0.1", 17, 1, 2)))
+    stf.packet(1, from_h1(fabric_model.Flow(H1[0], "192.168.0.1", 17, 1, 2)))
     stf.comment("An IPv6 frame is neither IPv4, ARP nor a probe: dropped.")
     stf.packet(1, bytes.fromhex("02000000010000000a00010186dd") + bytes(40))
     stf.comment("A truncated IPv4 header is a parser error: dropped.")
@@ -189,29 +193,34 @@ def spine_routing() -> Stf:
     stf.blank()
 
     def hop(port: int, p: Packet) -> Packet:
-        return m.routed(p, src_mac=spine_mac, dst_mac=leaf_macs[port])
+        return fabric_model.routed(p, src_mac=spine_mac, dst_mac=leaf_macs[port])
 
-    f = m.Flow("10.0.1.1", "10.0.2.7", 6, 40000, 5201)
+    f = fabric_model.Flow("10.0.1.1", "10.0.2.7", 6, 40000, 5201)
     stf.comment("leaf 1 -> 10.0.2.7: out of port 2, towards leaf 2.")
-    p = m.tcp(f, src_mac=leaf_macs[1], dst_mac=spine_mac, ttl=63)
+    p = fabric_model.tcp(f, src_mac=leaf_macs[1], dst_mac=spine_mac, ttl=63)
     stf.packet(1, p)
     stf.expect(2, hop(2, p))
-    f = m.Flow("10.0.2.7", "10.0.1.1", 6, 5201, 40000)
+    f = fabric_model.Flow("10.0.2.7", "10.0.1.1", 6, 5201, 40000)
     stf.comment("leaf 2 -> 10.0.1.1: out of port 1.")
-    p = m.tcp(f, src_mac=leaf_macs[2], dst_mac=spine_mac, ttl=63)
+    p = fabric_model.tcp(f, src_mac=leaf_macs[2], dst_mac=spine_mac, ttl=63)
     stf.packet(2, p)
     stf.expect(1, hop(1, p))
     stf.comment("Flows to leaf 3 are spread over its two links by the crc16 of the 5-tuple.")
     for sport in (1000, 1001, 1002, 1003):
-        f = m.Flow("10.0.1.1", "10.0.3.9", 17, sport, 9000)
-        out = m.ecmp_port(f, [3, 4])
-        stf.comment(f"sport {sport}: crc16 {m.ecmp_hash(f):#06x} % 2 -> port {out}")
-        p = m.udp(f, src_mac=leaf_macs[1], dst_mac=spine_mac, ttl=63)
+        f = fabric_model.Flow("10.0.1.1", "10.0.3.9", 17, sport, 9000)
+        out = fabric_model.ecmp_port(f, [3, 4])
+        stf.comment(f"sport {sport}: crc16 {fabric_model.ecmp_hash(f):#06x} % 2 -> port {out}")
+        p = fabric_model.udp(f, src_mac=leaf_macs[1], dst_mac=spine_mac, ttl=63)
         stf.packet(1, p)
         stf.expect(out, hop(out, p))
     stf.comment("No route for 10.0.9.9: dropped.")
     stf.packet(
-        1, m.udp(m.Flow("10.0.1.1", "10.0.9.9", 17, 1, 2), src_mac=leaf_macs[1], dst_mac=spine_mac)
+        1,
+        fabric_model.udp(
+            fabric_model.Flow("10.0.1.1", "10.0.9.9", 17, 1, 2),
+            src_mac=leaf_macs[1],
+            dst_mac=spine_mac,
+        ),
     )
     return stf
 
@@ -219,8 +228,8 @@ def spine_routing() -> Stf:
 def ttl() -> Stf:
     stf = Stf("ttl", "TTL is decremented per hop and a packet that would expire is dropped")
     leaf_setup(stf, [3])
-    local = m.Flow(H1[0], H2[0], 17, 5000, 6000)
-    remote = m.Flow(H1[0], REMOTE, 17, 5000, 6000)
+    local = fabric_model.Flow(H1[0], H2[0], 17, 5000, 6000)
+    remote = fabric_model.Flow(H1[0], REMOTE, 17, 5000, 6000)
     for value in (255, 64, 2):
         stf.comment(f"TTL {value} -> {value - 1}, to a local host and up to a spine.")
         p = from_h1(local, ttl=value)
@@ -239,7 +248,7 @@ def ttl() -> Stf:
 def checksum() -> Stf:
     stf = Stf("checksum", "IPv4 header checksums are verified on entry and recomputed on exit")
     leaf_setup(stf, [3])
-    flow = m.Flow(H1[0], H2[0], 17, 5000, 6000)
+    flow = fabric_model.Flow(H1[0], H2[0], 17, 5000, 6000)
     stf.comment(
         "Recomputed checksums (RFC 1071, scapy) for several headers, among them\n"
         "ones whose new checksum needs the end-around carry."
@@ -256,7 +265,7 @@ def checksum() -> Stf:
         stf.packet(1, p)
         stf.expect(2, want)
     stf.comment("A wrong checksum (one more than the right one): dropped.")
-    stf.packet(1, m.with_bad_checksum(from_h1(flow)))
+    stf.packet(1, fabric_model.with_bad_checksum(from_h1(flow)))
     stf.comment("A checksum of zero on a header whose checksum is not zero: dropped.")
     bad = Ether(bytes(from_h1(flow)))
     bad[IP].chksum = 0
@@ -284,18 +293,20 @@ def ecmp() -> Stf:
         "Member of group 1 = crc16(src, dst, proto, sport, dport, salt = 0) % 4, the\n"
         "members in creation order: 1 -> port 3, 2 -> port 4, 3 -> port 5, 4 -> port 6."
     )
-    flows = [m.Flow(H1[0], REMOTE, 6, 40000 + i, 5201) for i in range(12)]
-    flows += [m.Flow(H2[0], f"10.0.{2 + i}.{10 + i}", 17, 5000, 6000 + i) for i in range(4)]
+    flows = [fabric_model.Flow(H1[0], REMOTE, 6, 40000 + i, 5201) for i in range(12)]
+    flows += [
+        fabric_model.Flow(H2[0], f"10.0.{2 + i}.{10 + i}", 17, 5000, 6000 + i) for i in range(4)
+    ]
     chosen: Counter[int] = Counter()
     for flow in flows:
-        port = m.ecmp_port(flow, UPLINKS)
+        port = fabric_model.ecmp_port(flow, UPLINKS)
         chosen[port] += 1
         host = H1 if flow.src == H1[0] else H2
-        make = m.udp if flow.proto == 17 else m.tcp
+        make = fabric_model.udp if flow.proto == 17 else fabric_model.tcp
         p = make(flow, src_mac=host[1], dst_mac=LEAF_MAC)
         stf.comment(
             f"{flow.src}:{flow.sport} -> {flow.dst}:{flow.dport} proto {flow.proto}: "
-            f"crc16 {m.ecmp_hash(flow):#06x} -> port {port}"
+            f"crc16 {fabric_model.ecmp_hash(flow):#06x} -> port {port}"
         )
         stf.packet(host[2], p)
         stf.expect(port, up_to(port, p))
@@ -310,9 +321,11 @@ def ecmp() -> Stf:
         "the same uplinks (the hash reads only the 5-tuple)."
     )
     for flow in flows[:6]:
-        port = m.ecmp_port(flow, UPLINKS)
+        port = fabric_model.ecmp_port(flow, UPLINKS)
         host = H1 if flow.src == H1[0] else H2
-        p = m.tcp(flow, src_mac=host[1], dst_mac=LEAF_MAC, ttl=9, dscp=46, payload=b"again")
+        p = fabric_model.tcp(
+            flow, src_mac=host[1], dst_mac=LEAF_MAC, ttl=9, dscp=46, payload=b"again"
+        )
         stf.packet(host[2], p)
         stf.expect(port, up_to(port, p))
     stf.blank()
@@ -326,10 +339,12 @@ def ecmp() -> Stf:
     stf.cmd("group ecmp_selector 2 5 6")
     stf.cmd("add ecmp ecmp_group:2 @group(2)")
     for i in range(6):
-        flow = m.Flow(H1[0], "10.9.0.1", 6, 41000 + i, 5201)
-        port = m.ecmp_port(flow, [5, 6])
+        flow = fabric_model.Flow(H1[0], "10.9.0.1", 6, 41000 + i, 5201)
+        port = fabric_model.ecmp_port(flow, [5, 6])
         p = from_h1(flow)
-        stf.comment(f"sport {flow.sport}: crc16 {m.ecmp_hash(flow):#06x} % 2 -> port {port}")
+        stf.comment(
+            f"sport {flow.sport}: crc16 {fabric_model.ecmp_hash(flow):#06x} % 2 -> port {port}"
+        )
         stf.packet(1, p)
         stf.expect(port, up_to(port, p))
     stf.comment(
@@ -339,7 +354,7 @@ def ecmp() -> Stf:
     )
     stf.cmd("add ipv4_route dst_addr:10.8.0.0/16 route_ecmp(group:3)")
     stf.packet(0, bytes.fromhex("02000000010000000a00010186dd") + bytes(40))
-    stf.packet(1, from_h1(m.Flow(H1[0], "10.8.0.1", 6, 41000, 5201)))
+    stf.packet(1, from_h1(fabric_model.Flow(H1[0], "10.8.0.1", 6, 41000, 5201)))
     return stf
 
 
@@ -350,15 +365,15 @@ def _other_uplink(not_this: int) -> int:
 def pins() -> Stf:
     stf = Stf("pins", "a tagged KV flow with a pin entry goes up the pinned spine")
     leaf_setup(stf)
-    kv = m.Flow(H1[0], REMOTE, 6, 40001, 5201)
-    hashed = m.ecmp_port(kv, UPLINKS)
+    kv = fabric_model.Flow(H1[0], REMOTE, 6, 40001, 5201)
+    hashed = fabric_model.ecmp_port(kv, UPLINKS)
     pinned = _other_uplink(hashed)
     stf.comment(
         f"The KV transfer {kv.src}:{kv.sport} -> {kv.dst}: ECMP would take port "
         f"{hashed}; the controller pins it to port {pinned}."
     )
     stf.comment("Before the pin: tagged (DSCP 10) but not pinned, so ECMP.")
-    p = from_h1(kv, dscp=m.KV_DSCP)
+    p = from_h1(kv, dscp=fabric_model.KV_DSCP)
     stf.packet(1, p)
     stf.expect(hashed, up_to(hashed, p))
     stf.cmd(
@@ -372,71 +387,71 @@ def pins() -> Stf:
         p = from_h1(kv, dscp=dscp)
         stf.packet(1, p)
         stf.expect(hashed, up_to(hashed, p))
-    other = m.Flow(H1[0], REMOTE, 6, 40002, 5201)
-    port = m.ecmp_port(other, UPLINKS)
+    other = fabric_model.Flow(H1[0], REMOTE, 6, 40002, 5201)
+    port = fabric_model.ecmp_port(other, UPLINKS)
     stf.comment(f"Another tagged transfer of the pair (sport 40002), no pin: ECMP, port {port}.")
-    p = from_h1(other, dscp=m.KV_DSCP)
+    p = from_h1(other, dscp=fabric_model.KV_DSCP)
     stf.packet(1, p)
     stf.expect(port, up_to(port, p))
-    as_udp = m.Flow(kv.src, kv.dst, 17, kv.sport, 9999)
+    as_udp = fabric_model.Flow(kv.src, kv.dst, 17, kv.sport, 9999)
     stf.comment(
         "The pin keys on (src, dst, sport) only: a tagged UDP packet of that triple is\npinned too."
     )
-    p = from_h1(as_udp, dscp=m.KV_DSCP)
+    p = from_h1(as_udp, dscp=fabric_model.KV_DSCP)
     stf.packet(1, p)
     stf.expect(pinned, up_to(pinned, p))
-    local = m.Flow(H1[0], H2[0], 6, 40003, 5201)
+    local = fabric_model.Flow(H1[0], H2[0], 6, 40003, 5201)
     stf.cmd(
         f"add kv_pin src_addr:{local.src} dst_addr:{local.dst} l4_src_port:{local.sport} "
         f"pin(port:{pinned})"
     )
     stf.comment("A pin entry for a local destination is never looked at: host port 2.")
-    p = from_h1(local, dscp=m.KV_DSCP)
+    p = from_h1(local, dscp=fabric_model.KV_DSCP)
     stf.packet(1, p)
     stf.expect(2, down_to(H2, p))
     stf.comment("Pins also override flowlet mode.")
     stf.cmd(f"setdefault switch_config flowlet_mode(timeout_us:{NEVER}, generation:1)")
-    p = from_h1(kv, dscp=m.KV_DSCP, payload=b"flowlet mode")
+    p = from_h1(kv, dscp=fabric_model.KV_DSCP, payload=b"flowlet mode")
     stf.packet(1, p)
     stf.expect(pinned, up_to(pinned, p))
-    stf.cmd(f"register_read flowlet_state {m.flowlet_slot(kv)} == 0")
+    stf.cmd(f"register_read flowlet_state {fabric_model.flowlet_slot(kv)} == 0")
     return stf
 
 
-def _one_field_off(flow: m.Flow, pinned: int) -> dict[str, m.Flow]:
+def _one_field_off(flow: fabric_model.Flow, pinned: int) -> dict[str, fabric_model.Flow]:
     """``flow`` with each 5-tuple field changed in turn, to a value whose flow ECMP
     sends to another uplink than ``pinned`` (so that a pin it wrongly matched shows)."""
 
-    def away(candidates: Iterable[m.Flow]) -> m.Flow:
-        return next(f for f in candidates if m.ecmp_port(f, UPLINKS) != pinned)
+    def away(candidates: Iterable[fabric_model.Flow]) -> fabric_model.Flow:
+        return next(f for f in candidates if fabric_model.ecmp_port(f, UPLINKS) != pinned)
 
     src, dst, proto, sport, dport = flow.src, flow.dst, flow.proto, flow.sport, flow.dport
     return {
         "another source": away(
-            m.Flow(f"10.0.1.{k}", dst, proto, sport, dport) for k in range(3, 250)
+            fabric_model.Flow(f"10.0.1.{k}", dst, proto, sport, dport) for k in range(3, 250)
         ),
         "another destination": away(
-            m.Flow(src, f"10.0.2.{k}", proto, sport, dport) for k in range(8, 250)
+            fabric_model.Flow(src, f"10.0.2.{k}", proto, sport, dport) for k in range(8, 250)
         ),
         "protocol UDP": _udp(flow),
         "another source port": away(
-            m.Flow(src, dst, proto, sport + k, dport) for k in range(1, 64)
+            fabric_model.Flow(src, dst, proto, sport + k, dport) for k in range(1, 64)
         ),
         "another destination port": away(
-            m.Flow(src, dst, proto, sport, dport + k) for k in range(1, 64)
+            fabric_model.Flow(src, dst, proto, sport, dport + k) for k in range(1, 64)
         ),
     }
 
 
-def _udp(flow: m.Flow) -> m.Flow:
-    return m.Flow(flow.src, flow.dst, 17, flow.sport, flow.dport)
+def _udp(flow: fabric_model.Flow) -> fabric_model.Flow:
+    return fabric_model.Flow(flow.src, flow.dst, 17, flow.sport, flow.dport)
 
 
-def _background_flow() -> tuple[m.Flow, int]:
+def _background_flow() -> tuple[fabric_model.Flow, int]:
     """A TCP flow h1 -> REMOTE and the uplink its pin takes: not the one ECMP gives it,
     nor the one of its UDP twin (the protocol has one other value to try)."""
-    flow = m.Flow(H1[0], REMOTE, 6, 35000, 5201)
-    hashed = {m.ecmp_port(f, UPLINKS) for f in (flow, _udp(flow))}
+    flow = fabric_model.Flow(H1[0], REMOTE, 6, 35000, 5201)
+    hashed = {fabric_model.ecmp_port(f, UPLINKS) for f in (flow, _udp(flow))}
     return flow, next(p for p in UPLINKS if p not in hashed)
 
 
@@ -464,14 +479,14 @@ def flow_pins() -> Stf:
     stf = Stf("flow_pins", "a static flow pin holds one 5-tuple of any class, in every mode")
     leaf_setup(stf)
     bg, pinned = _background_flow()
-    hashed = m.ecmp_port(bg, UPLINKS)
-    tables = m.PinTables()
+    hashed = fabric_model.ecmp_port(bg, UPLINKS)
+    tables = fabric_model.PinTables()
     tally = Tally()
 
-    def send(note: str, flow: m.Flow, *, dscp: int = 0, salt: int = 0) -> None:
-        make = m.udp if flow.proto == 17 else m.tcp
+    def send(note: str, flow: fabric_model.Flow, *, dscp: int = 0, salt: int = 0) -> None:
+        make = fabric_model.udp if flow.proto == 17 else fabric_model.tcp
         p = make(flow, src_mac=H1[1], dst_mac=LEAF_MAC, dscp=dscp, payload=note.encode())
-        is_kv = dscp == m.KV_DSCP
+        is_kv = dscp == fabric_model.KV_DSCP
         out = tables.uplink(flow, UPLINKS, is_kv=is_kv, salt=salt)
         stf.comment(f"{note}: port {out}.")
         stf.packet(1, p)
@@ -498,23 +513,27 @@ def flow_pins() -> Stf:
     )
     tally.read(stf, pinned)
     stf.blank()
-    send("Tagged with the KV DSCP and no kv_pin entry: flow_pin pins it, as KV", bg, dscp=m.KV_DSCP)
+    send(
+        "Tagged with the KV DSCP and no kv_pin entry: flow_pin pins it, as KV",
+        bg,
+        dscp=fabric_model.KV_DSCP,
+    )
     kv_port = next(p for p in UPLINKS if p not in (pinned, hashed))
     tables.kv_pin[bg.src, bg.dst, bg.sport] = kv_port
     stf.cmd(
         f"add kv_pin src_addr:{bg.src} dst_addr:{bg.dst} l4_src_port:{bg.sport} pin(port:{kv_port})"
     )
-    send("A kv_pin entry of its triple wins for the KV class", bg, dscp=m.KV_DSCP)
+    send("A kv_pin entry of its triple wins for the KV class", bg, dscp=fabric_model.KV_DSCP)
     send("and is not looked at for an untagged packet: flow_pin", bg)
     stf.blank()
     stf.cmd(f"setdefault switch_config flowlet_mode(timeout_us:{NEVER}, generation:1)")
     send("Flowlet mode honours the flow pin", bg)
-    stf.cmd(f"register_read flowlet_state {m.flowlet_slot(bg)} == 0")
-    first = m.flowlet_salt(1)
+    stf.cmd(f"register_read flowlet_state {fabric_model.flowlet_slot(bg)} == 0")
+    first = fabric_model.flowlet_salt(1)
     what, off = next(
         (what, f)
         for what, f in _one_field_off(bg, pinned).items()
-        if m.ecmp_port(f, UPLINKS, first) != pinned
+        if fabric_model.ecmp_port(f, UPLINKS, first) != pinned
     )
     send(f"A flow one field off ({what}) starts its first flowlet", off, salt=first)
     stf.blank()
@@ -524,11 +543,11 @@ def flow_pins() -> Stf:
     return stf
 
 
-def _flowlet_flow() -> m.Flow:
+def _flowlet_flow() -> fabric_model.Flow:
     """A flow whose flowlets 0..3 hash to uplinks that make each step visible."""
     for sport in range(40000, 41000):
-        flow = m.Flow(H1[0], REMOTE, 17, sport, 7000)
-        p = [m.ecmp_port(flow, UPLINKS, m.flowlet_salt(k)) for k in range(4)]
+        flow = fabric_model.Flow(H1[0], REMOTE, 17, sport, 7000)
+        p = [fabric_model.ecmp_port(flow, UPLINKS, fabric_model.flowlet_salt(k)) for k in range(4)]
         if p[0] != p[1] and p[1] != p[2] and p[2] != p[3]:
             return flow
     raise AssertionError("no flow found")
@@ -545,9 +564,9 @@ def flowlet() -> Stf:
     stf.blank()
     leaf_setup(stf)
     flow = _flowlet_flow()
-    slot = m.flowlet_slot(flow)
-    salt = [m.flowlet_salt(k) for k in range(4)]
-    port = [m.ecmp_port(flow, UPLINKS, s) for s in salt]
+    slot = fabric_model.flowlet_slot(flow)
+    salt = [fabric_model.flowlet_salt(k) for k in range(4)]
+    port = [fabric_model.ecmp_port(flow, UPLINKS, s) for s in salt]
     stf.comment(
         f"Flow {flow.src}:{flow.sport} -> {flow.dst}:{flow.dport} UDP, flowlet slot {slot}\n"
         "(crc32 of the 5-tuple % 4096). Flowlet k of a slot has salt k * 0x9E37 (16 bits)\n"
@@ -562,7 +581,7 @@ def flowlet() -> Stf:
         stf.expect(out, up_to(out, p))
 
     def state(generation: int, k: int, uplink: int) -> str:
-        return f"{m.flowlet_state(1, generation, salt[k], uplink):#x}"
+        return f"{fabric_model.flowlet_state(1, generation, salt[k], uplink):#x}"
 
     send("ECMP mode (the default): salt 0, flowlet registers untouched.", port[0])
     stf.cmd(f"register_read flowlet_state {slot} == 0")
@@ -610,33 +629,38 @@ def counters() -> Stf:
         "Counters count every packet that leaves, by egress port, with the length the\n"
         "packet had when it entered the switch (BMv2's rule)."
     )
-    local = m.Flow(H1[0], H2[0], 17, 5000, 6000)
+    local = fabric_model.Flow(H1[0], H2[0], 17, 5000, 6000)
     sizes = []
     for i in range(3):
         p = from_h1(local, payload=bytes(10 * i + 5))
         sizes.append(len(p))
         stf.packet(1, p)
         stf.expect(2, down_to(H2, p))
-    kv = m.Flow(H1[0], REMOTE, 6, 40005, 5201)
-    up = m.ecmp_port(kv, UPLINKS)
+    kv = fabric_model.Flow(H1[0], REMOTE, 6, 40005, 5201)
+    up = fabric_model.ecmp_port(kv, UPLINKS)
     kv_sizes = []
     for i in range(2):
-        p = from_h1(kv, dscp=m.KV_DSCP, payload=bytes(100 * (i + 1)))
+        p = from_h1(kv, dscp=fabric_model.KV_DSCP, payload=bytes(100 * (i + 1)))
         kv_sizes.append(len(p))
         stf.packet(1, p)
         stf.expect(up, up_to(up, p))
-    plain = m.Flow(H1[0], REMOTE, 6, 30000, 5201)
-    plain_up = m.ecmp_port(plain, UPLINKS)
+    plain = fabric_model.Flow(H1[0], REMOTE, 6, 30000, 5201)
+    plain_up = fabric_model.ecmp_port(plain, UPLINKS)
     p = from_h1(plain, payload=bytes(50))
     stf.packet(1, p)
     stf.expect(plain_up, up_to(plain_up, p))
     stf.comment("A KV-tagged packet to a local host counts as KV bytes on the host port.")
-    p = m.tcp(m.Flow(H2[0], H1[0], 6, 40006, 5201), src_mac=H2[1], dst_mac=LEAF_MAC, dscp=m.KV_DSCP)
+    p = fabric_model.tcp(
+        fabric_model.Flow(H2[0], H1[0], 6, 40006, 5201),
+        src_mac=H2[1],
+        dst_mac=LEAF_MAC,
+        dscp=fabric_model.KV_DSCP,
+    )
     stf.packet(2, p)
     stf.expect(1, down_to(H1, p))
     h1_bytes = len(p)
     stf.comment("Dropped packets (no route, bad TTL) are not counted anywhere.")
-    stf.packet(1, from_h1(m.Flow(H1[0], "192.168.0.1", 17, 1, 2)))
+    stf.packet(1, from_h1(fabric_model.Flow(H1[0], "192.168.0.1", 17, 1, 2)))
     stf.packet(1, from_h1(local, ttl=1))
     stf.blank()
     stf.cmd(f"counter_read port_tx 2 packets == 3 bytes == {sum(sizes)}")
@@ -665,9 +689,9 @@ def histogram_setup(stf: Stf) -> None:
         "Queue histograms: README's default buckets, enq_qdepth in packets queued ahead\n"
         "(BMv2's queue holds 64) and deq_timedelta in microseconds."
     )
-    for bucket, (low, high) in enumerate(m.QDEPTH_BOUNDS):
+    for bucket, (low, high) in enumerate(fabric_model.QDEPTH_BOUNDS):
         stf.cmd(f"add qdepth_buckets 1 enq_qdepth:{low}->{high} set_qdepth_bucket(bucket:{bucket})")
-    for bucket, (low, high) in enumerate(m.QDELAY_BOUNDS):
+    for bucket, (low, high) in enumerate(fabric_model.QDELAY_BOUNDS):
         stf.cmd(
             f"add qdelay_buckets 1 deq_timedelta:{low}->{high} set_qdelay_bucket(bucket:{bucket})"
         )
@@ -679,7 +703,7 @@ HISTOGRAMS = ("port_qdepth_hist", "port_qdelay_hist")
 
 def read_cell(stf: Stf, counter: str, port: int, bucket: int, packets: int, nbytes: int) -> None:
     stf.cmd(
-        f"counter_read {counter} {m.hist_index(port, bucket)} packets == {packets} "
+        f"counter_read {counter} {fabric_model.hist_index(port, bucket)} packets == {packets} "
         f"bytes == {nbytes}"
     )
 
@@ -705,29 +729,33 @@ def telemetry() -> Stf:
         stf.expect(out, want)
         counted.setdefault(out, []).append(len(bytes(data)))
 
-    local = m.Flow(H1[0], H2[0], 17, 5000, 6000)
+    local = fabric_model.Flow(H1[0], H2[0], 17, 5000, 6000)
     stf.comment("Three packets h1 -> h2 (port 2), of three sizes.")
     for size in (5, 300, 1000):
         p = from_h1(local, payload=bytes(size))
         send(1, p, 2, down_to(H2, p))
     stf.comment("Two packets up the one uplink (port 3), one of them KV-tagged.")
-    for dscp in (0, m.KV_DSCP):
-        p = from_h1(m.Flow(H1[0], REMOTE, 6, 40010 + dscp, 5201), dscp=dscp)
+    for dscp in (0, fabric_model.KV_DSCP):
+        p = from_h1(fabric_model.Flow(H1[0], REMOTE, 6, 40010 + dscp, 5201), dscp=dscp)
         send(1, p, 3, up_to(3, p))
     stf.comment("An ARP reply leaves by port 1.")
-    req = m.arp_request(sender_mac=H1[1], sender_ip=H1[0], target_ip=H2[0])
-    send(1, req, 1, m.arp_reply_from_switch(req, mac=LEAF_MAC))
+    req = fabric_model.arp_request(sender_mac=H1[1], sender_ip=H1[0], target_ip=H2[0])
+    send(1, req, 1, fabric_model.arp_reply_from_switch(req, mac=LEAF_MAC))
+    cpu = fabric_model.CPU_PORT
+    first, last = fabric_model.hist_index(cpu, 0), fabric_model.hist_index(cpu, 7)
     stf.comment(
-        f"A probe punted to the CPU port {m.CPU_PORT} (cells {m.hist_index(m.CPU_PORT, 0)}-"
-        f"{m.hist_index(m.CPU_PORT, 7)}), and a PacketOut\nto port 3 (counted with its "
+        f"A probe punted to the CPU port {cpu} (cells {first}-"
+        f"{last}), and a PacketOut\nto port 3 (counted with its "
         "2-byte packet_out header, as port_tx counts it)."
     )
-    neighbour = m.probe(sender_device_id=2, sender_port=1, nonce=9, src_mac=SPINE_MACS[3])
-    send(3, neighbour, m.CPU_PORT, m.packet_in_header(3) + neighbour)
-    own = m.probe(sender_device_id=1, sender_port=3, nonce=10, src_mac=LEAF_MAC)
-    send(m.CPU_PORT, m.packet_out_header(3) + own, 3, own)
+    neighbour = fabric_model.probe(
+        sender_device_id=2, sender_port=1, nonce=9, src_mac=SPINE_MACS[3]
+    )
+    send(3, neighbour, fabric_model.CPU_PORT, fabric_model.packet_in_header(3) + neighbour)
+    own = fabric_model.probe(sender_device_id=1, sender_port=3, nonce=10, src_mac=LEAF_MAC)
+    send(fabric_model.CPU_PORT, fabric_model.packet_out_header(3) + own, 3, own)
     stf.comment("Dropped packets (no route, TTL 1) leave by no port and are not counted.")
-    stf.packet(1, from_h1(m.Flow(H1[0], "192.168.0.1", 17, 1, 2)))
+    stf.packet(1, from_h1(fabric_model.Flow(H1[0], "192.168.0.1", 17, 1, 2)))
     stf.packet(1, from_h1(local, ttl=1))
     stf.blank()
     for port, lengths in sorted(counted.items()):
@@ -736,7 +764,7 @@ def telemetry() -> Stf:
         stf.cmd(f"counter_read port_tx {port} packets == {n} bytes == {b}")
         for counter in HISTOGRAMS:
             read_cell(stf, counter, port, 0, n, b)
-            for bucket in range(1, m.HIST_BUCKETS):
+            for bucket in range(1, fabric_model.HIST_BUCKETS):
                 read_cell(stf, counter, port, bucket, 0, 0)
     stf.comment("Port 4 sent nothing; the last cell (port 511, bucket 7) exists and is 0.")
     for counter in HISTOGRAMS:
@@ -770,7 +798,10 @@ def telemetry_buckets() -> Stf:
     )
     tables = {"port_qdepth_hist": Buckets(), "port_qdelay_hist": Buckets()}
     cells: Counter[tuple[str, int]] = Counter()
-    flows = {2: m.Flow(H1[0], H2[0], 17, 5000, 6000), 3: m.Flow(H1[0], REMOTE, 17, 5000, 6000)}
+    flows = {
+        2: fabric_model.Flow(H1[0], H2[0], 17, 5000, 6000),
+        3: fabric_model.Flow(H1[0], REMOTE, 17, 5000, 6000),
+    }
     size = len(from_h1(flows[2]))
 
     def send(port: int) -> None:
@@ -780,12 +811,12 @@ def telemetry_buckets() -> Stf:
         for counter, table in tables.items():
             bucket = table.bucket(0)
             if bucket is not None:
-                cells[counter, m.hist_index(port, bucket)] += 1
+                cells[counter, fabric_model.hist_index(port, bucket)] += 1
 
     def check(port: int) -> None:
         for counter in HISTOGRAMS:
-            for bucket in range(m.HIST_BUCKETS):
-                n = cells[counter, m.hist_index(port, bucket)]
+            for bucket in range(fabric_model.HIST_BUCKETS):
+                n = cells[counter, fabric_model.hist_index(port, bucket)]
                 read_cell(stf, counter, port, bucket, n, n * size)
 
     stf.comment(
@@ -810,8 +841,11 @@ def telemetry_buckets() -> Stf:
     )
     stf.cmd("add qdepth_buckets 1 enq_qdepth:0->15 set_qdepth_bucket(bucket:3)")
     tables["port_qdepth_hist"].entries.append((1, 0, 15, 3))
-    stf.cmd(f"add qdelay_buckets 1 deq_timedelta:1->{m.QDELAY_MAX} set_qdelay_bucket(bucket:1)")
-    tables["port_qdelay_hist"].entries.append((1, 1, m.QDELAY_MAX, 1))
+    stf.cmd(
+        "add qdelay_buckets 1 deq_timedelta:1->"
+        f"{fabric_model.QDELAY_MAX} set_qdelay_bucket(bucket:1)"
+    )
+    tables["port_qdelay_hist"].entries.append((1, 1, fabric_model.QDELAY_MAX, 1))
     send(2)
     check(2)
     stf.blank()
@@ -835,27 +869,31 @@ def probes() -> Stf:
     stf = Stf("probe", "link-discovery probes: PacketOut on any port, punted with the ingress port")
     leaf_setup(stf)
     stf.comment(
-        f"CPU port {m.CPU_PORT}. A frame from the controller (PacketOut) enters on the CPU port\n"
+        f"CPU port {fabric_model.CPU_PORT}. A frame from the controller (PacketOut) enters on the "
+        "CPU port\n"
         "behind the 2-byte packet_out header (egress port: 9 bits, 7 bits of padding); a\n"
         "frame to the controller (PacketIn) leaves by the CPU port behind the 2-byte\n"
         "packet_in header (ingress port, padding)."
     )
-    own = m.probe(sender_device_id=1, sender_port=4, nonce=77, src_mac=LEAF_MAC)
+    own = fabric_model.probe(sender_device_id=1, sender_port=4, nonce=77, src_mac=LEAF_MAC)
     stf.comment("PacketOut of this switch's probe (device 1, port 4): leaves by port 4 as is.")
-    stf.packet(m.CPU_PORT, m.packet_out_header(4) + own)
+    stf.packet(fabric_model.CPU_PORT, fabric_model.packet_out_header(4) + own)
     stf.expect(4, own)
-    neighbour = m.probe(
+    neighbour = fabric_model.probe(
         sender_device_id=0x1122334455667788, sender_port=2, nonce=78, src_mac="02:00:00:00:f0:01"
     )
     stf.comment("A spine's probe arriving on uplink 3: punted with ingress port 3, unchanged.")
     stf.packet(3, neighbour)
-    stf.expect(m.CPU_PORT, m.packet_in_header(3) + neighbour)
+    stf.expect(fabric_model.CPU_PORT, fabric_model.packet_in_header(3) + neighbour)
     stf.comment("On a host port too (a miswired cable shows up that way): ingress port 1.")
     stf.packet(1, neighbour)
-    stf.expect(m.CPU_PORT, m.packet_in_header(1) + neighbour)
+    stf.expect(fabric_model.CPU_PORT, fabric_model.packet_in_header(1) + neighbour)
     stf.comment("EtherType 0x88B5 without the KVFP magic is someone else's: dropped.")
     stf.packet(
-        3, m.probe(sender_device_id=1, sender_port=1, nonce=1, src_mac=LEAF_MAC, magic=0x12345678)
+        3,
+        fabric_model.probe(
+            sender_device_id=1, sender_port=1, nonce=1, src_mac=LEAF_MAC, magic=0x12345678
+        ),
     )
     stf.comment("A probe cut short (parser error): dropped.")
     stf.packet(3, neighbour[:20])
@@ -863,12 +901,14 @@ def probes() -> Stf:
         "A PacketOut may carry any frame: an IPv4 packet leaves port 2 untouched (no\n"
         "routing, no TTL change)."
     )
-    p = from_h1(m.Flow(H1[0], H2[0], 17, 1, 2))
-    stf.packet(m.CPU_PORT, m.packet_out_header(2) + bytes(p))
+    p = from_h1(fabric_model.Flow(H1[0], H2[0], 17, 1, 2))
+    stf.packet(fabric_model.CPU_PORT, fabric_model.packet_out_header(2) + bytes(p))
     stf.expect(2, p)
     stf.blank()
     stf.comment("Punted frames are counted on the CPU port, with their length as received.")
-    stf.cmd(f"counter_read port_tx {m.CPU_PORT} packets == 2 bytes == {2 * len(neighbour)}")
+    stf.cmd(
+        f"counter_read port_tx {fabric_model.CPU_PORT} packets == 2 bytes == {2 * len(neighbour)}"
+    )
     stf.comment("A PacketOut counts on its egress port with the packet_out header's 2 bytes.")
     stf.cmd(f"counter_read port_tx 4 packets == 1 bytes == {len(own) + 2}")
     return stf
@@ -887,30 +927,34 @@ def arp() -> Stf:
         (REMOTE, "a host of another leaf"),
         ("10.0.1.254", "a gateway address"),
     ):
-        req = m.arp_request(sender_mac=H1[1], sender_ip=H1[0], target_ip=target)
+        req = fabric_model.arp_request(sender_mac=H1[1], sender_ip=H1[0], target_ip=target)
         stf.comment(f"h1: who has {target} ({note})? -> reply on port 1")
         stf.packet(1, req)
-        stf.expect(1, m.arp_reply_from_switch(req, mac=LEAF_MAC))
-    req = m.arp_request(sender_mac=H2[1], sender_ip=H2[0], target_ip=H1[0], dst_mac=LEAF_MAC)
+        stf.expect(1, fabric_model.arp_reply_from_switch(req, mac=LEAF_MAC))
+    req = fabric_model.arp_request(
+        sender_mac=H2[1], sender_ip=H2[0], target_ip=H1[0], dst_mac=LEAF_MAC
+    )
     stf.comment("A unicast request (Linux re-checking a cached entry) from h2 on port 2.")
     stf.packet(2, req)
-    stf.expect(2, m.arp_reply_from_switch(req, mac=LEAF_MAC))
+    stf.expect(2, fabric_model.arp_reply_from_switch(req, mac=LEAF_MAC))
     stf.comment("Not in arp_proxy (192.168.0.1): dropped.")
-    stf.packet(1, m.arp_request(sender_mac=H1[1], sender_ip=H1[0], target_ip="192.168.0.1"))
+    stf.packet(
+        1, fabric_model.arp_request(sender_mac=H1[1], sender_ip=H1[0], target_ip="192.168.0.1")
+    )
     stf.comment("Gratuitous ARP (sender address = target address): dropped.")
-    stf.packet(1, m.arp_request(sender_mac=H1[1], sender_ip=H1[0], target_ip=H1[0]))
+    stf.packet(1, fabric_model.arp_request(sender_mac=H1[1], sender_ip=H1[0], target_ip=H1[0]))
     stf.comment(
         "An ARP probe (RFC 5227: sender address 0.0.0.0, a host checking that an address\n"
         "is free): dropped, or the host would think its address taken."
     )
-    stf.packet(1, m.arp_request(sender_mac=H1[1], sender_ip="0.0.0.0", target_ip=H1[0]))
+    stf.packet(1, fabric_model.arp_request(sender_mac=H1[1], sender_ip="0.0.0.0", target_ip=H1[0]))
     stf.comment("An ARP reply from a host: dropped (the leaf never asks).")
     rep = Ether(src=H1[1], dst=LEAF_MAC) / ARP(
         op=2, hwsrc=H1[1], psrc=H1[0], hwdst=LEAF_MAC, pdst="10.0.1.254"
     )
     stf.packet(1, rep)
     stf.comment("A request that is not IPv4-over-Ethernet (hardware type 6): dropped.")
-    odd = m.arp_request(sender_mac=H1[1], sender_ip=H1[0], target_ip=H2[0])
+    odd = fabric_model.arp_request(sender_mac=H1[1], sender_ip=H1[0], target_ip=H2[0])
     odd[ARP].hwtype = 6
     stf.packet(1, odd)
     return stf

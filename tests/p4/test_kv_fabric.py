@@ -23,8 +23,7 @@ from finsy.proto import p4i
 from google.protobuf import text_format
 
 from kvfabric.cli import main
-from tests.p4 import fabric_model as m
-from tests.p4 import make_stf
+from tests.p4 import fabric_model, make_stf
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "p4" / "kv_fabric.p4"
@@ -153,7 +152,7 @@ def test_p4info_selector_counters_registers_and_headers(p4info: p4i.P4Info) -> N
         assert counter.spec.unit == p4i.CounterSpec.Unit.BOTH
         assert "packets and bytes" in documented[name].data
     hist = [c for c in counters.values() if c.preamble.name.endswith("_hist")]
-    assert len(hist) == 2 and all(c.size == 512 * m.HIST_BUCKETS for c in hist)
+    assert len(hist) == 2 and all(c.size == 512 * fabric_model.HIST_BUCKETS for c in hist)
 
     registers = {r.preamble.name: r for r in p4info.registers}
     documented = rows_of("register")
@@ -190,7 +189,9 @@ class Leaf:
 
         self.now_us = 0
         self.pipeline = Pipeline.load(
-            load_program(str(PROGRAM)), clock=lambda: self.now_us * 1000, cpu_port=m.CPU_PORT
+            load_program(str(PROGRAM)),
+            clock=lambda: self.now_us * 1000,
+            cpu_port=fabric_model.CPU_PORT,
         )
         self.state: Any = self.pipeline.state
         self._control = ControlPlane(self.state, "<setup>")
@@ -205,7 +206,7 @@ class Leaf:
         for command in self._parse("\n".join(lines)).commands:
             assert not self._control.apply(command)
 
-    def send(self, at_us: int, flow: m.Flow, **kw: Any) -> int:
+    def send(self, at_us: int, flow: fabric_model.Flow, **kw: Any) -> int:
         """Send one packet of ``flow`` from h1 at ``at_us``; the port it left by."""
         self.now_us = at_us
         packet = make_stf.from_h1(flow, **kw)
@@ -221,8 +222,8 @@ class Leaf:
         Returns the length the switch counts, or None if the packet did not leave.
         """
         src, dst = (make_stf.H2, make_stf.H1) if port == 1 else (make_stf.H1, make_stf.H2)
-        flow = m.Flow(src[0], dst[0], 17, 5000, 6000)
-        data = bytes(m.udp(flow, src_mac=src[1], dst_mac=make_stf.LEAF_MAC))
+        flow = fabric_model.Flow(src[0], dst[0], 17, 5000, 6000)
+        data = bytes(fabric_model.udp(flow, src_mac=src[1], dst_mac=make_stf.LEAF_MAC))
         self.now_us = at_us
         out = self.pipeline.process(src[2], data)
         if not out:
@@ -235,7 +236,9 @@ class Leaf:
         c = self.state.counter(counter)
         return [
             (d.packets, d.bytes)
-            for d in (c.read(m.hist_index(port, b)) for b in range(m.HIST_BUCKETS))
+            for d in (
+                c.read(fabric_model.hist_index(port, b)) for b in range(fabric_model.HIST_BUCKETS)
+            )
         ]
 
     def port_tx(self, port: int) -> tuple[int, int]:
@@ -243,16 +246,19 @@ class Leaf:
         return d.packets, d.bytes
 
 
-def _flow(sport: int = 40500) -> m.Flow:
-    return m.Flow("10.0.1.1", "10.0.2.7", 17, sport, 7000)
+def _flow(sport: int = 40500) -> fabric_model.Flow:
+    return fabric_model.Flow("10.0.1.1", "10.0.2.7", 17, sport, 7000)
 
 
 def test_flowlet_gap_must_exceed_the_timeout() -> None:
     leaf = Leaf()
     leaf.configure("setdefault switch_config flowlet_mode(timeout_us:500, generation:1)")
     flow = _flow()
-    uplink = [m.ecmp_port(flow, make_stf.UPLINKS, m.flowlet_salt(k)) for k in range(4)]
-    slot = m.flowlet_slot(flow)
+    uplink = [
+        fabric_model.ecmp_port(flow, make_stf.UPLINKS, fabric_model.flowlet_salt(k))
+        for k in range(4)
+    ]
+    slot = fabric_model.flowlet_slot(flow)
     assert leaf.send(10_000, flow) == uplink[1]  # empty slot: flowlet 1
     assert leaf.send(10_400, flow) == uplink[1]  # gap 400 us
     assert leaf.send(10_900, flow) == uplink[1]  # gap 500 us: not longer than the timeout
@@ -260,8 +266,8 @@ def test_flowlet_gap_must_exceed_the_timeout() -> None:
     assert leaf.send(11_401, flow) == uplink[2]  # gap 501 us: flowlet 2
     assert leaf.send(11_402, flow) == uplink[2]
     assert leaf.send(50_000, flow) == uplink[3]
-    assert leaf.register("flowlet_state", slot) == m.flowlet_state(
-        1, 1, m.flowlet_salt(3), uplink[3]
+    assert leaf.register("flowlet_state", slot) == fabric_model.flowlet_state(
+        1, 1, fabric_model.flowlet_salt(3), uplink[3]
     )
 
 
@@ -269,10 +275,10 @@ def test_flowlets_of_different_flows_are_independent() -> None:
     leaf = Leaf()
     leaf.configure("setdefault switch_config flowlet_mode(timeout_us:500, generation:1)")
     flows = [_flow(40600 + i) for i in range(8)]
-    assert len({m.flowlet_slot(f) for f in flows}) == len(flows)
+    assert len({fabric_model.flowlet_slot(f) for f in flows}) == len(flows)
     first = {f: leaf.send(1000 + i, f) for i, f in enumerate(flows)}
     for f, port in first.items():
-        assert port == m.ecmp_port(f, make_stf.UPLINKS, m.flowlet_salt(1))
+        assert port == fabric_model.ecmp_port(f, make_stf.UPLINKS, fabric_model.flowlet_salt(1))
     # each flow keeps sending every 100 us: none of them starts a new flowlet
     for step in range(1, 20):
         for i, f in enumerate(flows):
@@ -285,7 +291,10 @@ def test_flowlet_mode_spreads_successive_flowlets() -> None:
     leaf.configure("setdefault switch_config flowlet_mode(timeout_us:100, generation:1)")
     flow = _flow(40700)
     seen = [leaf.send(1000 * k, flow) for k in range(1, 41)]
-    expected = [m.ecmp_port(flow, make_stf.UPLINKS, m.flowlet_salt(k)) for k in range(1, 41)]
+    expected = [
+        fabric_model.ecmp_port(flow, make_stf.UPLINKS, fabric_model.flowlet_salt(k))
+        for k in range(1, 41)
+    ]
     assert seen == expected
     assert set(seen) == set(make_stf.UPLINKS)
     changes = sum(a != b for a, b in itertools.pairwise(seen))
@@ -294,11 +303,14 @@ def test_flowlet_mode_spreads_successive_flowlets() -> None:
 
 # ------------------------------------------------------------ queue histograms
 
-HISTOGRAMS = (("port_qdepth_hist", m.QDEPTH_BOUNDS, 0), ("port_qdelay_hist", m.QDELAY_BOUNDS, 1))
+HISTOGRAMS = (
+    ("port_qdepth_hist", fabric_model.QDEPTH_BOUNDS, 0),
+    ("port_qdelay_hist", fabric_model.QDELAY_BOUNDS, 1),
+)
 
 
 def _burst(
-    leaf: Leaf, queue: m.Fifo, port: int, start_us: int, n: int, gap_us: int = 1
+    leaf: Leaf, queue: fabric_model.Fifo, port: int, start_us: int, n: int, gap_us: int = 1
 ) -> list[tuple[int, int, int]]:
     """``n`` packets to ``port`` from ``start_us``, ``gap_us`` apart: (depth, delay, length)
     of each, as the model's queue gives them."""
@@ -316,7 +328,7 @@ def _burst(
 
 
 def _histogram(seen: list[tuple[int, int, int]], which: int, bounds: Any) -> list[tuple[int, int]]:
-    return m.histogram(((s[which], s[2]) for s in seen), bounds)
+    return fabric_model.histogram(((s[which], s[2]) for s in seen), bounds)
 
 
 def test_histograms_bucket_real_queue_depths_and_delays() -> None:
@@ -325,7 +337,7 @@ def test_histograms_bucket_real_queue_depths_and_delays() -> None:
     # port 2 sends a packet every ms, port 1 every 200 us (BMv2: set_queue_rate 1000 2, ...)
     leaf.state.tm.set_queue_rate(1000, port=2)
     leaf.state.tm.set_queue_rate(5000, port=1)
-    queues = {2: m.Fifo(period_us=1000), 1: m.Fifo(period_us=200)}
+    queues = {2: fabric_model.Fifo(period_us=1000), 1: fabric_model.Fifo(period_us=200)}
     seen = {
         2: _burst(leaf, queues[2], 2, 10_000, 56),  # depths 0..54, delays up to 54 ms
         1: _burst(leaf, queues[1], 1, 200_000, 12, gap_us=3),  # delays of 197 us steps
@@ -339,17 +351,19 @@ def test_histograms_bucket_real_queue_depths_and_delays() -> None:
             total = (sum(p for p, _ in cells), sum(b for _, b in cells))
             assert total == leaf.port_tx(port), (counter, port)
             reached.setdefault(counter, set()).update(b for b, (p, _) in enumerate(cells) if p)
-    assert reached["port_qdepth_hist"] == set(range(m.HIST_BUCKETS))
-    assert reached["port_qdelay_hist"] == set(range(m.HIST_BUCKETS))
+    assert reached["port_qdepth_hist"] == set(range(fabric_model.HIST_BUCKETS))
+    assert reached["port_qdelay_hist"] == set(range(fabric_model.HIST_BUCKETS))
     assert max(s[0] for s in seen[2]) == 54
 
 
 def test_a_packet_dropped_by_a_full_queue_is_in_no_histogram() -> None:
     leaf = Leaf()
     leaf.state.tm.set_queue_rate(1000, port=2)
-    queue = m.Fifo(period_us=1000)
-    seen = _burst(leaf, queue, 2, 10_000, m.BMV2_QUEUE_PACKETS + 6)
-    assert len(seen) == m.BMV2_QUEUE_PACKETS + 1  # the one leaving at once, and 64 queued
+    queue = fabric_model.Fifo(period_us=1000)
+    seen = _burst(leaf, queue, 2, 10_000, fabric_model.BMV2_QUEUE_PACKETS + 6)
+    assert (
+        len(seen) == fabric_model.BMV2_QUEUE_PACKETS + 1
+    )  # the one leaving at once, and 64 queued
     for counter, bounds, which in HISTOGRAMS:
         assert leaf.cells(counter, 2) == _histogram(seen, which, bounds)
     assert leaf.cells("port_qdepth_hist", 2)[7][0] == 16  # depths 48..63: a full queue
@@ -368,9 +382,9 @@ def test_max_bucket_since_the_last_read_loses_no_sample(
     """
     leaf = Leaf()
     leaf.state.tm.set_queue_rate(1000, port=2)
-    queue = m.Fifo(period_us=1000)
+    queue = fabric_model.Fifo(period_us=1000)
     bursts_per_period = [[3], [], [30, 2], [1], [60], [], [10, 10], [12], [], []]
-    cells = m.HIST_BUCKETS
+    cells = fabric_model.HIST_BUCKETS
     first = [0] * cells
     second = [0] * cells
     total_sent = 0
@@ -382,30 +396,36 @@ def test_max_bucket_since_the_last_read_loses_no_sample(
             seen += _burst(leaf, queue, 2, 100_000 * k + 1000 + 50_000 * j, n)
         total_sent += len(seen)
         now = [p for p, _ in leaf.cells(counter, 2)]
-        delta = [m.counter_delta(a, b) for a, b in zip(first, now, strict=True)]
+        delta = [fabric_model.counter_delta(a, b) for a, b in zip(first, now, strict=True)]
         assert delta == [p for p, _ in _histogram(seen, which, bounds)], k
-        expected_max = max((m.bucket_of(s[which], bounds) or 0 for s in seen), default=None)
-        assert m.max_bucket_grown(first, now) == expected_max, k
+        expected_max = max(
+            (fabric_model.bucket_of(s[which], bounds) or 0 for s in seen), default=None
+        )
+        assert fabric_model.max_bucket_grown(first, now) == expected_max, k
         window.append(expected_max)
         total_read += sum(delta)
         first = now
         if k % 3 == 2:
             top = [b for b in window if b is not None]
-            assert m.max_bucket_grown(second, now) == max(top, default=None), k
+            assert fabric_model.max_bucket_grown(second, now) == max(top, default=None), k
             second, window = now, []
     assert total_read == total_sent == leaf.port_tx(2)[0]
 
 
 def test_counter_delta_across_wraps_and_resets() -> None:
     top = 1 << 64
-    assert m.counter_delta(10, 25) == 15
-    assert m.counter_delta(top - 5, 3) == 8  # the uint64 cell wrapped
-    assert m.counter_delta(-5, 3) == 8  # the same cell read over P4Runtime (int64)
-    assert m.counter_delta((1 << 63) - 1, -(1 << 63)) == 1  # crossing 2^63 in int64
-    assert m.counter_delta(1_000_000, 40) == 40  # reset (pipeline pushed again): since then
-    assert m.max_bucket_grown([5, 5, 5], [5, 6, 5]) == 1
-    assert m.max_bucket_grown([5, 5, 5], [5, 5, 5]) is None
-    assert m.max_bucket_grown([9, 9, 9], [2, 0, 0]) == 0  # reset, then 2 packets in bucket 0
+    assert fabric_model.counter_delta(10, 25) == 15
+    assert fabric_model.counter_delta(top - 5, 3) == 8  # the uint64 cell wrapped
+    assert fabric_model.counter_delta(-5, 3) == 8  # the same cell read over P4Runtime (int64)
+    assert fabric_model.counter_delta((1 << 63) - 1, -(1 << 63)) == 1  # crossing 2^63 in int64
+    assert (
+        fabric_model.counter_delta(1_000_000, 40) == 40
+    )  # reset (pipeline pushed again): since then
+    assert fabric_model.max_bucket_grown([5, 5, 5], [5, 6, 5]) == 1
+    assert fabric_model.max_bucket_grown([5, 5, 5], [5, 5, 5]) is None
+    assert (
+        fabric_model.max_bucket_grown([9, 9, 9], [2, 0, 0]) == 0
+    )  # reset, then 2 packets in bucket 0
 
 
 def _readme_bounds(column: str) -> tuple[tuple[int, int], ...]:
@@ -420,16 +440,16 @@ def _readme_bounds(column: str) -> tuple[tuple[int, int], ...]:
             found = re.fullmatch(r"(\d+)(?:-(\d+|max))?", text)
             assert found, f"bucket {cells[0]}: cannot read {text!r}"
             low, high = found.groups(default=found.group(1))
-            top = m.QDEPTH_MAX if column == "depth" else m.QDELAY_MAX
+            top = fabric_model.QDEPTH_MAX if column == "depth" else fabric_model.QDELAY_MAX
             bounds.append((int(low), top if high == "max" else int(high)))
     return tuple(bounds)
 
 
 def test_readme_default_buckets_are_the_models() -> None:
-    assert _readme_bounds("depth") == m.QDEPTH_BOUNDS
-    assert _readme_bounds("delay") == m.QDELAY_BOUNDS
-    for bounds in (m.QDEPTH_BOUNDS, m.QDELAY_BOUNDS):
-        assert len(bounds) == m.HIST_BUCKETS and bounds[0][0] == 0
+    assert _readme_bounds("depth") == fabric_model.QDEPTH_BOUNDS
+    assert _readme_bounds("delay") == fabric_model.QDELAY_BOUNDS
+    for bounds in (fabric_model.QDEPTH_BOUNDS, fabric_model.QDELAY_BOUNDS):
+        assert len(bounds) == fabric_model.HIST_BUCKETS and bounds[0][0] == 0
         assert all(a[1] + 1 == b[0] for a, b in itertools.pairwise(bounds))  # no gap
 
 
@@ -437,10 +457,10 @@ def test_a_histogram_cell_wraps_at_2_64_as_bmv2s_uint64_cells() -> None:
     from softswitch.runtime.externs import CounterData
 
     leaf = Leaf()
-    index = m.hist_index(2, 0)
-    top = m.COUNTER_MODULUS - 1
+    index = fabric_model.hist_index(2, 0)
+    top = fabric_model.COUNTER_MODULUS - 1
     leaf.state.counter("port_qdepth_hist").write(index, CounterData(top, top))
     length = leaf.send_to(2, 1000)
     assert length is not None
     assert leaf.cells("port_qdepth_hist", 2)[0] == (0, length - 1)
-    assert m.counter_delta(top, 0) == 1  # and the read procedure sees one packet
+    assert fabric_model.counter_delta(top, 0) == 1  # and the read procedure sees one packet

@@ -33,7 +33,7 @@ from scapy.packet import Packet, Raw
 
 from kvfabric.cli import main
 from softswitch.switch.process import SwitchProcess
-from tests.p4 import fabric_model as m
+from tests.p4 import fabric_model
 from tests.support.netns import VethPair, veth
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,7 +105,14 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     out = tmp_path_factory.mktemp("kv_fabric")
     p4info, blob = out / "kv_fabric.p4info.txt", out / "kv_fabric.json"
     assert main(["compile", str(PROGRAM), "--p4runtime-files", str(p4info), "-o", str(blob)]) == 0
-    target = ["--no-p4", "--", "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", str(m.CPU_PORT)]
+    target = [
+        "--no-p4",
+        "--",
+        "--grpc-server-addr",
+        "127.0.0.1:0",
+        "--cpu-port",
+        str(fabric_model.CPU_PORT),
+    ]
     with ExitStack() as stack:
         h1_side, h1_end = _ends(stack.enter_context(veth("kp")))
         leaf_up, spine_down = _ends(stack.enter_context(veth("kp")))
@@ -126,7 +133,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 def leaf_entries() -> list[Any]:
     """The leaf of the lab: h1 on port 1, everything else up the one uplink, port 3."""
     return [
-        +fy.P4TableEntry("kv_class", match=fy.P4TableMatch(dscp=m.KV_DSCP),
+        +fy.P4TableEntry("kv_class", match=fy.P4TableMatch(dscp=fabric_model.KV_DSCP),
                          action=fy.P4TableAction("mark_kv")),
         +fy.P4TableEntry("ipv4_route", match=fy.P4TableMatch(dst_addr=f"{H1[0]}/32"),
                          action=fy.P4TableAction("forward", port=1)),
@@ -150,8 +157,8 @@ def bucket_entries() -> list[Any]:
     """README's default buckets of both histograms, as range entries of priority 1."""
     out = []
     for table, key, action, bounds in (
-        ("qdepth_buckets", "enq_qdepth", "set_qdepth_bucket", m.QDEPTH_BOUNDS),
-        ("qdelay_buckets", "deq_timedelta", "set_qdelay_bucket", m.QDELAY_BOUNDS),
+        ("qdepth_buckets", "enq_qdepth", "set_qdepth_bucket", fabric_model.QDEPTH_BOUNDS),
+        ("qdelay_buckets", "deq_timedelta", "set_qdelay_bucket", fabric_model.QDELAY_BOUNDS),
     ):
         for bucket, (low, high) in enumerate(bounds):
             out.append(
@@ -165,22 +172,27 @@ def bucket_entries() -> list[Any]:
     return out
 
 
-HISTOGRAMS = (("port_qdepth_hist", m.QDEPTH_BOUNDS), ("port_qdelay_hist", m.QDELAY_BOUNDS))
+HISTOGRAMS = (
+    ("port_qdepth_hist", fabric_model.QDEPTH_BOUNDS),
+    ("port_qdelay_hist", fabric_model.QDELAY_BOUNDS),
+)
 
 
 async def _read_histograms(sw: Any, ports: tuple[int, ...]) -> dict[tuple[str, int], list[int]]:
     """One ReadRequest for every histogram cell of ``ports``: (counter, port) -> packets."""
     wanted = [
-        fy.P4CounterEntry(counter, index=m.hist_index(port, b))
+        fy.P4CounterEntry(counter, index=fabric_model.hist_index(port, b))
         for counter, _ in HISTOGRAMS
         for port in ports
-        for b in range(m.HIST_BUCKETS)
+        for b in range(fabric_model.HIST_BUCKETS)
     ]
     cells: dict[tuple[str, int], list[int]] = {}
     async for entry in sw.read(wanted):
         counter = entry.counter_id.split(".")[-1]
-        port, bucket = divmod(entry.index, m.HIST_BUCKETS)
-        cells.setdefault((counter, port), [0] * m.HIST_BUCKETS)[bucket] = entry.packet_count
+        port, bucket = divmod(entry.index, fabric_model.HIST_BUCKETS)
+        cells.setdefault((counter, port), [0] * fabric_model.HIST_BUCKETS)[bucket] = (
+            entry.packet_count
+        )
     assert len(cells) == len(HISTOGRAMS) * len(ports)
     return cells
 
@@ -189,14 +201,16 @@ def _deltas(
     before: dict[tuple[str, int], list[int]], after: dict[tuple[str, int], list[int]]
 ) -> dict[tuple[str, int], list[int]]:
     return {
-        key: [m.counter_delta(a, b) for a, b in zip(before[key], after[key], strict=True)]
+        key: [
+            fabric_model.counter_delta(a, b) for a, b in zip(before[key], after[key], strict=True)
+        ]
         for key in after
     }
 
 
 def spine_entries() -> list[Any]:
     return [
-        +fy.P4TableEntry("kv_class", match=fy.P4TableMatch(dscp=m.KV_DSCP),
+        +fy.P4TableEntry("kv_class", match=fy.P4TableMatch(dscp=fabric_model.KV_DSCP),
                          action=fy.P4TableAction("mark_kv")),
         +fy.P4TableEntry("ipv4_route", match=fy.P4TableMatch(dst_addr="10.0.1.0/24"),
                          action=fy.P4TableAction("forward", port=1)),
@@ -210,7 +224,7 @@ def spine_entries() -> list[Any]:
 
 async def _next_packet(sw: Any, send: Any, timeout: float = 5.0) -> Any:
     """Open ``sw``'s packet-in queue, run ``send()``, return the first PacketIn."""
-    packets: AsyncIterator[Any] = sw.read_packets(eth_types=[m.ETHERTYPE_PROBE])
+    packets: AsyncIterator[Any] = sw.read_packets(eth_types=[fabric_model.ETHERTYPE_PROBE])
     first = asyncio.ensure_future(anext(packets))
     await asyncio.sleep(0.1)  # the queue exists once the iterator runs
     await send()
@@ -249,9 +263,9 @@ def _has(tag: bytes) -> Any:
 
 
 def test_the_controller_programs_probes_and_reads_a_leaf_and_a_spine(lab: Lab) -> None:
-    probe_up = m.probe(sender_device_id=1, sender_port=3, nonce=7, src_mac=LEAF_MAC)
-    probe_down = m.probe(sender_device_id=2, sender_port=1, nonce=8, src_mac=SPINE_MAC)
-    kv = _kv_packet(40001, m.KV_DSCP, b"pinned")
+    probe_up = fabric_model.probe(sender_device_id=1, sender_port=3, nonce=7, src_mac=LEAF_MAC)
+    probe_down = fabric_model.probe(sender_device_id=2, sender_port=1, nonce=8, src_mac=SPINE_MAC)
+    kv = _kv_packet(40001, fabric_model.KV_DSCP, b"pinned")
     plain = _kv_packet(30000, 0, b"plain")
 
     burst = [_to_h1(b"burst-%d" % i) for i in range(8)]
@@ -284,7 +298,7 @@ def test_the_controller_programs_probes_and_reads_a_leaf_and_a_spine(lab: Lab) -
             await spine.write(spine_entries())
             await spine.write(bucket_entries())
             # the read procedure's baseline, before any traffic
-            leaf_ports, spine_ports = (1, 3, m.CPU_PORT), (1, 2, m.CPU_PORT)
+            leaf_ports, spine_ports = (1, 3, fabric_model.CPU_PORT), (1, 2, fabric_model.CPU_PORT)
             hist["leaf", 0] = await _read_histograms(leaf, leaf_ports)
             hist["spine", 0] = await _read_histograms(spine, spine_ports)
             tx["leaf", 0] = {p: await _counter(leaf, "port_tx", p) for p in leaf_ports}
@@ -306,7 +320,7 @@ def test_the_controller_programs_probes_and_reads_a_leaf_and_a_spine(lab: Lab) -
             await asyncio.sleep(0.2)
             for name, sw in (("leaf", leaf), ("spine", spine)):
                 for counter in ("port_tx", "port_kv_tx"):
-                    for port in (1, 2, 3, m.CPU_PORT):
+                    for port in (1, 2, 3, fabric_model.CPU_PORT):
                         counters[name, counter, port] = await _counter(sw, counter, port)
             # first polling period: the read procedure on both switches
             hist["leaf", 1] = await _read_histograms(leaf, leaf_ports)
@@ -342,25 +356,35 @@ def test_the_controller_programs_probes_and_reads_a_leaf_and_a_spine(lab: Lab) -
     probe_out = len(probe_up) + 2  # a PacketOut counts with its packet_out header
     assert counters["leaf", "port_tx", 3] == (3, kv_len + plain_len + probe_out)
     assert counters["leaf", "port_kv_tx", 3] == (1, kv_len)
-    assert counters["leaf", "port_tx", m.CPU_PORT][0] == 1  # the spine's probe, punted
+    assert counters["leaf", "port_tx", fabric_model.CPU_PORT][0] == 1  # the spine's probe, punted
     assert counters["spine", "port_tx", 2] == (2, kv_len + plain_len)
     assert counters["spine", "port_kv_tx", 2] == (1, kv_len)
-    assert counters["spine", "port_tx", m.CPU_PORT][0] == 1
+    assert counters["spine", "port_tx", fabric_model.CPU_PORT][0] == 1
     assert counters["spine", "port_tx", 1][0] == 1  # the spine's probe PacketOut
 
     # Period 1, no rate limit on the way: every packet found an empty queue (bucket 0).
     # Each cell grew by what port_tx counted on its port: leaf port 3 kv, plain and the
     # PacketOut probe; the leaf's CPU port the spine's probe; spine port 2 kv and plain.
     grew = {name: _deltas(hist[name, 0], hist[name, 1]) for name in ("leaf", "spine")}
-    for name, port, packets in (("leaf", 3, 3), ("leaf", m.CPU_PORT, 1), ("spine", 2, 2)):
+    for name, port, packets in (
+        ("leaf", 3, 3),
+        ("leaf", fabric_model.CPU_PORT, 1),
+        ("spine", 2, 2),
+    ):
         for counter, _ in HISTOGRAMS:
             assert grew[name][counter, port] == [packets] + [0] * 7, (name, counter, port)
             assert (
-                m.max_bucket_grown(hist[name, 0][counter, port], hist[name, 1][counter, port]) == 0
+                fabric_model.max_bucket_grown(
+                    hist[name, 0][counter, port], hist[name, 1][counter, port]
+                )
+                == 0
             )
     assert tx["leaf", 1][3][0] - tx["leaf", 0][3][0] == 3
     for counter, _ in HISTOGRAMS:
-        assert m.max_bucket_grown(hist["leaf", 0][counter, 1], hist["leaf", 1][counter, 1]) is None
+        assert (
+            fabric_model.max_bucket_grown(hist["leaf", 0][counter, 1], hist["leaf", 1][counter, 1])
+            is None
+        )
 
     # Period 2: 8 packets arrive within a few ms at a port that sends one per 100 ms. The
     # first leaves at once; packet k >= 1 finds k - 1 queued ahead and waits about k * 100
@@ -370,21 +394,24 @@ def test_the_controller_programs_probes_and_reads_a_leaf_and_a_spine(lab: Lab) -
     depth, delay = period["port_qdepth_hist", 1], period["port_qdelay_hist", 1]
     assert sum(depth) == sum(delay) == len(burst) == tx["leaf", 2][1][0] - tx["leaf", 1][1][0]
     before, after = hist["leaf", 1], hist["leaf", 2]
-    assert m.max_bucket_grown(before["port_qdepth_hist", 1], after["port_qdepth_hist", 1]) == (
-        m.bucket_of(len(burst) - 2, m.QDEPTH_BOUNDS)
+    assert fabric_model.max_bucket_grown(
+        before["port_qdepth_hist", 1], after["port_qdepth_hist", 1]
+    ) == (fabric_model.bucket_of(len(burst) - 2, fabric_model.QDEPTH_BOUNDS))
+    assert (
+        fabric_model.max_bucket_grown(before["port_qdelay_hist", 1], after["port_qdelay_hist", 1])
+        == 7
     )
-    assert m.max_bucket_grown(before["port_qdelay_hist", 1], after["port_qdelay_hist", 1]) == 7
     assert depth[0] == 2  # the first packet, and the second (the first had left)
     assert delay[0] == 1 and delay[7] == len(burst) - 1
     for counter, _ in HISTOGRAMS:  # nothing else left the leaf in period 2
-        assert period[counter, 3] == [0] * 8 and period[counter, m.CPU_PORT] == [0] * 8
+        assert period[counter, 3] == [0] * 8 and period[counter, fabric_model.CPU_PORT] == [0] * 8
 
     # the wildcard read: all 4096 cells, non-zero only where traffic left
     wildcard = {e.index: e.packet_count for e in seen["wildcard"]}
-    assert len(wildcard) == 512 * m.HIST_BUCKETS
+    assert len(wildcard) == 512 * fabric_model.HIST_BUCKETS
     nonzero = {i for i, n in wildcard.items() if n}
     assert nonzero == {
         i
         for i in range(4096)
-        if i // 8 in (1, 3, m.CPU_PORT) and after["port_qdepth_hist", i // 8][i % 8]
+        if i // 8 in (1, 3, fabric_model.CPU_PORT) and after["port_qdepth_hist", i // 8][i % 8]
     }

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from softswitch.errors import P4SourceError
-from softswitch.p4info import model as m
+from softswitch.p4info import model as info_model
 from softswitch.p4info.emit import build_p4info, field_ids, to_binary, to_json, to_text
 from softswitch.p4info.ids import Prefix, jenkins_hash
 
@@ -23,15 +23,17 @@ def pid(prefix: Prefix, name: str) -> int:
     return (prefix << 24) | (jenkins_hash(name) & 0xFFFFFF)
 
 
-def ann(*texts: str) -> m.Annotations:
-    return m.Annotations(tuple(m.Annotation(t[1:].split("(")[0], t) for t in texts))
+def ann(*texts: str) -> info_model.Annotations:
+    return info_model.Annotations(
+        tuple(info_model.Annotation(t[1:].split("(")[0], t) for t in texts)
+    )
 
 
-NOACTION = m.Action("NoAction", annotations=ann('@noWarn("unused")'))
+NOACTION = info_model.Action("NoAction", annotations=ann('@noWarn("unused")'))
 
 
 def test_empty_program_is_header_pkg_info_and_empty_type_info() -> None:
-    assert to_text(build_p4info(m.Model())) == (
+    assert to_text(build_p4info(info_model.Model())) == (
         HEADER + 'pkg_info {\n  arch: "v1model"\n}\ntype_info {\n}\n'
     )
 
@@ -43,33 +45,34 @@ def test_field_ids_follow_p4c_allocator() -> None:
     assert field_ids([None, 2]) == [1, 2]
 
 
-def _tiny() -> m.Model:
-    brief = m.Annotations(
-        (m.Annotation("brief", '@brief("dst")'),), doc=m.Documentation(brief="dst")
+def _tiny() -> info_model.Model:
+    brief = info_model.Annotations(
+        (info_model.Annotation("brief", '@brief("dst")'),),
+        doc=info_model.Documentation(brief="dst"),
     )
-    return m.Model(
-        pkg_info=m.PkgInfo(
+    return info_model.Model(
+        pkg_info=info_model.PkgInfo(
             name="tiny.p4",
             version="1.0",
-            annotations=m.Annotations(
-                (m.Annotation("pkginfo", '@pkginfo(name="tiny.p4")'),),
-                doc=m.Documentation(brief="Tiny"),
+            annotations=info_model.Annotations(
+                (info_model.Annotation("pkginfo", '@pkginfo(name="tiny.p4")'),),
+                doc=info_model.Documentation(brief="Tiny"),
             ),
         ),
         tables=(
-            m.Table(
+            info_model.Table(
                 "ingress.acl",
                 match_fields=(
-                    m.MatchField("hdr.eth.type", 16, "ternary"),
-                    m.MatchField("meta.sel", 8, "selector"),
-                    m.MatchField("hdr.ip.dst", 32, "lpm", annotations=brief),
+                    info_model.MatchField("hdr.eth.type", 16, "ternary"),
+                    info_model.MatchField("meta.sel", 8, "selector"),
+                    info_model.MatchField("hdr.ip.dst", 32, "lpm", annotations=brief),
                 ),
                 action_refs=(
-                    m.ActionRef("ingress.permit", ann("@tableonly")),
-                    m.ActionRef("NoAction", ann("@defaultonly")),
+                    info_model.ActionRef("ingress.permit", ann("@tableonly")),
+                    info_model.ActionRef("NoAction", ann("@defaultonly")),
                 ),
                 size=512,
-                default_action=m.ActionCall("NoAction"),
+                default_action=info_model.ActionCall("NoAction"),
                 default_action_const=True,
                 direct_counter="ingress.acl_counter",
                 idle_timeout=True,
@@ -78,21 +81,28 @@ def _tiny() -> m.Model:
         ),
         actions=(
             NOACTION,
-            m.Action(
+            info_model.Action(
                 "ingress.permit",
-                (m.Param("port", 9, explicit_id=5), m.Param("prio", 3)),
+                (info_model.Param("port", 9, explicit_id=5), info_model.Param("prio", 3)),
             ),
         ),
         direct_counters=(
-            m.DirectCounter("ingress.acl_counter", "packets_and_bytes", "ingress.acl"),
+            info_model.DirectCounter("ingress.acl_counter", "packets_and_bytes", "ingress.acl"),
         ),
-        registers=(m.Register("ingress.r", m.NamedType("struct", "pair_t"), 16),),
+        registers=(info_model.Register("ingress.r", info_model.NamedType("struct", "pair_t"), 16),),
         digests=(
-            m.Digest("pair_t", m.NamedType("struct", "pair_t")),
-            m.Digest("pair_t", m.NamedType("struct", "pair_t")),
+            info_model.Digest("pair_t", info_model.NamedType("struct", "pair_t")),
+            info_model.Digest("pair_t", info_model.NamedType("struct", "pair_t")),
         ),
-        type_info=m.TypeInfo(
-            structs=(("pair_t", m.StructInfo((("a", m.BitsType(8)), ("b", m.BoolType())))),)
+        type_info=info_model.TypeInfo(
+            structs=(
+                (
+                    "pair_t",
+                    info_model.StructInfo(
+                        (("a", info_model.BitsType(8)), ("b", info_model.BoolType()))
+                    ),
+                ),
+            )
         ),
     )
 
@@ -240,15 +250,15 @@ type_info {{
 
 
 def test_initial_default_action_arguments_are_full_width_bytes() -> None:
-    model = m.Model(
+    model = info_model.Model(
         tables=(
-            m.Table(
+            info_model.Table(
                 "c.t",
-                action_refs=(m.ActionRef("c.a"),),
-                default_action=m.ActionCall("c.a", ((12, 10), (1, 1))),
+                action_refs=(info_model.ActionRef("c.a"),),
+                default_action=info_model.ActionCall("c.a", ((12, 10), (1, 1))),
             ),
         ),
-        actions=(m.Action("c.a", (m.Param("x", 12), m.Param("y", 1))),),
+        actions=(info_model.Action("c.a", (info_model.Param("x", 12), info_model.Param("y", 1))),),
     )
     text = to_text(build_p4info(model))
     assert "const_default_action_id" not in text
@@ -262,9 +272,9 @@ def test_initial_default_action_arguments_are_full_width_bytes() -> None:
 
 
 def test_hidden_objects_take_ids_but_are_not_written() -> None:
-    model = m.Model(
-        tables=(m.Table("tbl_act", hidden=True), m.Table("c.t")),
-        actions=(m.Action("act", hidden=True), m.Action("c.act")),
+    model = info_model.Model(
+        tables=(info_model.Table("tbl_act", hidden=True), info_model.Table("c.t")),
+        actions=(info_model.Action("act", hidden=True), info_model.Action("c.act")),
     )
     info = build_p4info(model)
     assert [t.preamble.name for t in info.tables] == ["c.t"]
@@ -274,13 +284,13 @@ def test_hidden_objects_take_ids_but_are_not_written() -> None:
 
 
 def test_action_profile_lists_tables_by_name_and_max_group_size() -> None:
-    model = m.Model(
+    model = info_model.Model(
         tables=(
-            m.Table("c.zeta", implementation="c.sel"),
-            m.Table("c.alpha", implementation="c.sel"),
+            info_model.Table("c.zeta", implementation="c.sel"),
+            info_model.Table("c.alpha", implementation="c.sel"),
         ),
         action_profiles=(
-            m.ActionProfile(
+            info_model.ActionProfile(
                 "c.sel",
                 64,
                 with_selector=True,
@@ -300,9 +310,9 @@ def test_action_profile_lists_tables_by_name_and_max_group_size() -> None:
 
 def test_selector_size_semantics_sum_of_members() -> None:
     anns = ann('@selector_size_semantics("sum_of_members")', "@max_member_weight(40)")
-    model = m.Model(
+    model = info_model.Model(
         action_profiles=(
-            m.ActionProfile(
+            info_model.ActionProfile(
                 "s",
                 8,
                 with_selector=True,
@@ -311,7 +321,7 @@ def test_selector_size_semantics_sum_of_members() -> None:
                 max_member_weight=40,
                 annotations=anns,
             ),
-            m.ActionProfile("p", 8),
+            info_model.ActionProfile("p", 8),
         )
     )
     selector, plain = build_p4info(model).action_profiles
@@ -323,29 +333,37 @@ def test_selector_size_semantics_sum_of_members() -> None:
 def test_value_set_controller_header_meter_and_new_type() -> None:
     from finsy.proto import p4i
 
-    model = m.Model(
+    model = info_model.Model(
         value_sets=(
-            m.ValueSet(
+            info_model.ValueSet(
                 "p.pvs",
                 4,
                 (
-                    m.MatchField("f1", 8, "exact"),
-                    m.MatchField("f2", 16, "ternary", annotations=ann("@match(ternary)")),
+                    info_model.MatchField("f1", 8, "exact"),
+                    info_model.MatchField("f2", 16, "ternary", annotations=ann("@match(ternary)")),
                 ),
             ),
         ),
         controller_headers=(
-            m.ControllerHeader(
+            info_model.ControllerHeader(
                 "packet_in_t",
                 "packet_in",
-                (m.PacketMetadata("port", 9), m.PacketMetadata("pad", 7, hidden=True)),
+                (
+                    info_model.PacketMetadata("port", 9),
+                    info_model.PacketMetadata("pad", 7, hidden=True),
+                ),
                 annotations=ann('@controller_header("packet_in")'),
             ),
         ),
-        meters=(m.Meter("c.m", "bytes", 32),),
-        type_info=m.TypeInfo(
-            new_types=(("port_t", m.NewTypeInfo(None, m.Translation("p4.org/port", None))),),
-            serializable_enums=(("E", m.SerEnumInfo(8, (("A", 1), ("B", 255)))),),
+        meters=(info_model.Meter("c.m", "bytes", 32),),
+        type_info=info_model.TypeInfo(
+            new_types=(
+                (
+                    "port_t",
+                    info_model.NewTypeInfo(None, info_model.Translation("p4.org/port", None)),
+                ),
+            ),
+            serializable_enums=(("E", info_model.SerEnumInfo(8, (("A", 1), ("B", 255)))),),
             errors=("NoError", "PacketTooShort"),
         ),
     )
@@ -368,14 +386,18 @@ def test_value_set_controller_header_meter_and_new_type() -> None:
 
 
 def test_structured_annotations_and_other_match_type() -> None:
-    structured = m.Annotations(
+    structured = info_model.Annotations(
         structured=(
-            m.StructuredAnnotation("tags", expressions=("x", 3, True)),
-            m.StructuredAnnotation("kv", kv_pairs=(("k", "v"),)),
+            info_model.StructuredAnnotation("tags", expressions=("x", 3, True)),
+            info_model.StructuredAnnotation("kv", kv_pairs=(("k", "v"),)),
         )
     )
-    model = m.Model(
-        tables=(m.Table("t", (m.MatchField("f", 8, "custom_kind"),), annotations=structured),)
+    model = info_model.Model(
+        tables=(
+            info_model.Table(
+                "t", (info_model.MatchField("f", 8, "custom_kind"),), annotations=structured
+            ),
+        )
     )
     table = build_p4info(model).tables[0]
     assert table.match_fields[0].other_match_type == "custom_kind"
@@ -390,8 +412,11 @@ def test_structured_annotations_and_other_match_type() -> None:
 
 
 def test_conflicting_ids_are_a_source_error() -> None:
-    model = m.Model(
-        actions=(m.Action("a", explicit_id=1), m.Action("b", explicit_id=0x01000001)),
+    model = info_model.Model(
+        actions=(
+            info_model.Action("a", explicit_id=1),
+            info_model.Action("b", explicit_id=0x01000001),
+        ),
     )
     with pytest.raises(P4SourceError):
         build_p4info(model)
