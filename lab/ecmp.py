@@ -52,12 +52,13 @@ def _crc16_table() -> tuple[int, ...]:
 _CRC16_TABLE = _crc16_table()
 
 
-def crc16_arc(data: bytes) -> int:
+def crc16_arc(data: bytes, crc: int = 0) -> int:
     """CRC-16/ARC (BMv2's ``crc16``): reflected polynomial 0xA001, init 0, no final xor.
 
     Byte at a time through a 256-entry table (the simulator hashes millions of flows).
+    ``crc`` continues from the CRC of earlier bytes: ``crc16_arc(a + b) ==
+    crc16_arc(b, crc16_arc(a))``.
     """
-    crc = 0
     table = _CRC16_TABLE
     for byte in data:
         crc = (crc >> 8) ^ table[(crc ^ byte) & 0xFF]

@@ -59,6 +59,7 @@ class FlowEngine:
         self.load_bps: FloatArray = np.zeros(n)
         self.kv_load_bps: FloatArray = np.zeros(n)
         self._carried: FloatArray = np.zeros(n)  # flows and fixed background, per link
+        self._fixed_carried: FloatArray = np.zeros(n)
         self._heap: list[tuple[float, int, Timer]] = []
         self._seq = itertools.count()
         self._pending = 0  # timers that keep the simulation alive
@@ -72,6 +73,7 @@ class FlowEngine:
         self._done: list[DoneCallback | None] = [None] * size
         self._free: list[int] = list(range(size - 1, -1, -1))
         self._dirty = False
+        self._capacity: FloatArray | None = None  # left for flows; None: recompute
         self.events = 0
         self.reallocations = 0
 
@@ -163,11 +165,13 @@ class FlowEngine:
     def set_capacity(self, link: int, bps: float) -> None:
         """Set a link's capacity now (0: the cable is down)."""
         self.base_capacity[link] = bps
+        self._capacity = None
         self._dirty = True
 
     def set_fixed_background(self, link: int, bps: float) -> None:
         """Constant-rate traffic (UDP) that takes ``bps`` of ``link`` before any flow."""
         self.fixed_bg[link] = bps
+        self._capacity = None
         self._dirty = True
 
     def utilisation(self) -> FloatArray:
@@ -249,14 +253,16 @@ class FlowEngine:
         self._dirty = False
         self.reallocations += 1
         idx = np.flatnonzero(self._active)
-        capacity = np.maximum(self.base_capacity - self.fixed_bg, 0.0)
-        capacity[self.network.pad] = np.inf
-        rates = max_min_rates(self._paths[idx], capacity, self._cap[idx])
+        if self._capacity is None:
+            self._capacity = np.maximum(self.base_capacity - self.fixed_bg, 0.0)
+            self._capacity[self.network.pad] = np.inf
+            self._fixed_carried = np.minimum(self.fixed_bg, self.base_capacity)
+        rates = max_min_rates(self._paths[idx], self._capacity, self._cap[idx])
         self._rate[idx] = rates
         self.load_bps, self.kv_load_bps = kernels.loads(
             self._paths, idx, rates, self._kv, self.network.nlinks, self.network.pad
         )
-        self._carried = self.load_bps + np.minimum(self.fixed_bg, self.base_capacity)
+        self._carried = self.load_bps + self._fixed_carried
 
     def _release(self, f: int) -> None:
         self._active[f] = False

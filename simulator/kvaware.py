@@ -66,6 +66,7 @@ class KvAware(Driver):
         for ref, link in self.net.port_link.items():
             if self.net.links[link].tier != "intra-rack":
                 self.switch_ports.setdefault(ref.switch, []).append((ref.port, link))
+        self._rounds: dict[frozenset[tuple[str, str]], AuditRound] = {}
         self._poll()
         if self.scenario.events:
             self._audit()
@@ -100,17 +101,21 @@ class KvAware(Driver):
         self.engine.at(now + self.controller.telemetry.poll_interval_s, self._poll, daemon=True)
 
     def _audit(self) -> None:
-        sent: list[PortRef] = []
-        seen: list[ProbeSeen] = []
-        for link in self.net.topology.links:
-            leaf_end, spine_end = (
-                (link.a, link.b) if link.a.switch in self.net.leaves else (link.b, link.a)
-            )
-            for origin, at in ((leaf_end, spine_end), (spine_end, leaf_end)):
-                sent.append(origin)
-                if (leaf_end.switch, spine_end.switch) not in self.down:
-                    seen.append(ProbeSeen(origin, at))
-        self._apply(self.ctl.audit(AuditRound(tuple(sent), tuple(seen)), self.engine.now))
+        down = frozenset(self.down)
+        round_ = self._rounds.get(down)
+        if round_ is None:  # a probe crosses a cable that is up and is lost on one that is down
+            sent: list[PortRef] = []
+            seen: list[ProbeSeen] = []
+            for link in self.net.topology.links:
+                leaf_end, spine_end = (
+                    (link.a, link.b) if link.a.switch in self.net.leaves else (link.b, link.a)
+                )
+                for origin, at in ((leaf_end, spine_end), (spine_end, leaf_end)):
+                    sent.append(origin)
+                    if (leaf_end.switch, spine_end.switch) not in down:
+                        seen.append(ProbeSeen(origin, at))
+            round_ = self._rounds[down] = AuditRound(tuple(sent), tuple(seen))
+        self._apply(self.ctl.audit(round_, self.engine.now))
         self.engine.at(self.engine.now + self.controller.audit_interval_s, self._audit, daemon=True)
 
     # -- transfers ------------------------------------------------------------------

@@ -44,27 +44,31 @@ def max_min_rates(
     n = paths.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.float64)
-    if np.any(capacity < 0):
-        raise ValueError("link capacities must not be negative")
     demand = np.full(n, np.inf) if caps is None else np.ascontiguousarray(caps, dtype=np.float64)
     rates = np.zeros(n, dtype=np.float64)
-    ok = _fill(
+    status = _fill(
         np.ascontiguousarray(paths, dtype=np.int64),
         np.ascontiguousarray(capacity, dtype=np.float64),
         demand,
         rates,
         REL_TOL,
     )
-    if not ok:
+    if status == NEGATIVE:
+        raise ValueError("link capacities must not be negative")
+    if status == UNBOUNDED:
         raise ValueError("a flow crosses no finite link and has no cap: its rate is unbounded")
     return rates
+
+
+OK, UNBOUNDED, NEGATIVE = 0, 1, 2
+"""What :func:`_fill` found."""
 
 
 @numba.njit(cache=True, nogil=True)
 def _fill(
     paths: IntArray, capacity: FloatArray, demand: FloatArray, rates: FloatArray, tol: float
-) -> bool:
-    """Progressive filling into ``rates``; False when a flow's rate is unbounded."""
+) -> int:
+    """Progressive filling into ``rates``; the status (``OK``, ``UNBOUNDED``, ``NEGATIVE``)."""
     n, width = paths.shape
     local = np.full(capacity.shape[0], -1, dtype=np.int64)
     used = np.empty(n * width, dtype=np.int64)
@@ -83,6 +87,8 @@ def _fill(
     count = np.zeros(k, dtype=np.int64)
     for m in range(k):
         c = capacity[used[m]]
+        if c < 0.0:
+            return 2
         residual[m] = c
         slack[m] = c * tol if np.isfinite(c) else 0.0
     for i in range(n):
@@ -107,7 +113,7 @@ def _fill(
                     step = head
                     tightest = -1
         if not np.isfinite(step):
-            return False
+            return 1
         step = max(step, 0.0)
         level += step
         for m in range(k):
@@ -132,7 +138,7 @@ def _fill(
                 left -= 1
                 for j in range(width):
                     count[lp[i, j]] -= 1
-    return True
+    return 0
 
 
 def link_loads(paths: IntArray, rates: FloatArray, nlinks: int) -> FloatArray:

@@ -47,7 +47,7 @@ from functools import partial
 import numpy as np
 
 from lab.arrivals import ECMP_PORTS, Arrival, Schedule
-from lab.ecmp import FLOWLET_STEP, selector_hash, uplink_order
+from lab.ecmp import FLOWLET_STEP, crc16_arc, pack, uplink_order
 from lab.kvtransfer import RECEIVER_PORT
 from lab.results import ModeRun, TransferResult
 from lab.scenario import LinkEvent
@@ -112,6 +112,7 @@ class Driver:
         self.flow_port: dict[int, int] = {}
         self.flow_salt: dict[int, int] = {}
         self._then: dict[int, Callable[[], None] | None] = {}
+        self._prefix: dict[tuple[str, str, int], int] = {}  # CRC of a 5-tuple, before the salt
 
     # -- the run --------------------------------------------------------------------
 
@@ -274,7 +275,13 @@ class Driver:
         if a == b:
             return None
         group = self.groups[a]
-        h = selector_hash(self.ip[src], self.ip[dst], TCP, sport, RECEIVER_PORT, salt=salt)
+        key = (src, dst, sport)
+        prefix = self._prefix.get(key)
+        if prefix is None:  # the 13 bytes before the salt; the salt's 2 continue the CRC
+            fields = [(int(self.ip[src]), 32), (int(self.ip[dst]), 32), (TCP, 8)]
+            prefix = crc16_arc(pack([*fields, (sport, 16), (RECEIVER_PORT, 16)]))
+            self._prefix[key] = prefix
+        h = crc16_arc(salt.to_bytes(2, "big"), prefix)
         return group[h % len(group)]
 
     def _cable_event(self, e: LinkEvent) -> None:

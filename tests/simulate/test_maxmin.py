@@ -107,3 +107,8 @@ def test_every_allocation_is_feasible_and_max_min_fair(problem):
                 bottleneck = True
                 break
         assert bottleneck, (i, r.tolist(), load.tolist())
+
+
+def test_a_negative_capacity_is_an_error():
+    with pytest.raises(ValueError, match="negative"):
+        rates([[0]], [-1.0])

@@ -82,3 +82,21 @@ def test_every_mode_moves_every_byte():
         assert m["n"] == 2 and m["failed"] == 0
         assert min(m["fct_samples_ms"]) >= 100.0 - 1e-6
     assert doc["modes"]["isolated"]["fct_ms"]["p99"] == pytest.approx(100.0)
+
+
+def test_the_drivers_hash_is_the_data_planes_with_every_salt(design):
+    from lab.ecmp import FLOWLET_STEP, selector_hash, uplink_order
+    from simulator.flow import FlowEngine
+    from simulator.modes import Driver
+
+    sim, _ = design
+    work = sim.workload
+    driver = Driver(FlowEngine(work.network), work, work.schedule(1))
+    hosts = {h.name: h for h in work.fabric.hosts}
+    group = uplink_order(work.fabric, "leaf1")
+    for sport in (1024, 5000, 40000, 65535):
+        for salt in (0, FLOWLET_STEP, (7 * FLOWLET_STEP) & 0xFFFF):
+            h = selector_hash(
+                hosts["h11"].ipv4, hosts["h21"].ipv4, 6, sport, RECEIVER_PORT, salt=salt
+            )
+            assert driver.ecmp_spine("h11", "h21", sport, salt) == group[h % len(group)]
