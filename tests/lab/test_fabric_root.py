@@ -32,12 +32,12 @@ def tc_json(*args: str) -> list[dict[str, Any]]:
     return result
 
 
-def htb_rate(intf: str) -> str:
+def htb_rate(intf: str, classid: str = "5:1") -> str:
     """The rate of the interface's htb class as tc prints it (``20Mbit``)."""
     out = subprocess.run(
         ["tc", "class", "show", "dev", intf], check=True, capture_output=True, text=True
     ).stdout
-    (line,) = out.splitlines()
+    (line,) = [line for line in out.splitlines() if line.split()[2:3] == [classid]]
     words = line.split()
     assert words[:2] == ["class", "htb"], line
     return words[words.index("rate") + 1]
@@ -54,11 +54,13 @@ def test_2x2_from_parameters_is_shaped_addressed_and_cleaned_up(
         # Every switch-side interface: htb at the link rate, a 30-packet pfifo, MTU 9000.
         assert len(topo.switch_intfs) == 12
         for intf in topo.switch_intfs.values():
-            qdiscs = {q["kind"]: q for q in tc_json("qdisc", "show", "dev", intf)}
-            assert set(qdiscs) == {"htb", "pfifo"}, intf
-            assert "netem" not in qdiscs
-            assert qdiscs["pfifo"]["options"]["limit"] == 30
+            qdiscs = {q["handle"]: q for q in tc_json("qdisc", "show", "dev", intf)}
+            assert {h: q["kind"] for h, q in qdiscs.items()} == {
+                "5:": "htb", "10:": "pfifo", "20:": "pfifo"
+            }, intf  # fmt: skip
+            assert qdiscs["10:"]["options"]["limit"] == 30
             assert htb_rate(intf) == "20Mbit"
+            assert htb_rate(intf, "5:2") == "512Kbit"  # the link probes' protected class
             assert Path(f"/sys/class/net/{intf}/mtu").read_text().strip() == "9000"
         # The switch process got simple_switch_grpc's argv for its ports.
         argv = lab.switch("leaf1").launch_command()
