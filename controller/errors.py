@@ -10,15 +10,15 @@
      |    +-- UnknownTransferError       a completion for a transfer not in flight
      |    +-- PathDownError              a forced spine whose path has a cable down or miswired
      |    +-- ForcedSpineError           a forced spine with no path between the two hosts
-     |    +-- UnknownPinError            a static pin id the engine does not hold
-     |    +-- DuplicatePinError          a static pin of a 5-tuple (or an id) already pinned
+     |    +-- UnknownPinError            a flow pin id the engine does not hold
+     |    +-- DuplicatePinError          a flow pin of a 5-tuple (or an id) already pinned
      +-- ServiceError                    the service cannot do what was asked
           +-- NotReadyError              no transfers now (backup, or switches not provisioned)
           +-- SwitchError                a P4Runtime call to one switch failed
           |    +-- SwitchUnavailable     the switch is not connected (or not ours)
           |    +-- NotPrimaryError       this instance is a backup for that switch
           +-- PipelineError              the P4 program could not be compiled or read
-          +-- PinNotWrittenError         a leaf refused a static pin's entry
+          +-- PinNotWrittenError         a leaf refused a flow pin's entry
 
 A user's file is blamed by file, YAML key path and (when a node is known) line and
 column; ``kvfabric check-config`` prints ``str(error)`` and exits 1, never a traceback.
@@ -99,11 +99,11 @@ class ForcedSpineError(EngineError):
 
 
 class UnknownPinError(EngineError):
-    """A request names a static pin that does not exist (removed, or never made)."""
+    """A request names a flow pin that does not exist (removed, or never made)."""
 
 
 class DuplicatePinError(EngineError):
-    """A static pin of a 5-tuple that is already pinned (or of an id already in use)."""
+    """A flow pin of a 5-tuple that is already pinned (or of an id already in use)."""
 
 
 # -- the service --------------------------------------------------------------------
@@ -140,4 +140,4 @@ class PipelineError(ServiceError):
 
 
 class PinNotWrittenError(ServiceError):
-    """A static pin's entry could not be written on its leaf: the pin was not made."""
+    """A flow pin's entry could not be written on its leaf: the pin was not made."""

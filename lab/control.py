@@ -12,7 +12,7 @@ drives it through the small :class:`FabricControl` protocol:
 ``complete_transfer(id, duration_s)``
     ``POST /v1/transfers/{id}/complete``;
 ``pin_flow(flow, spine)`` / ``unpin_flow(flow)``
-    a static pin for a background flow that holds in *every* mode, so that
+    a flow pin for a background flow that holds in *every* mode, so that
     background traffic takes the same spine whatever the mode under test;
 ``fabric()``
     ``GET /v1/fabric`` (utilisation, tiers, efficiency counts).
@@ -218,7 +218,7 @@ class HttpControl:
         )
 
     async def pin_flow(self, flow: FlowKey, spine: str) -> None:
-        """``POST /v1/pins``: hold ``flow`` on ``spine`` in every mode (a static pin)."""
+        """``POST /v1/pins``: hold ``flow`` on ``spine`` in every mode (a flow pin)."""
         answer = await self.request(
             "POST",
             "/v1/pins",

@@ -17,12 +17,12 @@ per-port picture), ``selection`` (path choice), ``inflight`` (transfers and tags
 from controller.engine.audit import AuditFindings, LinkVerdict, compare_wiring
 from controller.engine.core import Engine
 from controller.engine.events import AuditRound, ProbeSeen, SwitchReading, TransferRequest
-from controller.engine.static_pins import (
+from controller.engine.flow_pins import (
     PROTOCOLS,
+    FlowPin,
     FlowTuple,
     InstallFlowPin,
     RemoveFlowPin,
-    StaticPin,
 )
 from controller.engine.updates import (
     Alert,
@@ -54,6 +54,7 @@ __all__ = [
     "DuplicatePinError",
     "Engine",
     "EngineError",
+    "FlowPin",
     "FlowTuple",
     "InstallFlowPin",
     "InstallPin",
@@ -65,7 +66,6 @@ __all__ = [
     "RemoveFlowPin",
     "RemovePin",
     "SetMode",
-    "StaticPin",
     "SwitchReading",
     "Tag",
     "TransferRequest",

@@ -13,9 +13,9 @@ with a fake clock:
     tick(now)                     -> timeouts, staleness alerts, the quiet period,
                                      offline recomputation, alert windows
     set_mode(mode, now)           -> [SetMode?]                  (the operator)
-    pin_flow(id, flow, spine, now) -> (StaticPin, [InstallFlowPin, LogRecord])
+    pin_flow(id, flow, spine, now) -> (FlowPin, [InstallFlowPin, LogRecord])
     unpin_flow(id, now)           -> [RemoveFlowPin?, LogRecord]
-    adopt_flow_pin(...)           -> a static pin found on a leaf, moved if need be
+    adopt_flow_pin(...)           -> a flow pin found on a leaf, moved if need be
 
 The shell calls ``tick`` once per poll interval, puts the data plane in
 ``effective_mode`` at start-up, and reads ``fabric_view``/``counts`` for its API and
@@ -36,7 +36,7 @@ transfer's bytes are counted on the ports it will cross until it completes or ti
 out. Completions feed the pair's baseline; a slow one marks the pair for reroute, and
 too many reroutes trip the fallback (:mod:`safety`).
 
-Static pins (:mod:`static_pins`) hold one flow each on a spine in every mode; the
+Flow pins (:mod:`static_pins`) hold one flow each on a spine in every mode; the
 audit moves them off a broken cable as it moves transfers.
 """
 
@@ -50,20 +50,20 @@ from controller.engine.alerts import AlertBook, EfficiencyWindows, LatencyWindow
 from controller.engine.audit import LinkVerdict, probe_outcomes, worst
 from controller.engine.efficiency import offline_verdict
 from controller.engine.events import AuditRound, SwitchReading, TransferRequest
+from controller.engine.flow_pins import (
+    FlowPin,
+    FlowPins,
+    FlowTuple,
+    InstallFlowPin,
+    RemoveFlowPin,
+    evacuate,
+    restore,
+)
 from controller.engine.inflight import Adoption, InFlight, Placement, TagPool, Transfer
 from controller.engine.liveness import SPAN_POLLS, Liveness, counter_evidence
 from controller.engine.loads import LoadTable
 from controller.engine.safety import PairMemory, RerouteGuard
 from controller.engine.selection import REASON_REROUTE_YIELDS, PathIndex, choose, evaluate
-from controller.engine.static_pins import (
-    FlowTuple,
-    InstallFlowPin,
-    RemoveFlowPin,
-    StaticPin,
-    StaticPins,
-    evacuate,
-    restore,
-)
 from controller.engine.updates import (
     Decision,
     InstallPin,
@@ -133,7 +133,7 @@ class Engine:
         self._stale: set[str] = set()
         self._unexpected: set[str] = set()
         self.liveness = Liveness(s.audit_misses, s.audit_hold_s)
-        self.static = StaticPins()
+        self.flow_pins = FlowPins()
         self._timed_out: dict[int, Transfer] = {}
         self._next_id = 1
         for src in topology.leaves:
@@ -563,11 +563,11 @@ class Engine:
         self._unexpected = seen
         if broken:
             updates += self._evacuate(broken, now)
-            updates += evacuate(self.static, broken, self._usable_between, self.table, now)
+            updates += evacuate(self.flow_pins, broken, self._usable_between, self.table, now)
         if repaired:
             updates += self._reinstate(now)
             updates += restore(
-                self.static, self._static_pair, self._usable_between, self.table, now
+                self.flow_pins, self._flow_pin_pair, self._usable_between, self.table, now
             )
         return updates
 
@@ -626,45 +626,45 @@ class Engine:
         self.counts.moved += 1
         return [update]
 
-    # -- static pins -----------------------------------------------------------------------
+    # -- flow pins -----------------------------------------------------------------------
 
     def pin_flow(
         self, pin_id: str, flow: FlowTuple, spine: str, now: float
-    ) -> tuple[StaticPin, list[Update]]:
+    ) -> tuple[FlowPin, list[Update]]:
         """Hold ``flow`` on ``spine`` in every mode; refused like a forced transfer."""
-        pin = self._new_static(pin_id, flow, spine)
-        self.static.put(pin)
-        return pin, [InstallFlowPin(pin), _log("static_pin", now, action="pin", **pin.as_dict())]
+        pin = self._new_flow_pin(pin_id, flow, spine)
+        self.flow_pins.put(pin)
+        return pin, [InstallFlowPin(pin), _log("flow_pin", now, action="pin", **pin.as_dict())]
 
     def unpin_flow(self, pin_id: str, now: float) -> list[Update]:
-        """Release a static pin (UnknownPinError if there is none): its flow takes ECMP."""
-        pin = self.static.pop(pin_id)
+        """Release a flow pin (UnknownPinError if there is none): its flow takes ECMP."""
+        pin = self.flow_pins.pop(pin_id)
         updates: list[Update] = [RemoveFlowPin(pin)] if pin.path is not None else []
-        updates.append(_log("static_pin", now, action="unpin", **pin.as_dict()))
+        updates.append(_log("flow_pin", now, action="unpin", **pin.as_dict()))
         return updates
 
     def adopt_flow_pin(
         self, pin_id: str, flow: FlowTuple, requested: str, spine: str, now: float
-    ) -> tuple[StaticPin, list[Update]]:
-        """Take over a static pin found on a leaf (a restart, a takeover) on ``spine``.
+    ) -> tuple[FlowPin, list[Update]]:
+        """Take over a flow pin found on a leaf (a restart, a takeover) on ``spine``.
 
         Refused (EngineError) when its hosts, spine or id make no sense here or its
         5-tuple is pinned already; moved at once when its path has a cable down.
         """
         src, dst = self._host(flow.src, "src"), self._host(flow.dst, "dst")
-        self.static.check_new(pin_id, flow)
+        self.flow_pins.check_new(pin_id, flow)
         path = next(
             (c.path for c in self._all_paths((src.leaf, dst.leaf)) if c.path.spine == spine), None
         )
         if path is None:
             raise EngineError(f"spine {spine!r} is not on a path from {flow.src} to {flow.dst}")
-        pin = StaticPin(pin_id, flow, src.leaf, src.ipv4, dst.ipv4, requested, path)
-        self.static.put(pin)
-        updates: list[Update] = [_log("static_pin", now, action="adopt", **pin.as_dict())]
+        pin = FlowPin(pin_id, flow, src.leaf, src.ipv4, dst.ipv4, requested, path)
+        self.flow_pins.put(pin)
+        updates: list[Update] = [_log("flow_pin", now, action="adopt", **pin.as_dict())]
         bad = self.topology.unusable_links().intersection(path.links)
         if bad:
-            updates += evacuate(self.static, set(bad), self._usable_between, self.table, now)
-        return self.static.by_id[pin_id], updates
+            updates += evacuate(self.flow_pins, set(bad), self._usable_between, self.table, now)
+        return self.flow_pins.by_id[pin_id], updates
 
     def adopt(
         self, src: str, dst: str, spine: str, size: int, *, tag_port: int, now: float
@@ -692,7 +692,7 @@ class Engine:
             self.tags.give(adoption.tag_port)
         return []
 
-    def _new_static(self, pin_id: str, flow: FlowTuple, spine: str) -> StaticPin:
+    def _new_flow_pin(self, pin_id: str, flow: FlowTuple, spine: str) -> FlowPin:
         src, dst = self._host(flow.src, "src"), self._host(flow.dst, "dst")
         if src.name == dst.name:
             raise EngineError(f"source and destination are both {src.name!r}")
@@ -703,14 +703,14 @@ class Engine:
                 raise EngineError(f"{name} must be 0-65535, got {port}")
         pair = (src.leaf, dst.leaf)
         k = self._forced_path(pair, spine)
-        self.static.check_new(pin_id, flow)
+        self.flow_pins.check_new(pin_id, flow)
         path = self._all_paths(pair)[k].path
-        return StaticPin(pin_id, flow, src.leaf, src.ipv4, dst.ipv4, spine, path)
+        return FlowPin(pin_id, flow, src.leaf, src.ipv4, dst.ipv4, spine, path)
 
     def _usable_between(self, src_leaf: str, dst_leaf: str) -> tuple[PathIndex, ...]:
         return self._usable_paths((src_leaf, dst_leaf))
 
-    def _static_pair(self, pin: StaticPin) -> Pair:
+    def _flow_pin_pair(self, pin: FlowPin) -> Pair:
         return pin.leaf, self.topology.hosts[pin.flow.dst].leaf
 
     # -- time ------------------------------------------------------------------------------

@@ -8,8 +8,8 @@
   ``egress_port`` (the uplink to ``spine``). Overwriting happens when a link dies
   under a transfer and the engine moves it.
 - :class:`RemovePin`: delete that entry; the flow falls back to ECMP.
-- :class:`~controller.engine.static_pins.InstallFlowPin` and ``RemoveFlowPin``: write
-  or delete the ``flow_pin`` entry of a static pin (:mod:`static_pins`).
+- :class:`~controller.engine.flow_pins.InstallFlowPin` and ``RemoveFlowPin``: write
+  or delete the ``flow_pin`` entry of a flow pin (:mod:`static_pins`).
 - :class:`SetMode`: switch the data plane's placement mode (pins honoured, ECMP only,
   flowlet ECMP).
 - :class:`LinkStatusChanged`: the audit found a cable down, miswired or back; the
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from ipaddress import IPv4Address
 
 from controller.config import Mode
-from controller.engine.static_pins import InstallFlowPin, RemoveFlowPin
+from controller.engine.flow_pins import InstallFlowPin, RemoveFlowPin
 from controller.topology import LinkId, LinkStatus, SpinePath
 
 

@@ -128,7 +128,7 @@ def tier_utilisation(engine: Engine) -> dict[Tier, TierNow]:
 
 
 def fabric_view(engine: Engine, now: float) -> dict[str, object]:
-    """The whole picture, JSON-ready: mode, ports, links, pins, static pins, tiers, safety,
+    """The whole picture, JSON-ready: mode, ports, links, pins, flow pins, tiers, safety,
     totals."""
     table = engine.table
     topo = engine.topology
@@ -179,7 +179,7 @@ def fabric_view(engine: Engine, now: float) -> dict[str, object]:
         "ports": ports,
         "staleness_s": staleness,
         "transfers": pins,
-        "static_pins": [p.as_dict() for p in engine.static.by_id.values()],
+        "static_pins": [p.as_dict() for p in engine.flow_pins.by_id.values()],
         "tiers": {
             str(t): {"mean": s.mean, "p95": s.p95, "ports": s.ports}
             for t, s in tier_utilisation(engine).items()

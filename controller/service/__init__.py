@@ -12,7 +12,7 @@ data:
 - ``prober``: link probes (PacketOut) and their PacketIns, for the topology audit;
 - ``pins`` and ``adopt``: pin entries with the metadata that lets a restarted
   controller, or a backup taking over, adopt the transfers in flight;
-- ``flow_pins``: static pins' ``flow_pin`` entries, written, removed, and synced or
+- ``flow_pins``: flow pins' ``flow_pin`` entries, written, removed, and synced or
   adopted when a leaf (re)connects;
 - ``enforce``: the engine's updates applied (pins, modes, ECMP groups, alerts, log);
 - ``metrics`` (every Prometheus metric, one class), ``translog`` (JSON lines);

@@ -9,7 +9,7 @@
     POST /v1/pins                   {src, dst, protocol, src_port, dst_port, spine}
                                     -> 201 {id, leaf, spine, port, placement, ...}
     DELETE /v1/pins/{id}            -> 200 {id, ..., removed: true}
-    GET  /v1/fabric                 topology, utilisation, pins, static pins, mode,
+    GET  /v1/fabric                 topology, utilisation, pins, flow pins, mode,
                                     alerts, controller
     GET  /v1/mode, POST (or PUT)    {mode: kv-aware | ecmp | flowlet} -> 200
     GET  /metrics                   Prometheus text
@@ -30,7 +30,7 @@ request forces the path (the lab's ``isolated`` reference). A batch answers each
 transfer as the single endpoint would, in order: a refused one (503 included: retry
 it) is its error body, and the others are still decided.
 
-A static pin (``POST /v1/pins``) holds one flow, by its whole 5-tuple, on a spine in
+A flow pin (``POST /v1/pins``) holds one flow, by its whole 5-tuple, on a spine in
 every mode, whatever its class (the lab's background): hosts by name, ``protocol``
 ``"tcp"``, ``"udp"`` or a number 0-255 (ports 0 for a protocol without them), ports
 0-65535. It moves off a cable the audit takes down, to the live spine with the most
@@ -53,7 +53,7 @@ reaches, ``backup`` when it is the backup of all of them, ``mixed`` only when it
 both. ``ready`` is true once every switch is provisioned and has a telemetry sample
 taken since (a switch whose counters cannot be read stops being waited for after
 twice the staleness limit). A request is answered 503 (``Retry-After: 1``) only for the switches it
-needs, the two leaves and the spines between them for a transfer or a static pin:
+needs, the two leaves and the spines between them for a transfer or a flow pin:
 when this controller is the backup of one of them (the error names it), or while one
 is connecting or being provisioned. A switch that is down refuses nothing: a spine
 without telemetry is left out of path selection, and a transfer whose source leaf is

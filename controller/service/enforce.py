@@ -7,7 +7,7 @@ into P4Runtime writes:
   book says the key is already there; the other one when the leaf says ALREADY_EXISTS
   or NOT_FOUND), with the transfer's metadata (:mod:`pins`);
 - ``RemovePin`` -> delete it (a pin already gone is fine);
-- ``InstallFlowPin``/``RemoveFlowPin`` -> a static pin's ``flow_pin`` entry written or
+- ``InstallFlowPin``/``RemoveFlowPin`` -> a flow pin's ``flow_pin`` entry written or
   deleted on its source leaf (:mod:`flow_pins`);
 - ``SetMode`` -> the ``switch_config`` default action on every leaf;
 - ``LinkStatusChanged`` -> every leaf's ECMP groups recomputed and written (only

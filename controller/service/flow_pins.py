@@ -1,6 +1,6 @@
-"""Static pins on the leaves: their ``flow_pin`` entries, written, removed and synced.
+"""Flow pins on the leaves: their ``flow_pin`` entries, written, removed and synced.
 
-The engine decides static pins (:mod:`controller.engine.static_pins`); this module is
+The engine decides flow pins (:mod:`controller.engine.flow_pins`); this module is
 their I/O. :class:`FlowPinWriter` turns ``InstallFlowPin``/``RemoveFlowPin`` into
 ``flow_pin`` writes on the pin's source leaf, with the metadata scheme of transfer
 pins (:class:`~controller.service.pins.PinMeta`, ``kind`` ``"flow"``), and books what
@@ -10,14 +10,14 @@ back from it:
 - an entry of a 5-tuple the engine pins on that leaf is the engine's: rewritten if
   its port or metadata differ (a pin moved while the leaf was away, or a foreign
   entry of that 5-tuple);
-- an entry whose metadata is not a static pin's (foreign, or a transfer's), or names
+- an entry whose metadata is not a flow pin's (foreign, or a transfer's), or names
   a pin this controller removed or holds elsewhere (on ECMP), is deleted;
-- any other is a static pin an earlier controller wrote: adopted into the engine
+- any other is a flow pin an earlier controller wrote: adopted into the engine
   (``Engine.adopt_flow_pin``), which may move it at once if its cable is down; one
   the engine refuses (unknown hosts, a duplicate) is deleted;
 - the engine's pins the leaf does not hold (it restarted) are written back.
 
-So a restarted controller, or a backup taking over, keeps every static pin with its
+So a restarted controller, or a backup taking over, keeps every flow pin with its
 id (``DELETE /v1/pins/{id}`` still works) and writes no duplicate.
 """
 
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address
 from typing import Any
 
-from controller.engine import Engine, EngineError, FlowTuple, StaticPin, Update
+from controller.engine import Engine, EngineError, FlowPin, FlowTuple, Update
 from controller.errors import SwitchError
 from controller.service import intent
 from controller.service.metrics import Metrics
@@ -40,7 +40,7 @@ from controller.service.switches import SwitchLink
 log = logging.getLogger("kvfabric.controller")
 
 FLOW_KIND = "flow"
-"""``PinMeta.kind`` of a static pin's entry."""
+"""``PinMeta.kind`` of a flow pin's entry."""
 
 EntryKey = tuple[str, IPv4Address, IPv4Address, int, int, int]
 """(leaf, source, destination, protocol, source port, destination port)."""
@@ -48,14 +48,14 @@ EntryKey = tuple[str, IPv4Address, IPv4Address, int, int, int]
 
 @dataclass(frozen=True, slots=True)
 class Written:
-    """A static pin as its leaf holds it: the pin and the metadata written with it."""
+    """A flow pin as its leaf holds it: the pin and the metadata written with it."""
 
-    pin: StaticPin
+    pin: FlowPin
     meta: PinMeta
 
 
-def key_of(pin: StaticPin) -> EntryKey:
-    """Where a static pin's entry lives and what it matches."""
+def key_of(pin: FlowPin) -> EntryKey:
+    """Where a flow pin's entry lives and what it matches."""
     f = pin.flow
     return (pin.leaf, pin.src_ipv4, pin.dst_ipv4, f.protocol, f.src_port, f.dst_port)
 
@@ -73,7 +73,7 @@ def entry_key(leaf: str, entry: Any) -> EntryKey:
     )
 
 
-def _entry(pin: StaticPin, port: int, meta: bytes) -> Any:
+def _entry(pin: FlowPin, port: int, meta: bytes) -> Any:
     f = pin.flow
     ports = (f.src_port, f.dst_port)
     return intent.flow_pin_entry(
@@ -82,7 +82,7 @@ def _entry(pin: StaticPin, port: int, meta: bytes) -> Any:
 
 
 class FlowPinWriter:
-    """Writes and removes static pins' entries, and books what each leaf holds."""
+    """Writes and removes flow pins' entries, and books what each leaf holds."""
 
     def __init__(
         self, links: Mapping[str, SwitchLink], metrics: Metrics, wall: Callable[[], float]
@@ -93,7 +93,7 @@ class FlowPinWriter:
         self.written: dict[str, Written] = {}
         self.removed: deque[str] = deque(maxlen=10_000)
 
-    def meta_of(self, pin: StaticPin) -> PinMeta:
+    def meta_of(self, pin: FlowPin) -> PinMeta:
         """The metadata of ``pin``'s entry (its first write's time is kept)."""
         known = self.written.get(pin.pin_id)
         requested_wall = known.meta.requested_wall if known is not None else self.wall()
@@ -111,7 +111,7 @@ class FlowPinWriter:
             requested=pin.requested,
         )
 
-    async def write(self, pin: StaticPin) -> bool:
+    async def write(self, pin: FlowPin) -> bool:
         """Insert or overwrite ``pin``'s entry and book it; False (logged) if refused."""
         assert pin.egress_port is not None, "a pin on ECMP has no entry"
         meta = self.meta_of(pin)
@@ -130,13 +130,13 @@ class FlowPinWriter:
         except SwitchError as exc:
             self.metrics.pin_writes.labels(op, "error").inc()
             self.metrics.write_errors.labels(pin.leaf, "flow_pin").inc()
-            log.warning("static pin %s (%s) not written: %s", pin.pin_id, pin.flow, exc)
+            log.warning("flow pin %s (%s) not written: %s", pin.pin_id, pin.flow, exc)
             return False
         self.metrics.pin_writes.labels(op, "ok").inc()
         self.written[pin.pin_id] = Written(pin, meta)
         return True
 
-    async def remove(self, pin: StaticPin) -> bool:
+    async def remove(self, pin: FlowPin) -> bool:
         """Delete ``pin``'s entry; it leaves the book even if the leaf is unreachable.
 
         Its id is remembered, so that an entry the leaf still holds when it comes
@@ -149,12 +149,12 @@ class FlowPinWriter:
         except SwitchError as exc:
             self.metrics.pin_writes.labels("delete", "error").inc()
             self.metrics.write_errors.labels(pin.leaf, "flow_pin").inc()
-            log.warning("static pin %s not removed: %s", pin.pin_id, exc)
+            log.warning("flow pin %s not removed: %s", pin.pin_id, exc)
             return False
         self.metrics.pin_writes.labels("delete", "ok").inc()
         return True
 
-    def adopted(self, pin: StaticPin, meta: PinMeta) -> None:
+    def adopted(self, pin: FlowPin, meta: PinMeta) -> None:
         """Book an entry found on a leaf as written."""
         self.written[pin.pin_id] = Written(pin, meta)
 
@@ -162,14 +162,14 @@ class FlowPinWriter:
 async def sync_flow_pins(
     link: SwitchLink, entries: Iterable[Any], writer: FlowPinWriter, engine: Engine, now: float
 ) -> tuple[list[Update], int]:
-    """Make a (re)connected leaf hold the engine's static pins (see the module docstring).
+    """Make a (re)connected leaf hold the engine's flow pins (see the module docstring).
 
     Returns the engine's updates of the pins it adopted (moves off dead cables) for
     the caller to apply, and how many pins were adopted.
     """
     wanted = {
         key_of(p): p
-        for p in engine.static.by_id.values()
+        for p in engine.flow_pins.by_id.values()
         if p.leaf == link.name and p.path is not None
     }
     stale: list[Any] = []
@@ -191,7 +191,7 @@ async def sync_flow_pins(
             meta is None
             or meta.kind != FLOW_KIND
             or meta.id in removed
-            or meta.id in engine.static.by_id
+            or meta.id in engine.flow_pins.by_id
         ):
             stale.append(entry)
             continue
@@ -203,9 +203,7 @@ async def sync_flow_pins(
         writer.adopted(pin, meta)
         updates += moves
         adopted += 1
-        log.info(
-            "%s: adopted static pin %s (%s) on %s", link.name, pin.pin_id, pin.flow, meta.spine
-        )
+        log.info("%s: adopted flow pin %s (%s) on %s", link.name, pin.pin_id, pin.flow, meta.spine)
     if stale:
         await link.write("delete", stale)
     for pin in wanted.values():  # the leaf lost them (it restarted): write them back
@@ -215,7 +213,7 @@ async def sync_flow_pins(
 
 def _adopt(
     engine: Engine, key: EntryKey, meta: PinMeta, now: float
-) -> tuple[StaticPin, list[Update]] | None:
+) -> tuple[FlowPin, list[Update]] | None:
     """The engine's adoption of a found entry, or None when it makes no sense here."""
     leaf, src, dst, protocol, src_port, dst_port = key
     hosts = engine.topology.hosts
@@ -227,5 +225,5 @@ def _adopt(
     try:
         return engine.adopt_flow_pin(meta.id, flow, meta.requested or meta.spine, meta.spine, now)
     except EngineError as exc:
-        log.info("%s: static pin %s not adopted: %s", leaf, meta.id, exc)
+        log.info("%s: flow pin %s not adopted: %s", leaf, meta.id, exc)
         return None

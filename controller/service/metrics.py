@@ -261,7 +261,7 @@ class _EngineCollector:
         yield GaugeMetricFamily("kvfabric_pins", "Pin entries on the leaves", value=s.pins)
         static = GaugeMetricFamily(
             "kvfabric_static_pins",
-            "Static pins of flows, on their spine (pinned) or, with no live spine, on ECMP",
+            "Flow pins of flows, on their spine (pinned) or, with no live spine, on ECMP",
             labels=["placement"],
         )
         for placement, count in sorted(s.static_pins.items()):

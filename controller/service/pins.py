@@ -1,13 +1,13 @@
 """The pins on the leaves: their metadata, and the book of what each leaf holds.
 
 A pin is a ``kv_pin`` entry on a transfer's source leaf, or a ``flow_pin`` entry of a
-static pin (:mod:`flow_pins`). Its P4Runtime ``metadata``
+flow pin (:mod:`flow_pins`). Its P4Runtime ``metadata``
 (an opaque cookie the switch stores and returns on reads) carries, as compact JSON,
 what another controller needs to adopt it: the transfer's API id and trace id, its
 hosts and size, when it was requested and when it times out (wall-clock seconds),
 and the spine. So a restarted controller, or a backup that takes over, reads the
 pins back and keeps serving the transfers in flight: their pins stay, their
-completions are accepted, their timeouts are honoured. A static pin's metadata has
+completions are accepted, their timeouts are honoured. A flow pin's metadata has
 ``kind`` ``"flow"``, its pin id, hosts, the spine it holds and the spine it was asked
 for (``req``), no size and no deadline (0): it lasts until it is deleted.
 

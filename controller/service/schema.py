@@ -185,7 +185,7 @@ class CompleteAnswer:
 
 @dataclass(frozen=True, slots=True)
 class PinAnswer:
-    """A static pin as the controller holds it."""
+    """A flow pin as the controller holds it."""
 
     id: str = field(metadata=spec("the pin's id, for DELETE /v1/pins/{id}"))
     src: str = field(metadata=spec("the flow's source host"))

@@ -19,7 +19,7 @@ stamped with one monotonic clock; whatever the engine returns goes to the
 - the HTTP API (:mod:`api`), which calls :meth:`transfer`, :meth:`complete`,
   :meth:`pin_flow`, :meth:`unpin_flow`, :meth:`set_mode` and :meth:`fabric`.
 
-Static pins (``POST /v1/pins``) are the engine's (:mod:`controller.engine.static_pins`);
+Flow pins (``POST /v1/pins``) are the engine's (:mod:`controller.engine.flow_pins`);
 their entries are written by the enforcer (:mod:`flow_pins`) and synced, adopted or
 deleted with the transfer pins when a leaf (re)connects. Their ids are
 ``<instance>-pin<n>``; adopted ones keep the id they were given.
@@ -58,9 +58,9 @@ from controller.engine import (
     Decision,
     Engine,
     EngineError,
+    FlowPin,
     FlowTuple,
     InstallPin,
-    StaticPin,
     TransferRequest,
     UnknownTransferError,
     fabric_view,
@@ -234,7 +234,7 @@ class Service:
             alerts=[(a.name, a.subject, a.severity) for a in e.book.active.values()],
             links=[(str(link), str(e.topology.link_status(link))) for link in e.topology.links],
             pins=len(self.enforcer.pins),
-            static_pins=_placements(p.path is not None for p in e.static.by_id.values()),
+            static_pins=_placements(p.path is not None for p in e.flow_pins.by_id.values()),
             in_flight=len(e.inflight) + len(self.adoptions),
             modes=[str(m) for m in Mode],
         )
@@ -338,9 +338,9 @@ class Service:
         return _pin_answer(pin)
 
     async def unpin_flow(self, pin_id: str) -> schema.PinAnswer:
-        """Release a static pin (``DELETE /v1/pins/{id}``); its flow takes ECMP."""
+        """Release a flow pin (``DELETE /v1/pins/{id}``); its flow takes ECMP."""
         self._writable()
-        pin = self.engine.static.by_id.get(pin_id)
+        pin = self.engine.flow_pins.by_id.get(pin_id)
         updates = self.engine.unpin_flow(pin_id, self.clock())
         await self.enforcer.apply(updates, self._moved_meta)
         assert pin is not None  # unpin_flow raised UnknownPinError otherwise
@@ -688,13 +688,13 @@ class Service:
 
 
 def _placements(pinned: Iterable[bool]) -> dict[str, int]:
-    """Static pins by placement: on their spine (``pinned``) or on ECMP (``ecmp``)."""
+    """Flow pins by placement: on their spine (``pinned``) or on ECMP (``ecmp``)."""
     flags = list(pinned)
     return {"pinned": sum(flags), "ecmp": len(flags) - sum(flags)}
 
 
-def _pin_answer(pin: StaticPin, *, removed: bool = False) -> schema.PinAnswer:
-    """A static pin as the API shows it."""
+def _pin_answer(pin: FlowPin, *, removed: bool = False) -> schema.PinAnswer:
+    """A flow pin as the API shows it."""
     f = pin.flow
     return schema.PinAnswer(
         id=pin.pin_id,

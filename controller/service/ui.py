@@ -119,7 +119,7 @@ def ui_state(service: Service) -> dict[str, object]:
             str(t): {"mean": v.mean, "p95": v.p95} for t, v in tier_utilisation(engine).items()
         },
         "transfers": transfers,
-        "static_pins": [p.as_dict() for p in engine.static.by_id.values()],
+        "static_pins": [p.as_dict() for p in engine.flow_pins.by_id.values()],
         "alerts": [
             {"name": a.name, "subject": a.subject, "message": a.message, "severity": a.severity}
             for a in engine.book.active.values()

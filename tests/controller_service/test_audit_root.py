@@ -2,7 +2,7 @@
 
 Probes leave each switch by PacketOut, cross a veth and come back from the neighbour as
 PacketIns. Taking one veth down must take its cable out of path selection and out of
-the ECMP groups, move the pinned transfer and the static pin that crossed it, and raise
+the ECMP groups, move the pinned transfer and the flow pin that crossed it, and raise
 the alert; bringing it back must undo all of that (the moved pins stay where they went).
 """
 

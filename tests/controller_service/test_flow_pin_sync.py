@@ -91,11 +91,11 @@ def test_foreign_removed_and_senseless_entries_are_deleted_and_ours_adopted(
     ]
     updates, adopted = sync(leaf, entries, writer, engine)
     assert adopted == 1
-    assert [(u.event, u.fields["action"]) for u in updates] == [("static_pin", "adopt")]
+    assert [(u.event, u.fields["action"]) for u in updates] == [("flow_pin", "adopt")]
     deleted = [e.match["l4_src_port"] for op, e in leaf.writes if op == "delete"]
     assert deleted == [1, 2, 3, 4, 5]
     assert [op for op, _ in leaf.writes] == ["delete"] * 5
-    pin = engine.static.by_id["old-pin1"]
+    pin = engine.flow_pins.by_id["old-pin1"]
     assert (pin.flow, pin.spine, pin.requested) == (BG, "spine2", "spine2")
     assert writer.written["old-pin1"].meta == PinMeta.decode(flow_meta("old-pin1"))
 

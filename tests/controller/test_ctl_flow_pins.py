@@ -1,4 +1,4 @@
-"""Static pins of flows in the engine: validation, release, adoption, evacuation."""
+"""Flow pins of flows in the engine: validation, release, adoption, evacuation."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from controller.config import Mode
 from controller.engine import (
     DuplicatePinError,
     EngineError,
+    FlowPin,
     FlowTuple,
     InstallFlowPin,
     InstallPin,
     LinkStatusChanged,
     PathDownError,
     RemoveFlowPin,
-    StaticPin,
     UnknownHostError,
     UnknownPinError,
     Update,
@@ -63,7 +63,7 @@ def test_a_pin_is_written_on_the_source_leaf_towards_its_spine() -> None:
     assert pin.as_dict()["placement"] == "pinned"
     # background stays background: nothing is counted as the engine's own bytes
     assert f.engine.table.inflight == inflight
-    assert f.engine.static.by_id == {"p1": pin}
+    assert f.engine.flow_pins.by_id == {"p1": pin}
 
 
 @pytest.mark.parametrize(
@@ -86,8 +86,8 @@ def test_a_refused_pin_changes_nothing(
     with pytest.raises(error, match=says) as caught:
         f.engine.pin_flow("p2", flow, spine, f.now)
     assert not isinstance(caught.value, PathDownError)
-    assert f.engine.static.by_id == {"p1": pin}
-    assert set(f.engine.static.by_flow) == {BG}
+    assert f.engine.flow_pins.by_id == {"p1": pin}
+    assert set(f.engine.flow_pins.by_flow) == {BG}
 
 
 def test_a_spine_behind_a_dead_cable_is_a_path_down_error() -> None:
@@ -95,14 +95,14 @@ def test_a_spine_behind_a_dead_cable_is_a_path_down_error() -> None:
     take_down(f, "spine2:1")
     with pytest.raises(PathDownError, match="leaf1:4-spine2:1 is not up"):
         f.engine.pin_flow("p1", BG, "spine2", f.now)
-    assert len(f.engine.static) == 0
+    assert len(f.engine.flow_pins) == 0
 
 
 def test_unpin_removes_the_entry_once() -> None:
     f = three_spines(0.1, 0.2, 0.3)
     pin, _ = f.engine.pin_flow("p1", BG, "spine2", f.now)
     assert flow_pins(f.engine.unpin_flow("p1", f.now)) == [RemoveFlowPin(pin)]
-    with pytest.raises(UnknownPinError, match="no static pin 'p1'"):
+    with pytest.raises(UnknownPinError, match="no flow pin 'p1'"):
         f.engine.unpin_flow("p1", f.now)
     # the 5-tuple is free again
     f.engine.pin_flow("p2", BG, "spine1", f.now)
@@ -113,7 +113,7 @@ def test_pins_hold_in_every_mode() -> None:
     f.engine.pin_flow("p1", BG, "spine2", f.now)
     for mode in (Mode.ECMP, Mode.FLOWLET, Mode.KV_AWARE):
         assert flow_pins(f.engine.set_mode(mode, f.now)) == []
-    assert f.engine.static.by_id["p1"].spine == "spine2"
+    assert f.engine.flow_pins.by_id["p1"].spine == "spine2"
 
 
 def test_a_dead_cable_moves_a_pin_to_the_live_spine_with_most_capacity_left() -> None:
@@ -132,7 +132,7 @@ def test_a_dead_cable_moves_a_pin_to_the_live_spine_with_most_capacity_left() ->
     assert (move.pin.pin_id, move.pin.spine, move.pin.egress_port) == ("p1", "spine3", 5)
     assert move.pin.requested == "spine1"
     assert move.pin.moved[0].startswith("leaf1>spine1>leaf2 -> leaf1>spine3>leaf2")
-    assert f.engine.static.by_id["p2"].spine == "spine2"
+    assert f.engine.flow_pins.by_id["p2"].spine == "spine2"
     # the transfer on spine1 moved too, as before
     assert [u.transfer_id for u in updates if isinstance(u, InstallPin)] == [d.transfer_id]
 
@@ -145,7 +145,7 @@ def test_with_no_live_spine_the_entry_goes_and_comes_back_with_a_cable() -> None
     pin, _ = f.engine.pin_flow("p1", BG, "spine2", f.now)
     updates = take_down(f, "leaf1:3", "leaf1:4")
     assert flow_pins(updates) == [RemoveFlowPin(pin)]
-    parked = f.engine.static.by_id["p1"]
+    parked = f.engine.flow_pins.by_id["p1"]
     assert (parked.spine, parked.egress_port, parked.as_dict()["placement"]) == (None, None, "ecmp")
     # unpinning a pin without an entry deletes nothing
     assert flow_pins(f.engine.unpin_flow("p1", f.now)) == []
@@ -163,7 +163,7 @@ def test_adopting_a_pin_found_on_a_leaf() -> None:
     f = three_spines(0.1, 0.2, 0.3)
     pin, updates = f.engine.adopt_flow_pin("old-pin1", BG, "spine1", "spine2", f.now)
     assert flow_pins(updates) == []
-    assert isinstance(pin, StaticPin) and (pin.requested, pin.spine) == ("spine1", "spine2")
+    assert isinstance(pin, FlowPin) and (pin.requested, pin.spine) == ("spine1", "spine2")
     with pytest.raises(DuplicatePinError):
         f.engine.adopt_flow_pin("old-pin2", BG, "spine1", "spine2", f.now)
     with pytest.raises(EngineError, match="not on a path"):

@@ -1,10 +1,10 @@
-"""Static pins of flows: one flow, of any class, held on a spine in every mode.
+"""Flow pins of flows: one flow, of any class, held on a spine in every mode.
 
 An operator (or the lab, for its background traffic) pins a flow by its whole
 5-tuple to a spine; the data plane's ``flow_pin`` table sends it up the uplink to
 that spine whatever the mode, after the KV transfers' own pins (p4/README.md). The
 flow keeps its class, so the engine keeps seeing a pinned background flow as
-background in the counters: a static pin adds nothing to the load table.
+background in the counters: a flow pin adds nothing to the load table.
 
 The engine validates a pin like a forced transfer (hosts known, not one rack, the
 spine on a path between them, its cables up) and refuses a second pin of the same
@@ -14,7 +14,7 @@ bottleneck ``avail_bps``, as transfers are moved; with no live spine its entry i
 removed and the flow takes ECMP until a cable comes back, when it returns to its
 requested spine if that is live again, else to the best live one.
 
-:class:`StaticPins` is the book (by id and by 5-tuple); the functions here decide
+:class:`FlowPins` is the book (by id and by 5-tuple); the functions here decide
 and return the updates, and :class:`~controller.engine.core.Engine` wires them to
 its topology and load table.
 """
@@ -49,8 +49,8 @@ class FlowTuple:
 
 
 @dataclass(frozen=True, slots=True)
-class StaticPin:
-    """A static pin: its flow, where its entry lives, and the path it holds now.
+class FlowPin:
+    """A flow pin: its flow, where its entry lives, and the path it holds now.
 
     ``path`` is None while no spine is live (no entry on the leaf: ECMP).
     """
@@ -96,23 +96,23 @@ class StaticPin:
 
 @dataclass(frozen=True, slots=True)
 class InstallFlowPin:
-    """Write (or overwrite) a static pin's ``flow_pin`` entry: ``pin.path`` is set."""
+    """Write (or overwrite) a flow pin's ``flow_pin`` entry: ``pin.path`` is set."""
 
-    pin: StaticPin
+    pin: FlowPin
 
 
 @dataclass(frozen=True, slots=True)
 class RemoveFlowPin:
-    """Delete a static pin's ``flow_pin`` entry from its leaf (the flow takes ECMP)."""
+    """Delete a flow pin's ``flow_pin`` entry from its leaf (the flow takes ECMP)."""
 
-    pin: StaticPin
+    pin: FlowPin
 
 
-class StaticPins:
-    """The static pins the engine holds, by id and by 5-tuple."""
+class FlowPins:
+    """The flow pins the engine holds, by id and by 5-tuple."""
 
     def __init__(self) -> None:
-        self.by_id: dict[str, StaticPin] = {}
+        self.by_id: dict[str, FlowPin] = {}
         self.by_flow: dict[FlowTuple, str] = {}
 
     def __len__(self) -> int:
@@ -126,16 +126,16 @@ class StaticPins:
         if pin_id in self.by_id:
             raise DuplicatePinError(f"pin id {pin_id!r} is already in use")
 
-    def put(self, pin: StaticPin) -> None:
+    def put(self, pin: FlowPin) -> None:
         """Record a new pin, or the new state of one."""
         self.by_id[pin.pin_id] = pin
         self.by_flow[pin.flow] = pin.pin_id
 
-    def pop(self, pin_id: str) -> StaticPin:
+    def pop(self, pin_id: str) -> FlowPin:
         """Forget a pin; UnknownPinError if there is none with that id."""
         pin = self.by_id.pop(pin_id, None)
         if pin is None:
-            raise UnknownPinError(f"no static pin {pin_id!r}")
+            raise UnknownPinError(f"no flow pin {pin_id!r}")
         del self.by_flow[pin.flow]
         return pin
 
@@ -153,7 +153,7 @@ def most_capacity(paths: Iterable[PathIndex], table: LoadTable) -> PathIndex | N
 
 
 def evacuate(
-    pins: StaticPins,
+    pins: FlowPins,
     broken: set[LinkId],
     usable: Callable[[str, str], tuple[PathIndex, ...]],
     table: LoadTable,
@@ -180,8 +180,8 @@ def evacuate(
 
 
 def restore(
-    pins: StaticPins,
-    pair_of: Callable[[StaticPin], tuple[str, str]],
+    pins: FlowPins,
+    pair_of: Callable[[FlowPin], tuple[str, str]],
     usable: Callable[[str, str], tuple[PathIndex, ...]],
     table: LoadTable,
     now: float,

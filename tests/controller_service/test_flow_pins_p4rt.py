@@ -1,4 +1,4 @@
-"""Static pins (``POST /v1/pins``) against four real ``kvfabric switch`` processes.
+"""Flow pins (``POST /v1/pins``) against four real ``kvfabric switch`` processes.
 
 The controller writes the ``flow_pin`` entry on the source leaf before it answers; the
 test reads it back with plain Read RPCs: its 5-tuple, its port and its metadata. Bad
@@ -81,7 +81,7 @@ def test_a_static_pin_is_written_refused_kept_across_a_restart_and_removed(
         ("POST", "/v1/pins", {**PIN, "dst": "h12"}, 422, "crosses no spine"),
         ("POST", "/v1/pins", {**PIN, "spine": "spine9"}, 422, "not on a path"),
         ("POST", "/v1/pins", {**PIN, "spine": "spine1"}, 409, "already pinned"),
-        ("DELETE", "/v1/pins/nope-pin1", None, 404, "no static pin 'nope-pin1'"),
+        ("DELETE", "/v1/pins/nope-pin1", None, 404, "no flow pin 'nope-pin1'"),
         ("GET", "/v1/pins/nope-pin1", None, 405, "DELETE"),
     ]
     for method, path, body, code, text in cases:
