@@ -1,0 +1,48 @@
+"""``kvfabric simulate`` end to end: the experiment's outputs, and its refusals."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIO = ROOT / "topologies" / "scenarios" / "design-example-400g.yaml"
+
+
+def simulate(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kvfabric.cli", "simulate", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+
+
+def test_a_run_writes_the_experiments_outputs(tmp_path):
+    out = tmp_path / "out"
+    proc = simulate(
+        "--scenario", str(SCENARIO), "--modes", "ecmp,ecmp-k,kv-aware", "--out", str(out)
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "| kv-aware | 16 |" in proc.stdout
+    assert "48/48 transfers" in proc.stderr  # the progress bar, as plain lines off a terminal
+    for name in ("results.json", "results.md", "cdf.png", "utilisation.png"):
+        assert (out / name).stat().st_size > 0
+    doc = json.loads((out / "results.json").read_text())
+    assert list(doc["modes"]) == ["ecmp", "ecmp-k", "kv-aware"]
+    assert set(doc["modes"]["kv-aware"]["fct_ms"]) == {"p50", "p95", "p99", "mean"}
+    assert doc["modes"]["kv-aware"]["n"] == 16
+    assert len(doc["modes"]["ecmp"]["transfers"]) == 16
+    assert doc["reduction_vs_ecmp"]["kv-aware"]["p99"] > 0
+    assert doc["simulation"]["engine"] == "flow"
+    assert doc["simulation"]["transfer_bytes"] == 1_342_177_280
+
+
+def test_an_unknown_mode_is_a_usage_error(tmp_path):
+    proc = simulate("--scenario", str(SCENARIO), "--modes", "ecmp,kv_aware", "--out", str(tmp_path))
+    assert proc.returncode == 2
+    assert "unknown mode 'kv_aware'" in proc.stderr and "kv-aware" in proc.stderr
+    assert "Traceback" not in proc.stderr
