@@ -65,7 +65,7 @@ OK, UNBOUNDED, NEGATIVE = 0, 1, 2
 
 
 @numba.njit(cache=True, nogil=True)
-def _fill(
+def _fill(  # noqa: C901 - progressive filling in one loop, kept whole for speed
     paths: IntArray, capacity: FloatArray, demand: FloatArray, rates: FloatArray, tol: float
 ) -> int:
     """Progressive filling into ``rates``; the status (``OK``, ``UNBOUNDED``, ``NEGATIVE``)."""

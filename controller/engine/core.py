@@ -502,7 +502,7 @@ class Engine:
 
     # -- audit -----------------------------------------------------------------------------
 
-    def audit(self, round_: AuditRound, now: float) -> list[Update]:
+    def audit(self, round_: AuditRound, now: float) -> list[Update]:  # noqa: C901 - the audit's steps, in the order the docstring gives
         """Apply one round of link probes: cables found down or miswired leave selection.
 
         A direction whose probe is missing is judged with its hold time and its

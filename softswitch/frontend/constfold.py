@@ -32,7 +32,7 @@ def _signed_range(width: int) -> tuple[int, int]:
     return -(1 << (width - 1)), (1 << (width - 1)) - 1
 
 
-def arith(op: str, a: int, b: int, t: P4Type) -> int:
+def arith(op: str, a: int, b: int, t: P4Type) -> int:  # noqa: C901 - one case per kind of P4 construct
     """``a op b`` for one of :data:`ARITH_OPS` (and shifts) on values of type ``t``."""
     if isinstance(t, InfInt):
         return _arith_inf(op, a, b)

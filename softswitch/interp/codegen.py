@@ -544,7 +544,7 @@ class Codegen:
         with _located(s.loc, "statement"):
             self._stmt(s)
 
-    def _stmt(self, s: ir.Stmt) -> None:
+    def _stmt(self, s: ir.Stmt) -> None:  # noqa: C901 - one case per kind of IR node
         if self.guarded(s):
             return
         if isinstance(s, ir.Assign):
@@ -758,7 +758,7 @@ class Codegen:
     # ------------------------------------------------------------------
     # Expressions
 
-    def expr(self, e: ir.Expr) -> str:
+    def expr(self, e: ir.Expr) -> str:  # noqa: C901 - one case per kind of IR node
         """Python source for the value of ``e``."""
         if isinstance(e, ir.Const):
             return self.const(e)
@@ -876,7 +876,7 @@ class Codegen:
             return f"({v} ^ {t.mask})"
         return f"(-{v} & {t.mask})"
 
-    def binop(self, e: ir.BinOp) -> str:
+    def binop(self, e: ir.BinOp) -> str:  # noqa: C901 - one case per kind of IR node
         """Binary operators with P4 width semantics."""
         op = e.op
         if op in ("&&", "||"):

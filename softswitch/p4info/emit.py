@@ -508,7 +508,7 @@ def _data_type(spec: p4t.P4DataTypeSpec, t: info_model.DataType) -> None:
         spec.header_union_stack.size = t.size
 
 
-def _set_type_info(info: p4t.P4TypeInfo, t: info_model.TypeInfo) -> None:
+def _set_type_info(info: p4t.P4TypeInfo, t: info_model.TypeInfo) -> None:  # noqa: C901 - one case per kind of P4Info object or type
     for name, s in t.structs:
         struct = info.structs[name]
         for member_name, member_type in s.members:

@@ -542,7 +542,7 @@ class _Extractor:
             return 0
         return bit_width(t)
 
-    def _convert(self, t: P4Type) -> model.DataType:
+    def _convert(self, t: P4Type) -> model.DataType:  # noqa: C901 - one case per kind of P4Info object or type
         """``t`` as a P4DataTypeSpec, recording the named types it uses in type_info."""
         if isinstance(t, Bits):
             return model.BitsType(t.width, t.signed)

@@ -83,7 +83,7 @@ def _out_of_range(table: str, key: KeySpec, value: int) -> RuntimeConfigError:
     )
 
 
-def canonical_match(table: str, key: KeySpec, match: Match | None) -> Match | None:
+def canonical_match(table: str, key: KeySpec, match: Match | None) -> Match | None:  # noqa: C901 - one case per match kind, as P4Runtime spells them
     """Check one field of an entry and return its canonical form (None for don't care)."""
     width = key.width
     if match is None:

@@ -90,7 +90,7 @@ class ControlPlane:
         except (_Bad, RuntimeConfigError) as exc:
             raise StfError(self.stf_file, command.line, str(exc)) from None
 
-    def _dispatch(self, cmd: syntax.Command) -> list[CheckFailure]:
+    def _dispatch(self, cmd: syntax.Command) -> list[CheckFailure]:  # noqa: C901 - one case per STF command
         match cmd:
             case syntax.Add():
                 return self._add(cmd)

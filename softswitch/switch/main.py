@@ -62,7 +62,7 @@ def configure_logging(options: SwitchOptions) -> None:
     root.setLevel(_LEVELS[options.log_level])
 
 
-async def run_switch(
+async def run_switch(  # noqa: C901 - the command line's options, in simple_switch's order
     options: SwitchOptions,
     *,
     loader: DataplaneLoader | None = None,

@@ -222,14 +222,15 @@ def spine_entries() -> list[Any]:
     ]  # fmt: skip
 
 
-async def _next_packet(sw: Any, send: Any, timeout: float = 5.0) -> Any:
-    """Open ``sw``'s packet-in queue, run ``send()``, return the first PacketIn."""
+async def _next_packet(sw: Any, send: Any) -> Any:
+    """Open ``sw``'s packet-in queue, run ``send()``, return the first PacketIn (5 s at most)."""
     packets: AsyncIterator[Any] = sw.read_packets(eth_types=[fabric_model.ETHERTYPE_PROBE])
     first = asyncio.ensure_future(anext(packets))
     await asyncio.sleep(0.1)  # the queue exists once the iterator runs
     await send()
     try:
-        return await asyncio.wait_for(first, timeout)
+        async with asyncio.timeout(5.0):
+            return await first
     finally:
         await packets.aclose()  # type: ignore[attr-defined]
 
