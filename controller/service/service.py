@@ -84,6 +84,7 @@ from controller.service.provision import ReadBack, reconcile
 from controller.service.readiness import SwitchState, overall_role, refusal, switch_state
 from controller.service.switches import Pipeline, SwitchLink
 from controller.service.telemetry import Poller
+from controller.service.tracing import Timing, TransferTracer
 from controller.service.translog import TransferLog
 from controller.topology import Topology
 
@@ -91,6 +92,9 @@ log = logging.getLogger("kvfabric.controller")
 
 RETRY_S = 1.0
 """Wait between two attempts at reconciling a switch."""
+
+TIERS_LOG_S = 10.0
+"""How often the transfer log gets a ``tiers`` record (per-tier utilisation)."""
 
 SAMPLE_GRACE = 2.0
 """A provisioned switch waits this many staleness limits at most for its first sample."""
@@ -108,6 +112,7 @@ class ServiceOptions:
     tls: TlsSettings | None = None
     instance: str | None = None
     switch_timeout_s: float = 3.0
+    otlp_endpoint: str | None = None
 
 
 class Service:
@@ -130,6 +135,8 @@ class Service:
         self.engine = Engine(Topology(config), now)
         self.metrics = Metrics(self.snapshot)
         self.translog = TransferLog(options.log_path, wall() - now)
+        self.tracer = TransferTracer(options.otlp_endpoint, self.instance)
+        self.translog.listeners.append(self.tracer.on_record)
         self.links: dict[str, SwitchLink] = {
             sw.name: SwitchLink(
                 sw,
@@ -160,6 +167,7 @@ class Service:
         self.audited = False
         self._mode_adopted = False
         self._traces = 0
+        self._tiers_logged: float | None = None
         self._static = 0
         self._tasks: list[asyncio.Task[Any]] = []
         for link in self.links.values():
@@ -246,7 +254,7 @@ class Service:
     ) -> schema.TransferAnswer:
         """Decide a transfer, write its pin, and return the answer of ``POST /v1/transfers``."""
         self._writable(*self._needed(src, dst))
-        t0 = self.clock()
+        t0, wall0 = self.clock(), self.wall()
         if trace_id is None:
             self._traces += 1
             trace_id = f"kv-{self.instance}-{self._traces}"
@@ -254,10 +262,31 @@ class Service:
             self._check_spine(src, dst, spine)
         request = TransferRequest(src, dst, nbytes, trace_id, spine=spine)
         decision, updates = self.engine.decide(request, t0)
+        t1 = self.clock()
         written = await self.enforcer.apply(updates, self._meta_for(decision))
         pinned = written.get(decision.transfer_id, False)
-        self.metrics.decision_seconds.observe(self.clock() - t0)
-        return self._answer(decision, pinned)
+        t2 = self.clock()
+        self.metrics.decision_seconds.observe(t2 - t0)
+        answer = self._answer(decision, pinned)
+        if self.tracer.enabled:
+            self._trace(decision, answer, Timing(wall0, wall0 + t1 - t0, wall0 + t2 - t0,
+                                                 wall0 + self.clock() - t0))  # fmt: skip
+        return answer
+
+    def _trace(self, d: Decision, answer: schema.TransferAnswer, timing: Timing) -> None:
+        """Open the transfer's span (:mod:`tracing`) with what the engine saw."""
+        transfer = self.engine.inflight.transfers.get(d.transfer_id)
+        hosts = self.engine.topology.hosts
+        pair = f"{hosts[d.src].leaf}>{hosts[d.dst].leaf}"
+        self.tracer.answered(
+            api_id=self.api_id(d.transfer_id),
+            spine=answer.spine,
+            placement_name=answer.placement,
+            decision=d,
+            placement=transfer.placement if transfer is not None else None,
+            pair=pair,
+            timing=timing,
+        )
 
     def _answer(self, d: Decision, pinned: bool) -> schema.TransferAnswer:
         path = str(d.path) if d.path is not None else None
@@ -574,6 +603,7 @@ class Service:
         self, pin: Pin, now: float, duration_s: float | None, *, late: bool = False
     ) -> None:
         m = pin.meta
+        dst = self.engine.topology.hosts.get(m.dst)
         self.translog.write(
             "transfer",
             {
@@ -582,6 +612,7 @@ class Service:
                 "transfer_id": m.id,
                 "src": m.src,
                 "dst": m.dst,
+                "pair": f"{pin.key.leaf}>{dst.leaf}" if dst is not None else None,
                 "bytes": m.size,
                 "requested_at_wall": m.requested_wall,
                 "completed_at": now if duration_s is not None else None,
@@ -612,9 +643,25 @@ class Service:
             now = self.clock()
             updates += self.engine.tick(now)
             await self.enforcer.apply(updates, self._moved_meta)
+            self._log_tiers(now)
             await self._expire(now)
             deadline = max(deadline, self.clock())
             await asyncio.sleep(deadline - self.clock())
+
+    def _log_tiers(self, now: float) -> None:
+        """Every :data:`TIERS_LOG_S`, a ``tiers`` record: each tier's mean and p95
+        utilisation now (what the weekly report plots per tier)."""
+        if self._tiers_logged is not None and now - self._tiers_logged < TIERS_LOG_S:
+            return
+        tiers = tier_utilisation(self.engine)
+        if not tiers:
+            return
+        self._tiers_logged = now
+        self.translog.write(
+            "tiers",
+            {"time": now, "tiers": {str(t): {"mean": v.mean, "p95": v.p95, "ports": v.ports}
+                                    for t, v in tiers.items()}},
+        )  # fmt: skip
 
     async def _poll(self, link: SwitchLink) -> tuple[Any, float] | None:
         """One switch's reading, stamped halfway through the read (when the switch took it,
@@ -685,6 +732,7 @@ class Service:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             self.translog.close()
+            self.tracer.close()
 
 
 def _placements(pinned: Iterable[bool]) -> dict[str, int]:

@@ -4,7 +4,8 @@ The engine's records (``transfer``, ``mode``, ``link``, ``efficiency``) carry ti
 the service's monotonic clock; :class:`TransferLog` adds their wall-clock twins
 (``time_wall``, ``requested_at_wall``, ``completed_at_wall``, seconds since the Unix
 epoch) so a line can be read without knowing when the controller started. The shell
-adds its own records (``decision``, ``alert``, ``adopted``, ``pin_error``). Without a
+adds its own records (``decision``, ``alert``, ``adopted``, ``pin_error``, and every
+10 s ``tiers``, each tier's mean and p95 utilisation). Without a
 file the log is kept only in memory (the last ``keep`` lines), which is what tests
 and ``GET /v1/fabric`` read.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO
 
@@ -27,6 +28,8 @@ class TransferLog:
         self.path = path
         self.wall_offset = wall_offset
         self.recent: deque[dict[str, object]] = deque(maxlen=keep)
+        self.listeners: list[Callable[[dict[str, object]], None]] = []
+        """Called with every record as written (the tracer ends spans on them)."""
         self._file: IO[str] | None = None
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -40,6 +43,8 @@ class TransferLog:
             if isinstance(value, float | int) and not isinstance(value, bool):
                 record[f"{name}_wall"] = round(float(value) + self.wall_offset, 6)
         self.recent.append(record)
+        for listener in self.listeners:
+            listener(record)
         if self._file is not None:
             self._file.write(json.dumps(record, separators=(",", ":"), default=str) + "\n")
         return record

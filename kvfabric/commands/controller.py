@@ -3,7 +3,7 @@
     kvfabric controller [--config] FABRIC.yaml [--p4 p4/kv_fabric.p4 | --p4info F --p4blob F]
                         [--bind HOST:PORT] [--token TOKEN | --token-file F] [--log FILE]
                         [--backup] [--no-audit] [--audit-misses N] [--audit-hold DURATION]
-                        [--tls-ca F [--tls-cert F --tls-key F]] [-v]
+                        [--tls-ca F [--tls-cert F --tls-key F]] [--otlp-endpoint URL] [-v]
 
 The fabric file gives the switches, the links and the ``controller:`` settings; the
 options here override its API address and token, and its P4Runtime TLS. Prints
@@ -61,6 +61,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tls-cert", type=Path, help="client certificate (mutual TLS)")
     parser.add_argument("--tls-key", type=Path, help="client private key (mutual TLS)")
     parser.add_argument("--instance", help="instance tag in transfer ids (default: random)")
+    parser.add_argument(
+        "--otlp-endpoint", metavar="URL",
+        help="send a trace span per transfer to this OTLP/HTTP collector "
+        "(http://host:4318; nothing is sent without it)",
+    )  # fmt: skip
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
 
 
@@ -79,6 +84,11 @@ def _audit_overrides(config: FabricConfig, args: argparse.Namespace) -> FabricCo
             raise ValueError(f"--audit-hold: {exc}") from None
     controller = dataclasses.replace(c, audit_misses=misses, audit_hold_s=hold)
     return dataclasses.replace(config, controller=controller)
+
+
+def _check_otlp(endpoint: str | None) -> None:
+    if endpoint is not None and not endpoint.startswith(("http://", "https://")):
+        raise ValueError(f"--otlp-endpoint expects an http(s) URL, got {endpoint!r}")
 
 
 def _bind(text: str) -> tuple[str, int]:
@@ -115,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
         api = config.controller.api
         host, port = _bind(args.bind) if args.bind else (api.host, api.port)
         token = api.token
+        _check_otlp(args.otlp_endpoint)
         if args.token is not None:
             token = args.token
         elif args.token_file is not None:
@@ -135,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
         audit=not args.no_audit,
         tls=tls,
         instance=args.instance,
+        otlp_endpoint=args.otlp_endpoint,
     )
     try:
         asyncio.run(serve(options, host, port, token))
