@@ -80,6 +80,7 @@ def transfer_record(
         "transfer_id": d.transfer_id,
         "src": d.src,
         "dst": d.dst,
+        "pair": f"{t.pair[0]}>{t.pair[1]}",
         "bytes": d.bytes,
         "requested_at": t.started,
         "completed_at": now if duration_s is not None else None,

@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, str] = {
     "simulate": "Run a scenario on a simulated fabric (flow-level engine), at any scale",
     "bench": "Run benchmarks",
     "check-config": "Validate a topology configuration file",
+    "report": "The weekly review of transfer logs: one self-contained HTML report",
     "switch-cli": "simple_switch_CLI for a running kvfabric switch (commands on stdin)",
     "bmv2-shims": "Write simple_switch_grpc, simple_switch_CLI, p4c, p4c-bm2-ss shims into DIR",
 }
