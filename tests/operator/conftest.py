@@ -1,10 +1,10 @@
 """Fixtures: a cabled fabric of real switch processes and controllers driving it.
 
 The operator's tools (Prometheus and the Grafana dashboard's queries, the live page
-in a browser, traces, the report) are tested against a controller on four real
+in a browser, the report) are tested against a controller on four real
 ``kvfabric switch`` processes joined by veth pairs (root), so that the topology audit
-runs and a cable can really be taken down. Alert windows are 2 s so efficiency and
-latency windows close during a test.
+runs and a cable can really be taken down; traces need no cable (``plain``). Alert
+windows are 2 s so efficiency and latency windows close during a test.
 """
 
 from __future__ import annotations
@@ -28,6 +28,17 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 @pytest.fixture(scope="module")
 def cabled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fabric]:
     f = Fabric(tmp_path_factory.mktemp("cabled"), veths=True, controller=CONTROLLER)
+    try:
+        yield f.start()
+    finally:
+        f.close()
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fabric]:
+    """The same four switches without cables (no root): for controllers run with
+    ``--no-audit``, whose cables stay up."""
+    f = Fabric(tmp_path_factory.mktemp("plain"), controller=CONTROLLER)
     try:
         yield f.start()
     finally:

@@ -3,7 +3,8 @@
 It listens on an ephemeral port of 127.0.0.1, takes ``POST /v1/traces`` bodies
 (protobuf ``ExportTraceServiceRequest``, gzip or not), answers with an empty
 ``ExportTraceServiceResponse``, and keeps every span it received, decoded into plain
-dicts (ids in hex, attributes as Python values, events, the resource's attributes).
+dicts (ids in hex, attributes as Python values, events, the resource's attributes), and
+each request's path and headers (names in lower case).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ class OtlpReceiver:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 if self.headers.get("Content-Encoding") == "gzip":
                     body = gzip.decompress(body)
-                receiver.received(self.path, dict(self.headers.items()), body)
+                receiver.received(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
                 reply = ExportTraceServiceResponse().SerializeToString()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
