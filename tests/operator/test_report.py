@@ -1,9 +1,9 @@
-"""``kvfabric report`` on the log of a real controller, rendered in headless Chromium (root).
+"""``kvfabric report`` on the log of a real controller, rendered in headless Chromium.
 
-The controller drives four real switch processes joined by veths; the test makes
-traffic on every rack pair, one transfer in ECMP mode, a slow one (an outlier), and
-takes a cable down and up (an alert and its resolution), so that every section of the
-report has something to draw. A copy of the log with bad lines appended must give a
+The controller drives four real switch processes (no cables: ``--no-audit``, so no
+root); the test makes traffic on every rack pair, one transfer in ECMP mode and a slow
+one (an outlier, and a p99 alert when its 2 s window closes), so that every section of
+the report has something to draw. A copy of the log with bad lines appended must give a
 report that counts them by reason, on standard error and in the report, with no
 traceback. The report is opened in Chromium and kept as a PNG in
 results/test-artefacts/<test>/.
@@ -17,18 +17,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from tests.controller_service.conftest import Controllers
-from tests.controller_service.harness import Api, Fabric, wait_for
+from tests.controller_service.harness import Fabric, wait_for
 from tests.operator.browser import chromium
 from tests.operator.traffic import ecmp_interlude, transfers
 
-pytestmark = pytest.mark.root
-
-LINK = "leaf1:3-spine1:1"
 BAD_LINES = [
     "this is not JSON",
     "[1, 2, 3]",
@@ -38,40 +32,28 @@ BAD_LINES = [
 OLD = '{"event": "mode", "time_wall": 1000000000, "mode": "ecmp", "reason": "long ago"}'
 
 
-def _status(api: Api, link: str) -> str:
-    view: dict[str, Any] = api.call("GET", "/v1/fabric")[1]
-    return next(str(x["status"]) for x in view["links"] if x["link"] == link)
-
-
 def _events(log: Path) -> list[str]:
     return [json.loads(line)["event"] for line in log.read_text().splitlines() if line]
 
 
 def test_the_report_of_a_real_controller_log(
-    cabled: Fabric, controllers: Controllers, tmp_path: Path, artefacts: Path
+    plain: Fabric, controllers: Controllers, tmp_path: Path, artefacts: Path
 ) -> None:
     log = tmp_path / "transfers.jsonl"
-    c = controllers.start(cabled.path, "--log", str(log))
+    c = controllers.start(plain.path, "--no-audit", "--log", str(log))
     api = c.api()
     api.wait_ready()
-    wait_for(lambda: api.call("GET", "/v1/fabric")[1]["controller"]["audited"])
     transfers(api, 5)
     ecmp_interlude(api)
-    cabled.set_cable("leaf1", "spine1", up=False)
-    try:
-        wait_for(lambda: _status(api, LINK) == "down", timeout=10)
-        transfers(api, 3)
-        status, slow = api.call("POST", "/v1/transfers", {"src": "h12", "dst": "h21", "bytes": 9})
-        assert status == 201
-        api.call("POST", f"/v1/transfers/{slow['id']}/complete", {"duration_s": 0.6})
-    finally:
-        cabled.set_cable("leaf1", "spine1", up=True)
-    wait_for(lambda: _status(api, LINK) == "up", timeout=10)
+    transfers(api, 3)
+    status, slow = api.call("POST", "/v1/transfers", {"src": "h12", "dst": "h21", "bytes": 9})
+    assert status == 201
+    api.call("POST", f"/v1/transfers/{slow['id']}/complete", {"duration_s": 0.6})
     transfers(api, 2)
     wait_for(lambda: _events(log).count("tiers") >= 2, timeout=30, step=0.5)
     c.stop()
     events = set(_events(log))
-    assert {"transfer", "efficiency", "mode", "alert", "link", "tiers"} <= events, events
+    assert {"transfer", "efficiency", "mode", "alert", "tiers"} <= events, events
 
     with_bad = tmp_path / "with-bad-lines.jsonl"
     with_bad.write_text(log.read_text() + "\n".join([*BAD_LINES, OLD]) + "\n")
@@ -96,7 +78,7 @@ def test_the_report_of_a_real_controller_log(
     assert page.count('src="data:image/png;base64,') >= 6
     assert "<td>lines skipped</td><td>4</td>" in page
     assert "<td>records before --since</td><td>1</td>" in page
-    assert "link_down" in page and "leaf1&gt;leaf2" in page
+    assert "latency_p99" in page and "leaf1&gt;leaf2" in page
 
     with chromium(tmp_path / "profile", width=1200, height=900) as driver:
         driver.get(out.as_uri())
