@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from controller.config_units import UnitError, parse_duration
+from controller.config.units import UnitError, parse_duration
 from controller.review import read_logs, render_html, review
 
 
