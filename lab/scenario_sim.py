@@ -5,7 +5,8 @@
       flowlet_period: 20ms      # mean time between a transfer's flowlet boundaries
       write_latency: 1ms        # from the controller's decision to the pin in the leaf
       telemetry_delay: 5ms      # from a counter read to the engine's telemetry entry point
-      sample_interval: 10ms     # utilisation samples for the results (default: the poll)
+      sample_interval: 10ms     # utilisation samples (default: the poll, or a quarter of
+                                # a transfer alone on the fastest cable if that is shorter)
       controller:               # the fabric file's controller section, same keys
         telemetry: {poll_interval: 100ms}
 

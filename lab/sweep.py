@@ -38,7 +38,7 @@ from controller.config.located import Node, compose
 from controller.errors import ConfigError
 from lab.errors import ScenarioError
 from lab.plots import plot_sweep
-from lab.scenario import ModeName, Scenario, parse_scenario
+from lab.scenario import LAB_MODES, ModeName, Scenario, parse_scenario
 
 if TYPE_CHECKING:
     from lab.run import Experiment
@@ -155,6 +155,9 @@ def _parse(root: Node, file: str, base_dir: Path) -> Sweep:
         if "modes" in f
         else ("ecmp", "kv-aware")
     )
+    for n, mode in zip(f["modes"].items() if "modes" in f else [], modes, strict=False):
+        if mode not in LAB_MODES:
+            raise n.error(f"mode {mode!r} is run only by `kvfabric simulate`, not by the lab")
     stat = f["stat"].text() if "stat" in f else "p99"
     if stat not in STATS:
         raise f["stat"].error(f"expected one of {', '.join(STATS)}, got {stat!r}")
