@@ -61,9 +61,13 @@ def _figure(height: float = 3.2) -> tuple[Figure, Axes]:
     return fig, ax
 
 
-def _time_axis(ax: Axes) -> None:
+def _time_axis(ax: Axes, r: Review) -> None:
+    """Dates in UTC over the review's whole period (a single point gets a sane range)."""
     ax.xaxis_date(tz=dt.UTC)
-    formatter = mdates.DateFormatter("%m-%d %H:%M", tz=dt.UTC)  # type: ignore[no-untyped-call]
+    pad = max(60.0, 0.03 * (r.end - r.start))
+    ax.set_xlim(_num(r.start - pad), _num(r.end + pad))
+    shape = "%m-%d %H:%M" if r.end - r.start > 86400 else "%H:%M:%S"
+    formatter = mdates.DateFormatter(shape, tz=dt.UTC)  # type: ignore[no-untyped-call]
     ax.xaxis.set_major_formatter(formatter)
     for label in ax.get_xticklabels():
         label.set_rotation(20)
@@ -95,7 +99,7 @@ def _latency(r: Review) -> str:
     ax.axhline(P99_LIMIT_S * 1e3, color="#c62828", linestyle="--", label="100 ms limit")
     ax.set_ylabel("transfer time (ms)")
     ax.legend(loc="upper left")
-    _time_axis(ax)
+    _time_axis(ax, r)
     rows = [(_stamp(w.start), w.count, *(f"{v * 1e3:.1f}" for v in (w.p50_s, w.p95_s, w.p99_s)))
             for w in r.latency]  # fmt: skip
     return _png(fig) + _table(["window start", "n", "p50 ms", "p95 ms", "p99 ms"], rows)
@@ -125,7 +129,7 @@ def _pairs(r: Review) -> str:
             )
     ax.set_ylabel("transfer time (ms)")
     ax.legend(loc="upper left", fontsize=8)
-    _time_axis(ax)
+    _time_axis(ax, r)
     rows = [(p.pair, p.count, f"{p.baseline_s * 1e3:.1f}", f"{p.p99_s * 1e3:.1f}",
              len(p.outliers)) for p in r.pairs]  # fmt: skip
     worst = sorted((o for p in r.pairs for o in ((p.pair, *x) for x in p.outliers)),
@@ -159,7 +163,7 @@ def _efficiency(r: Review) -> str:
     ax.set_ylim(0, 105)
     ax.set_ylabel("on the offline-best path (%)")
     ax.legend(loc="lower left")
-    _time_axis(ax)
+    _time_axis(ax, r)
     return _png(fig)
 
 
@@ -174,10 +178,13 @@ def _reroutes(r: Review) -> str:
             a1.scatter(times, [i] * len(times), marker="|", s=200)
         a1.set_yticks(range(len(kinds)), kinds)
         a1.set_title("reroutes and moves")
-        _time_axis(a1)
+        _time_axis(a1, r)
         if r.fallbacks:
             names = list(r.fallbacks)
             a2.barh(names, [r.fallbacks[n] for n in names], color="#b35c00")
+        else:
+            a2.set_axis_off()
+            a2.text(0.5, 0.5, "none", ha="center", va="center", color="#7a8397")
         a2.set_title("transfers left to ECMP, by reason")
         parts.append(_png(fig))
     else:
@@ -200,7 +207,7 @@ def _tiers(r: Review) -> str:
     ax.axhline(85, color="#c62828", linestyle=":", label="85% p95 limit")
     ax.set_ylabel("utilisation (%)")
     ax.legend(loc="upper left", fontsize=8, ncol=2)
-    _time_axis(ax)
+    _time_axis(ax, r)
     return _png(fig)
 
 
@@ -216,7 +223,7 @@ def _alerts(r: Review) -> str:
         ax.barh(i, right - left, left=left, height=0.6, color=colour)  # fmt: skip
     ax.set_yticks(range(len(r.alerts)), [f"{a.name} {a.subject}" for a in r.alerts], fontsize=8)
     ax.xaxis_date(tz=dt.UTC)
-    _time_axis(ax)
+    _time_axis(ax, r)
     rows = [(a.name, a.subject, a.severity, _stamp(a.start),
              _stamp(a.end) if a.end is not None else "still firing", a.message)
             for a in r.alerts]  # fmt: skip
