@@ -1,7 +1,8 @@
 """Code generation of calls: actions, functions, blocks, built-in methods, externs.
 
 :class:`CallGen` writes the Python for one :class:`ir.Call` through its
-:class:`~softswitch.interp.codegen.Codegen`: argument passing (copy-in,
+code generator, seen as a :class:`CallHost` (the members of
+:class:`~softswitch.interp.codegen.Codegen` it uses): argument passing (copy-in,
 and copy-out of scalar ``out``/``inout`` arguments), the ``packet_in`` /
 ``packet_out`` methods, header and stack methods, and the v1model externs.
 An extern the target cannot run raises :class:`UnsupportedError` here, at
@@ -10,7 +11,8 @@ load time.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
 from softswitch.errors import UnsupportedError
 from softswitch.frontend import ir
@@ -30,12 +32,9 @@ from softswitch.frontend.types import (
     bit_width,
     strip_newtype,
 )
-from softswitch.interp.analysis import aliased_args
-from softswitch.interp.classes import is_obj
+from softswitch.interp.analysis import ActionReach, ExitAnalysis, aliased_args
+from softswitch.interp.classes import ClassGen, is_obj
 from softswitch.interp.extern_funcs import CallSite
-
-if TYPE_CHECKING:
-    from softswitch.interp.codegen import Codegen
 
 PRESERVE_EXTERNS = {
     "resubmit": "resubmit",
@@ -66,10 +65,44 @@ def _enum_name(e: ir.Expr | None) -> str:
     raise UnsupportedError(e.loc if e is not None else ir.TRUE.loc, "non-constant enum argument")
 
 
+class CallHost(Protocol):
+    """What :class:`CallGen` uses of the code generator that owns it
+    (:class:`~softswitch.interp.codegen.Codegen`): its output, its value
+    classes, its analyses, its extern-function table, and how it evaluates
+    and stores expressions."""
+
+    indent: int
+    classes: ClassGen
+    exits: ExitAnalysis
+    reach: ActionReach
+    extern_functions: frozenset[str]
+    extern_sites: list[CallSite]
+
+    def line(self, text: str) -> None: ...
+
+    def fresh(self, base: str = "t") -> str: ...
+
+    def root_of(self, var: str) -> str | None: ...
+
+    def expr(self, e: ir.Expr) -> str: ...
+
+    def ordered(self, exprs: Sequence[ir.Expr], by_ref: Sequence[bool] = ()) -> list[str]: ...
+
+    def store(self, lhs: ir.Expr, value: str) -> None: ...
+
+    def store_out(self, lhs: ir.Expr | None, value: str) -> None: ...
+
+    def assign_outs(
+        self, call: str, targets: Sequence[ir.Expr | None], *, may_exit: bool = False
+    ) -> None: ...
+
+    def union_fix(self, lhs: ir.Expr) -> None: ...
+
+
 class CallGen:
     """Writes one call."""
 
-    def __init__(self, g: Codegen) -> None:
+    def __init__(self, g: CallHost) -> None:
         self.g = g
 
     def call(self, c: ir.Call, want_value: bool) -> str:
@@ -200,7 +233,7 @@ class CallGen:
                 if t is not None:
                     g.store(t, f"{tmp}[{i + 1}]")
             return f"{tmp}[0]"
-        g._assign_outs(call, targets, may_exit=may_exit)
+        g.assign_outs(call, targets, may_exit=may_exit)
         return ""
 
     def _call_copying_back(
@@ -420,7 +453,7 @@ class CallGen:
                 return f"{h}._v"
             if name == "setValid":
                 g.line(f"{h}._v = True")
-                g._union_fix(receiver)
+                g.union_fix(receiver)
             else:
                 g.line(f"{h}._v = False")
             return ""
@@ -472,11 +505,11 @@ class CallGen:
                 member = ir.Var(target.base.type, target.loc, u)
                 member_ref = ir.FieldRef(target.type, target.loc, member, target.field)
                 g.line(f"X{n}({pkt}, {u}.f_{target.field}{extra})")
-                g._union_fix(member_ref)
+                g.union_fix(member_ref)
                 g.line(f"{stack}.next += 1")
             else:
                 g.line(f"X{n}({pkt}, {g.expr(target)}{extra})")
-                g._union_fix(target)
+                g.union_fix(target)
             return ""
         if name == "lookahead":
             t = c.type
@@ -580,4 +613,4 @@ class CallGen:
         return ""
 
 
-__all__ = ["CallGen"]
+__all__ = ["CallGen", "CallHost"]

@@ -56,6 +56,7 @@ from softswitch.interp.analysis import (
     aliased_args,
     has_runtime_stack_index,
 )
+from softswitch.interp.calls import CallGen
 from softswitch.interp.classes import ClassGen, is_obj
 from softswitch.interp.extern_funcs import CallSite
 
@@ -317,7 +318,7 @@ class Codegen:
                     for (v, d), e in zip(dirs, ref.bound_args, strict=False)
                     if d in ("out", "inout") and not is_obj(v.type)
                 ]
-                self._assign_outs(call, targets, may_exit=self.exits.action(ref.action))
+                self.assign_outs(call, targets, may_exit=self.exits.action(ref.action))
             else:
                 self.line(call)
             if copies:
@@ -673,7 +674,7 @@ class Codegen:
         if is_obj(lhs.type):
             value = self.expr(rhs)
             self.line(f"{self.expr(lhs)}.assign({value})")
-            self._union_fix(lhs)
+            self.union_fix(lhs)
             return
         self.store(lhs, self._copy_if_list(rhs))
 
@@ -700,7 +701,9 @@ class Codegen:
             return ir.SliceE(e.type, e.loc, self._fix_places(e.base), e.hi, e.lo, lo)
         return e
 
-    def _union_fix(self, lhs: ir.Expr) -> None:
+    def union_fix(self, lhs: ir.Expr) -> None:
+        """After a write into a member of a header union through ``lhs``,
+        invalidate the union's other members if that member is now valid."""
         if isinstance(lhs, ir.FieldRef) and isinstance(strip_newtype(lhs.base.type), UnionT):
             u = strip_newtype(lhs.base.type)
             assert isinstance(u, UnionT)
@@ -947,11 +950,9 @@ class Codegen:
 
     def call(self, c: ir.Call, want_value: bool) -> str:
         """Emit a call; returns the expression of its value ("" for void)."""
-        from softswitch.interp.calls import CallGen
-
         return CallGen(self).call(c, want_value)
 
-    def _assign_outs(
+    def assign_outs(
         self, call: str, targets: Sequence[ir.Expr | None], *, may_exit: bool = False
     ) -> None:
         """Run ``call`` and store its returned scalar outs into ``targets``
