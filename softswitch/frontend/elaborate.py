@@ -57,7 +57,7 @@ from softswitch.frontend.types import (
     bit_width,
     strip_newtype,
 )
-from softswitch.frontend.unreached import UnreachedChecks, check_unreached
+from softswitch.frontend.unreached import check_unreached, defer_unused_actions
 
 BLOCK_KINDS = ("parser", "control", "parser_type", "control_type", "package", "extern")
 KNOWN_TABLE_PROPERTIES = (
@@ -128,7 +128,7 @@ def _type_text(t: ast.Type) -> str:
     return type(t).__name__
 
 
-class Elaborator(UnreachedChecks, StmtChecker):
+class Elaborator(StmtChecker):
     """Checks a whole program and elaborates ``main`` into an :class:`ir.Program`."""
 
     def __init__(self, source: str) -> None:
@@ -452,7 +452,7 @@ class Elaborator(UnreachedChecks, StmtChecker):
                 inst.body = self.block(decl.body.items, scope)
             else:
                 self.parser_states(decl, scope, inst)
-            self.defer_unused_actions(decl.locals, scope, prefix)
+            defer_unused_actions(self, decl.locals, scope, prefix)
         finally:
             self.ctx, self.fctx = saved, saved_f
         return inst

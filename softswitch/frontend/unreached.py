@@ -5,13 +5,15 @@ elaborator lowers only what the package instantiates: a parser, control,
 action or function that nothing uses would otherwise never be checked, and a
 program p4c rejects would load here.
 
-:func:`check_unreached` runs after ``main`` is elaborated and lowers, once
-more and only to check them, the top-level parsers and controls that were
-never instantiated (generic ones with their type parameters left as type
-variables), the actions and functions nobody called, and the local actions
-of instantiated blocks that no table or call names.  Everything that lowering
-adds to the program (tables, extern instances, actions, functions, digests)
-is taken out again afterwards, so the elaborated program is unchanged.
+:func:`defer_unused_actions` records, while a block is lowered, its local
+actions that nothing used.  :func:`check_unreached` runs after ``main`` is
+elaborated and lowers, once more and only to check them, the top-level
+parsers and controls that were never instantiated (generic ones with their
+type parameters left as type variables), the actions and functions nobody
+called, and those unused local actions.  Everything that lowering adds to
+the program (tables, extern instances, actions, functions, digests) is taken
+out again afterwards, so the elaborated program is unchanged.  Both are
+functions over :class:`UnreachedHost`, the part of the elaborator they use.
 A construct the target does not support is no reason to reject code that
 never runs: :class:`UnsupportedError` is ignored there; type errors are not.
 
@@ -24,23 +26,32 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from softswitch.errors import Loc, UnsupportedError
 from softswitch.frontend import ast, ir
-from softswitch.frontend.scope import DeclSym, OverloadSym, Scope
-from softswitch.frontend.stmtcheck import BlockCtx, StmtChecker
+from softswitch.frontend.scope import DeclSym, OverloadSym, Scope, Symbol
+from softswitch.frontend.stmtcheck import BlockCtx
 from softswitch.frontend.types import P4Type, TypeVar
 
-if TYPE_CHECKING:
-    from softswitch.frontend.elaborate import Elaborator
 
+class UnreachedHost(Protocol):
+    """What the check needs of the elaborator: what it reached, how it lowers
+    blocks, actions and functions, and the results that lowering adds to."""
 
-class UnreachedChecks(StmtChecker):
-    """What the elaborator records so that unused code can be checked later."""
-
+    root: Scope
+    ctx: BlockCtx | None
+    program: ir.Program
+    # ids of the parser and control declarations instantiated so far
     instantiated: set[int]
+    # the checks still to run (running one may add more)
     deferred: list[Callable[[], object]]
+    lowered_actions: set[int]
+    functions: dict[tuple[Any, ...], ir.Function]
+    digests: dict[str, ir.Digest]
+    all_actions: list[ir.Action]
+
+    def block_sym(self, sym: Symbol | None, name: str) -> Symbol | None: ...
 
     def instantiate_block(
         self,
@@ -51,33 +62,39 @@ class UnreachedChecks(StmtChecker):
         *,
         loc: Loc,
         type_args: list[P4Type] | None = None,
-    ) -> ir.BlockInstance:
-        """Provided by :class:`~softswitch.frontend.elaborate.Elaborator`."""
-        raise NotImplementedError
+    ) -> ir.BlockInstance: ...
 
-    def defer_unused_actions(self, decls: list[ast.Declaration], scope: Scope, prefix: str) -> None:
-        """Remember the local actions of the block being lowered that nothing used."""
-        assert self.ctx is not None
-        used = self.ctx.actions
-        in_parser = self.ctx.in_parser
-        for d in decls:
-            if not isinstance(d, ast.ActionDeclaration) or id(d) in used:
-                continue
-            sym = scope.names.get(d.name)
-            if isinstance(sym, DeclSym):
-                ctx = BlockCtx(None, prefix, scope, in_parser=in_parser)
-                self.deferred.append(functools.partial(self._check_action, ctx, sym))
+    def lower_action(self, sym: DeclSym) -> ir.Action: ...
 
-    def _check_action(self, ctx: BlockCtx, sym: DeclSym) -> None:
-        saved = self.ctx
-        self.ctx = ctx
-        try:
-            self.lower_action(sym)
-        finally:
-            self.ctx = saved
+    def lower_function(self, sym: DeclSym, type_args: tuple[P4Type, ...]) -> ir.Function: ...
 
 
-def check_unreached(elab: Elaborator, prog: ast.Program) -> None:
+def defer_unused_actions(
+    elab: UnreachedHost, decls: list[ast.Declaration], scope: Scope, prefix: str
+) -> None:
+    """Remember the local actions of the block being lowered that nothing used."""
+    assert elab.ctx is not None
+    used = elab.ctx.actions
+    in_parser = elab.ctx.in_parser
+    for d in decls:
+        if not isinstance(d, ast.ActionDeclaration) or id(d) in used:
+            continue
+        sym = scope.names.get(d.name)
+        if isinstance(sym, DeclSym):
+            ctx = BlockCtx(None, prefix, scope, in_parser=in_parser)
+            elab.deferred.append(functools.partial(_check_action, elab, ctx, sym))
+
+
+def _check_action(elab: UnreachedHost, ctx: BlockCtx, sym: DeclSym) -> None:
+    saved = elab.ctx
+    elab.ctx = ctx
+    try:
+        elab.lower_action(sym)
+    finally:
+        elab.ctx = saved
+
+
+def check_unreached(elab: UnreachedHost, prog: ast.Program) -> None:
     """Type-check what ``main`` did not reach; the program stays as it was."""
     saved = _Snapshot(elab)
     elab.ctx = BlockCtx(None, "", elab.root)
@@ -95,7 +112,7 @@ def check_unreached(elab: Elaborator, prog: ast.Program) -> None:
         saved.restore(elab)
 
 
-def _check_for(elab: Elaborator, d: ast.Declaration) -> Callable[[], object] | None:
+def _check_for(elab: UnreachedHost, d: ast.Declaration) -> Callable[[], object] | None:
     root = elab.root
     if isinstance(d, ast.ParserDeclaration | ast.ControlDeclaration):
         block = elab.block_sym(root.names.get(d.name), d.name)
@@ -109,7 +126,7 @@ def _check_for(elab: Elaborator, d: ast.Declaration) -> Callable[[], object] | N
         action = root.names.get(d.name)
         if id(d) in elab.lowered_actions or not isinstance(action, DeclSym):
             return None
-        return functools.partial(elab._check_action, BlockCtx(None, "", root), action)
+        return functools.partial(_check_action, elab, BlockCtx(None, "", root), action)
     if isinstance(d, ast.FunctionDeclaration):
         if any(key[0] == id(d) for key in elab.functions):
             return None
@@ -132,7 +149,7 @@ def _function_sym(sym: object, d: ast.FunctionDeclaration) -> DeclSym | None:
 class _Snapshot:
     """The parts of the elaborator's result that checking may add to."""
 
-    def __init__(self, elab: Elaborator) -> None:
+    def __init__(self, elab: UnreachedHost) -> None:
         p = elab.program
         self.tables = len(p.tables)
         self.externs = len(p.externs)
@@ -142,7 +159,7 @@ class _Snapshot:
         self.digests = set(elab.digests)
         self.ctx = elab.ctx
 
-    def restore(self, elab: Elaborator) -> None:
+    def restore(self, elab: UnreachedHost) -> None:
         p = elab.program
         del p.tables[self.tables :]
         del p.externs[self.externs :]
@@ -155,4 +172,4 @@ class _Snapshot:
         elab.ctx = self.ctx
 
 
-__all__ = ["UnreachedChecks", "check_unreached"]
+__all__ = ["UnreachedHost", "check_unreached", "defer_unused_actions"]
