@@ -19,6 +19,7 @@ from types import ModuleType
 
 from kvfabric import __version__
 from kvfabric.commands import SUBCOMMANDS
+from kvfabric.procname import apply_requested_name
 from softswitch.errors import SoftswitchError
 
 DESCRIPTION = (
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
+    apply_requested_name()
     try:
         return _dispatch(argv)
     except SoftswitchError as exc:

@@ -14,7 +14,9 @@ stops it with ``kill %simple_switch_grpc``; each shim ``exec``s, so the job's
 process is the switch itself.  A shim names the Python interpreter and the
 source tree that wrote it, so it runs the same kvfabric under ``sudo`` (which
 resets the environment) as in the shell that wrote it.  A path that exists and
-is not a directory, or a file in DIR that is not a shim, is refused.
+is not a directory, or a file in DIR that is not a shim, is refused.  The
+process takes the shim's name (see :mod:`kvfabric.procname`), so scripts that
+find BMv2 by name (``pkill simple_switch``, ``ps -C``) find it.
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ def shim_text(name: str, python: str, root: str) -> str:
         "#!/bin/sh\n"
         f"{MARKER}: {name}'s command line, run by kvfabric\n"
         f'PYTHONPATH={shlex.quote(root)}"${{PYTHONPATH:+:$PYTHONPATH}}"\n'
-        "export PYTHONPATH\n"
+        f"KVFABRIC_PROCESS_NAME={shlex.quote(name)}\n"
+        "export PYTHONPATH KVFABRIC_PROCESS_NAME\n"
         f'exec {command} "$@"\n'
     )
 

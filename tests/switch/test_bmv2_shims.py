@@ -124,7 +124,7 @@ def launched(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str], int, int]]:
     finally:
         (tmp_path / "stop").touch()
         out, _ = launcher.communicate(timeout=60)
-    assert out.strip() == "stopped"
+    assert out.strip() == "stopped", out
     pid = int((tmp_path / "switch.pid").read_text())
     assert not Path(f"/proc/{pid}").exists()  # `kill %simple_switch_grpc` stopped the switch
 
@@ -152,6 +152,9 @@ def test_simple_switch_cli_programs_a_running_switch(
     launched: tuple[Path, dict[str, str], int, int],
 ) -> None:
     cwd, env, thrift, grpc_port = launched
+    pid = int((cwd / "switch.pid").read_text())
+    # named like BMv2's process (15 bytes kept), for `pkill simple_switch` and `ps -C`
+    assert Path(f"/proc/{pid}/comm").read_text().strip() == "simple_switch_g"
     done = subprocess.run(
         ["simple_switch_CLI", "--thrift-port", str(thrift)],
         input=COMMANDS, cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False,
