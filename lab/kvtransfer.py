@@ -242,6 +242,7 @@ async def _send_with_client(
     port = transfer.ecmp_port
     bind = (transfer.src_addr, transfer.ecmp_port or 0)
     target = (transfer.dst_addr, transfer.dst_port)
+    deadline = clock() + timeout_s
     try:
         async with asyncio.timeout(timeout_s):
             async with client.transfer(
@@ -256,9 +257,10 @@ async def _send_with_client(
                 retransmits = await _stream(transfer, t.socket)
         fct = clock() - start
     except TimeoutError:
+        # not done by the deadline: that much is known (the clean-up after it is not)
         return Outcome(
             transfer, None, placement, port, f"timed out after {timeout_s:g}s", decision_s,
-            censored_s=clock() - start, started_at=start,
+            censored_s=deadline - start, started_at=start,
         )  # fmt: skip
     except (OSError, asyncio.IncompleteReadError, LabError, ClientError) as exc:
         return Outcome(

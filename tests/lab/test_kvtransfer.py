@@ -306,3 +306,24 @@ def test_without_a_controller_the_sender_falls_back_to_ecmp_untagged():
             await receiver.close()
 
     asyncio.run(main())
+
+
+def test_a_kv_aware_transfer_that_times_out_is_censored_at_its_deadline():
+    async def main() -> None:
+        server = socket.socket()  # a receiver that never reads
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        ctl = await fake_with_free_tag_port()
+        client = AsyncClient([("127.0.0.1", ctl.port)], deadline_s=5)
+        try:
+            port = server.getsockname()[1]
+            t = Transfer("h11", "h21", "127.0.0.1", "127.0.0.1", 64_000_000, dst_port=port)
+            out = await asyncio.wait_for(send(t, paths=client, timeout_s=0.3), 30.0)
+            assert out.fct_s is None and out.error == "timed out after 0.3s"
+            assert out.censored_s == pytest.approx(0.3, abs=0.1)  # the deadline
+        finally:
+            await client.close()
+            await ctl.close()
+            server.close()
+
+    asyncio.run(main())
