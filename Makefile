@@ -79,7 +79,7 @@ demo: setup
 
 # Every STF suite of the tree (p4/tests and tests/stf/programs) through the target.
 stf: setup
-	$(PY) -m kvfabric.stf_suites
+	$(PY) -m tests.support.stf_suites
 
 bench: setup
 	$(PY) -m kvfabric.cli bench all

@@ -29,8 +29,8 @@ from finsy.proto import p4i, p4r
 from benchmarks._common import emit_json
 from controller.engine.telemetry_math import percentile
 from softswitch.switch.dataplane import load_program_file
-from softswitch.switch.p4rt.client import StreamClient, insert
 from softswitch.switch.process import SwitchProcess
+from tests.support.p4rt_client import StreamClient, insert
 
 ROUTER = Path(__file__).resolve().parent / "programs" / "router.p4"
 

@@ -42,9 +42,9 @@ from scapy.packet import Raw
 from benchmarks._common import MAGIC, Search, Traffic, emit_json
 from softswitch.switch.dataplane import load_program_file
 from softswitch.switch.offload import disable_offloads
-from softswitch.switch.p4rt.client import StreamClient, insert
 from softswitch.switch.process import SwitchProcess
 from tests.support.netns import namespace_with_veths
+from tests.support.p4rt_client import StreamClient, insert
 
 ROUTER = Path(__file__).resolve().parent / "programs" / "router.p4"
 NEXT_HOP_MAC = 0x02000000BEEF

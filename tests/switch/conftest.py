@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from softswitch.switch.p4rt.client import StreamClient
 from softswitch.switch.process import SwitchProcess
 from tests.support.netns import VethPair, namespace, veths
+from tests.support.p4rt_client import StreamClient
 
 from .harness import FABRIC_P4, fabric
 from .netns import NsPort

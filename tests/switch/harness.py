@@ -21,9 +21,9 @@ import grpc
 from finsy.proto import U128, p4i, p4r, rpc_status
 
 from softswitch.switch.dataplane import load_program_file, make_loader
-from softswitch.switch.p4rt.client import StreamClient
 from softswitch.switch.p4rt.device import Device
 from softswitch.switch.p4rt.service import start_server
+from tests.support.p4rt_client import StreamClient
 
 T = TypeVar("T")
 PROGRAMS = Path(__file__).parent / "programs"

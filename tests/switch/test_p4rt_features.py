@@ -13,8 +13,8 @@ import pytest
 from finsy.proto import p4r, rpc_code, stratum
 
 from softswitch.runtime.profiles import ActionSelector
-from softswitch.switch.p4rt.client import insert, modify
 from softswitch.switch.p4rt.oneshot import is_hidden
+from tests.support.p4rt_client import insert, modify
 
 from .harness import (
     Client,

@@ -28,7 +28,7 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from softswitch.switch.p4rt.client import insert
+from tests.support.p4rt_client import insert
 
 from .conftest import Fabric, running_fabric
 from .harness import action, fabric, ids, l2_entry

@@ -21,8 +21,8 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw
 
-from softswitch.switch.p4rt.client import insert, modify
 from softswitch.switch.pcap import read_pcap
+from tests.support.p4rt_client import insert, modify
 
 from .conftest import Fabric, running_fabric
 from .harness import action, fabric, ids, l2_entry, lpm_entry, table_entry, write_errors
@@ -311,7 +311,7 @@ def test_pcap_files_record_what_each_port_received_and_sent(fab: Fabric) -> None
 
 
 def test_only_the_primary_may_send_packets_out(fab: Fabric) -> None:
-    from softswitch.switch.p4rt.client import StreamClient
+    from tests.support.p4rt_client import StreamClient
 
     backup = StreamClient(fab.process.address)
     try:

@@ -19,8 +19,8 @@ import grpc
 import pytest
 from finsy.proto import p4r, p4r_grpc
 
-from softswitch.switch.p4rt.client import StreamClient
 from softswitch.switch.process import LaunchError, SwitchProcess
+from tests.support.p4rt_client import StreamClient
 
 from .harness import fabric
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from softswitch.errors import SoftswitchError
 from softswitch.stf import run_stf
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True, slots=True)
