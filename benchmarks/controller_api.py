@@ -38,7 +38,7 @@ from controller.engine.telemetry_math import percentile
 from tests.controller_service.harness import (
     Api,
     ControllerProc,
-    Fabric,
+    RunningSwitches,
     compile_pipeline,
 )
 
@@ -57,7 +57,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kvfabric-bench-") as tmp:
         work = Path(tmp)
         pipeline = compile_pipeline(work)
-        fabric = Fabric(work).start()
+        fabric = RunningSwitches(work).start()
         controller = ControllerProc(fabric.path, pipeline, "--no-audit")
         try:
             controller.start()

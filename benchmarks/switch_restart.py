@@ -35,8 +35,8 @@ from pathlib import Path
 
 from tests.controller_service.harness import (
     ControllerProc,
-    Fabric,
     Reader,
+    RunningSwitches,
     compile_pipeline,
 )
 
@@ -44,7 +44,7 @@ POLL_S = 0.005
 TIMEOUT_S = 30.0
 
 
-def _pins(reader: Reader, fabric: Fabric) -> int:
+def _pins(reader: Reader, fabric: RunningSwitches) -> int:
     """How many kv_pin entries leaf1 holds (0 while it has no pipeline yet)."""
     try:
         return len(reader.table(fabric, "leaf1", "kv_pin"))
@@ -75,7 +75,7 @@ def main() -> None:
         work = Path(tmp)
         pipeline = compile_pipeline(work)
         reader = Reader(pipeline[0])
-        fabric = Fabric(work).start()
+        fabric = RunningSwitches(work).start()
         controller = ControllerProc(fabric.path, pipeline, "--no-audit")
         try:
             controller.start()

@@ -17,7 +17,7 @@ import pytest
 
 from kvfabric.client import AsyncClient, Client, Refused
 from tests.controller_service.conftest import Controllers
-from tests.controller_service.harness import Fabric, metric, wait_for
+from tests.controller_service.harness import RunningSwitches, metric, wait_for
 
 
 class Listener:
@@ -65,7 +65,7 @@ def free_port() -> int:
 
 
 def test_a_transfer_gets_a_tagged_socket_and_reports_its_completion(
-    fabric: Fabric, controllers: Controllers, listener: Listener
+    fabric: RunningSwitches, controllers: Controllers, listener: Listener
 ) -> None:
     c = controllers.start(fabric.path, "--no-audit", "--token", "tk")
     c.api("tk").wait_ready()
@@ -92,7 +92,7 @@ def test_a_transfer_gets_a_tagged_socket_and_reports_its_completion(
 
 
 def test_503_from_the_backup_then_success_from_the_primary(
-    fabric: Fabric, controllers: Controllers
+    fabric: RunningSwitches, controllers: Controllers
 ) -> None:
     primary = controllers.start(fabric.path, "--no-audit")
     primary.api().wait_ready()
@@ -112,7 +112,7 @@ def test_503_from_the_backup_then_success_from_the_primary(
 
 
 def test_the_backup_takes_over_when_the_primary_is_killed(
-    fabric: Fabric, controllers: Controllers
+    fabric: RunningSwitches, controllers: Controllers
 ) -> None:
     primary = controllers.start(fabric.path, "--no-audit")
     primary.api().wait_ready()
@@ -149,7 +149,7 @@ def test_no_controller_falls_back_to_ecmp_and_says_so(listener: Listener) -> Non
 
 
 def test_one_async_client_serves_two_event_loops_in_turn(
-    fabric: Fabric, controllers: Controllers
+    fabric: RunningSwitches, controllers: Controllers
 ) -> None:
     c = controllers.start(fabric.path, "--no-audit")
     c.api().wait_ready()

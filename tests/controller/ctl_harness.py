@@ -1,6 +1,6 @@
 """A fake fabric around the decision engine: a clock, port loads and counter polls.
 
-``Fabric`` owns an :class:`Engine` on a generated leaf-spine topology. Tests set the
+``FakeClockEngine`` owns an :class:`Engine` on a generated leaf-spine topology. Tests set the
 background utilisation of egress ports (``set_load("leaf1:3", 0.75)``), advance the
 clock by polling (``poll()``: every switch's cumulative counters grow by what those
 loads send in the interval) and drive the engine through ``decide``/``complete``.
@@ -43,7 +43,7 @@ def settings(**sections: dict[str, Any]) -> ControllerSettings:
     return replace(base, **changes)
 
 
-class Fabric:
+class FakeClockEngine:
     """An engine on a generated fabric, with a fake clock and synthetic counters."""
 
     def __init__(

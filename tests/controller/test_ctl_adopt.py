@@ -3,11 +3,11 @@ path and withholds its tag port until it is released, through its own entry poin
 
 from __future__ import annotations
 
-from tests.controller.ctl_harness import MB, Fabric
+from tests.controller.ctl_harness import MB, FakeClockEngine
 
 
 def test_an_adopted_transfer_loads_its_spine_and_holds_its_tag_until_released() -> None:
-    f = Fabric(spines=2)
+    f = FakeClockEngine(spines=2)
     f.warm()
     engine = f.engine
     first = engine.settings.kv_class.tag_port_first
@@ -27,7 +27,7 @@ def test_an_adopted_transfer_loads_its_spine_and_holds_its_tag_until_released() 
 
 
 def test_an_adopted_port_already_in_use_is_not_given_back_twice() -> None:
-    f = Fabric(spines=2)
+    f = FakeClockEngine(spines=2)
     f.warm()
     engine = f.engine
     decision = f.decide("h11", "h21")
@@ -41,7 +41,7 @@ def test_an_adopted_port_already_in_use_is_not_given_back_twice() -> None:
 
 
 def test_hosts_or_spines_unknown_here_count_nothing() -> None:
-    f = Fabric(spines=2)
+    f = FakeClockEngine(spines=2)
     engine = f.engine
     adoption, _ = engine.adopt("h11", "h99", "spine1", MB, tag_port=1, now=f.now)
     assert adoption.contributions == ()

@@ -17,20 +17,20 @@ from controller.engine import (
     UnknownTransferError,
 )
 from controller.engine.updates import Tag
-from tests.controller.ctl_harness import MB, Fabric, settings
+from tests.controller.ctl_harness import MB, FakeClockEngine, settings
 
 NO_SMOOTHING = settings(telemetry={"smoothing_s": 0.0})
 
 
-def loaded(spine1: float, spine2: float, **kw: object) -> Fabric:
+def loaded(spine1: float, spine2: float, **kw: object) -> FakeClockEngine:
     """A 2x2 fabric whose leaf1->leaf2 paths carry the given background load."""
-    f = Fabric(controller=NO_SMOOTHING, **kw)  # type: ignore[arg-type]
+    f = FakeClockEngine(controller=NO_SMOOTHING, **kw)  # type: ignore[arg-type]
     set_spines(f, spine1, spine2)
     f.warm()
     return f
 
 
-def set_spines(f: Fabric, spine1: float, spine2: float) -> None:
+def set_spines(f: FakeClockEngine, spine1: float, spine2: float) -> None:
     f.set_load("leaf1:3", spine1)
     f.set_load("spine1:2", spine1)
     f.set_load("leaf1:4", spine2)
@@ -70,7 +70,7 @@ def test_queue_occupancy_counts_as_delay() -> None:
 
 
 def test_kv_class_bytes_are_not_counted_as_background() -> None:
-    f = Fabric(controller=NO_SMOOTHING)
+    f = FakeClockEngine(controller=NO_SMOOTHING)
     f.set_load("leaf1:3", 0.1, kv=0.6)  # mostly the engine's own KV traffic
     f.set_load("leaf1:4", 0.3)
     f.warm()
@@ -89,7 +89,7 @@ def test_transfer_inside_a_rack_is_local_and_not_pinned() -> None:
 
 
 def test_simultaneous_requests_spread_over_idle_spines() -> None:
-    f = Fabric(spines=4, controller=NO_SMOOTHING)
+    f = FakeClockEngine(spines=4, controller=NO_SMOOTHING)
     f.warm()
     hosts = [("h11", "h21"), ("h12", "h22")]
     spines = [f.spine(f.decide(*hosts[i % 2], size=4 * MB)) for i in range(8)]
@@ -100,7 +100,7 @@ def test_simultaneous_requests_spread_over_idle_spines() -> None:
 
 
 def test_burst_fills_the_idle_spine_only_while_it_stays_the_better_one() -> None:
-    f = Fabric(spines=2, controller=NO_SMOOTHING)
+    f = FakeClockEngine(spines=2, controller=NO_SMOOTHING)
     f.set_load("leaf1:4", 0.5)
     f.warm()
     spines = [f.spine(f.decide("h11", "h21")) for _ in range(6)]
@@ -111,7 +111,7 @@ def test_burst_fills_the_idle_spine_only_while_it_stays_the_better_one() -> None
 
 def test_without_in_flight_accounting_a_burst_would_herd() -> None:
     """The counterfactual: what the poll alone shows never changes within a burst."""
-    f = Fabric(spines=4, controller=NO_SMOOTHING)
+    f = FakeClockEngine(spines=4, controller=NO_SMOOTHING)
     f.warm()
     f.decide("h11", "h21")
     # the measured picture is still idle everywhere: only in-flight bytes differ
@@ -161,7 +161,7 @@ def test_the_rate_limit_never_keeps_a_path_over_twice_as_slow_as_the_best() -> N
 
 
 def test_hysteresis_yields_to_a_cost_ratio_below_its_band() -> None:
-    f = Fabric(controller=settings(
+    f = FakeClockEngine(controller=settings(
         telemetry={"smoothing_s": 0.0}, selection={"max_cost_ratio": 1.05}
     ))  # fmt: skip
     set_spines(f, 0.30, 0.35)
@@ -188,7 +188,7 @@ def test_latency_above_one_and_a_half_baselines_lifts_the_rate_limit() -> None:
 
 
 def test_a_path_change_from_a_pair_does_not_change_another_pair() -> None:
-    f = Fabric(spines=2, leaves=3, controller=NO_SMOOTHING)
+    f = FakeClockEngine(spines=2, leaves=3, controller=NO_SMOOTHING)
     f.warm()
     assert f.spine(f.decide("h11", "h21")) == "spine1"
     # leaf1->leaf3 shares the uplink leaf1:3, now carrying 2 MB: spine2 is better
@@ -241,7 +241,7 @@ def test_timeout_frees_the_transfer_and_counts_as_slow() -> None:
 
 
 def test_a_transfer_times_out_after_four_times_its_expected_completion() -> None:
-    f = Fabric(controller=settings(
+    f = FakeClockEngine(controller=settings(
         telemetry={"smoothing_s": 0.0}, safety={"transfer_timeout_s": 1.0}
     ))  # fmt: skip
     set_spines(f, 0.9, 0.9)  # 2 MB at 2 Mb/s: 8 s expected
@@ -257,7 +257,7 @@ def test_a_transfer_times_out_after_four_times_its_expected_completion() -> None
 
 
 def test_transfer_timeouts_stay_within_their_floor_and_ceiling() -> None:
-    f = Fabric(controller=settings(safety={
+    f = FakeClockEngine(controller=settings(safety={
         "transfer_timeout_s": 5.0, "timeout_factor": 4.0, "transfer_timeout_max_s": 100.0
     }))  # fmt: skip
     assert f.engine.timeout_s(None) == 5.0  # ECMP, one rack: no estimate
@@ -281,7 +281,9 @@ def test_exhausted_tag_ports_fall_back_to_ecmp() -> None:
 
     from controller.config import KvClassSettings
 
-    f = Fabric(controller=replace(NO_SMOOTHING, kv_class=KvClassSettings(12, 40000, 40001)))
+    f = FakeClockEngine(
+        controller=replace(NO_SMOOTHING, kv_class=KvClassSettings(12, 40000, 40001))
+    )
     f.warm()
     a, b, c = (f.decide("h11", "h21") for _ in range(3))
     assert a.tag == Tag(12, 40000) and b.tag == Tag(12, 40001)

@@ -20,16 +20,16 @@ from controller.engine import (
     Update,
 )
 from controller.topology import LinkStatus
-from tests.controller.ctl_harness import Fabric, settings
+from tests.controller.ctl_harness import FakeClockEngine, settings
 from tests.controller.test_ctl_safety import probe_round
 
 NO_SMOOTHING = settings(telemetry={"smoothing_s": 0.0})
 BG = FlowTuple("h11", "h21", 6, 35000, 5201)
 
 
-def three_spines(*loads: float) -> Fabric:
+def three_spines(*loads: float) -> FakeClockEngine:
     """leaf1 -> leaf2 over spine1..3, each path's two ports at the given utilisation."""
-    f = Fabric(spines=3, controller=NO_SMOOTHING)
+    f = FakeClockEngine(spines=3, controller=NO_SMOOTHING)
     for k, util in enumerate(loads, start=1):
         f.set_load(f"leaf1:{k + 2}", util)
         f.set_load(f"spine{k}:2", util)
@@ -41,7 +41,7 @@ def flow_pins(updates: list[Update]) -> list[InstallFlowPin | RemoveFlowPin]:
     return [u for u in updates if isinstance(u, InstallFlowPin | RemoveFlowPin)]
 
 
-def take_down(f: Fabric, *ports: str) -> list[Update]:
+def take_down(f: FakeClockEngine, *ports: str) -> list[Update]:
     """Two audit rounds in which the probes out of ``ports`` vanish (a verdict)."""
     f.engine.audit(probe_round(f, dead=ports), f.now)
     f.poll()
@@ -138,7 +138,7 @@ def test_a_dead_cable_moves_a_pin_to_the_live_spine_with_most_capacity_left() ->
 
 
 def test_with_no_live_spine_the_entry_goes_and_comes_back_with_a_cable() -> None:
-    f = Fabric(controller=NO_SMOOTHING)
+    f = FakeClockEngine(controller=NO_SMOOTHING)
     for port in ("leaf1:3", "leaf1:4"):
         f.set_load(port, 0.6)
     f.warm()

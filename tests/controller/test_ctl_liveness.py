@@ -24,12 +24,12 @@ from controller.engine import (
 from controller.engine.liveness import Evidence, counter_evidence
 from controller.engine.telemetry_math import PortCounters
 from controller.topology import LinkId, LinkStatus, PortRef
-from tests.controller.ctl_harness import Fabric, settings
+from tests.controller.ctl_harness import FakeClockEngine, settings
 
 CABLE = LinkId(PortRef("leaf1", 3), PortRef("spine1", 1))
 
 
-def probe_round(f: Fabric, dead: tuple[str, ...] = ()) -> AuditRound:
+def probe_round(f: FakeClockEngine, dead: tuple[str, ...] = ()) -> AuditRound:
     """Every fabric port probed; the probes out of ``dead`` are lost."""
     sent, seen = [], []
     for ref, port in f.topology.egress.items():
@@ -41,7 +41,7 @@ def probe_round(f: Fabric, dead: tuple[str, ...] = ()) -> AuditRound:
     return AuditRound(tuple(sent), tuple(seen))
 
 
-def rounds(f: Fabric, n: int, dead: tuple[str, ...] = ()) -> list[Update]:
+def rounds(f: FakeClockEngine, n: int, dead: tuple[str, ...] = ()) -> list[Update]:
     """``n`` times: a poll 100 ms later, then an audit round losing ``dead``'s probes."""
     out: list[Update] = []
     for _ in range(n):
@@ -58,9 +58,9 @@ def alerts(updates: list[Update], name: str) -> list[Alert]:
     return [u for u in updates if isinstance(u, Alert) and u.name == name]
 
 
-def loaded(**controller: object) -> Fabric:
+def loaded(**controller: object) -> FakeClockEngine:
     """leaf1 -> spine1 -> leaf2 at 95% (a full tail-drop queue), the rest idle."""
-    f = Fabric(controller=settings(**controller) if controller else None)  # type: ignore[arg-type]
+    f = FakeClockEngine(controller=settings(**controller) if controller else None)  # type: ignore[arg-type]
     f.set_load("leaf1:3", 0.95)
     f.set_load("spine1:2", 0.95)
     f.warm()
@@ -111,7 +111,7 @@ def test_a_burst_that_has_not_crossed_yet_is_not_frozen_counters() -> None:
 def test_a_busy_direction_towards_a_leaf_stays_up_whatever_its_probes() -> None:
     """Probes tail-dropped on a saturated spine -> leaf direction: a warning, not a
     cable taken down (which would rewrite ECMP and refuse the isolated reference)."""
-    f = Fabric()
+    f = FakeClockEngine()
     f.set_load("spine1:1", 0.9)  # spine1 -> leaf1 busy; a leaf's inputs bound nothing
     f.warm()
     f.engine.audit(probe_round(f), f.now)
@@ -124,7 +124,7 @@ def test_a_busy_direction_towards_a_leaf_stays_up_whatever_its_probes() -> None:
 
 
 def test_a_quiet_direction_towards_a_leaf_is_down_after_the_hold_time() -> None:
-    f = Fabric()
+    f = FakeClockEngine()
     f.set_load("spine1:1", 0.15)  # between idle and busy: the counters cannot tell
     f.warm()
     f.engine.audit(probe_round(f), f.now)
@@ -141,7 +141,7 @@ def test_an_oversubscribed_spine_does_not_make_a_working_cable_look_frozen() -> 
     """leaf1 and leaf2 both send spine1 a full link towards leaf2: spine1 forwards one
     link's worth and drops the rest, so conservation bounds what leaf1's cable carried
     by nothing. Its lost probes are a full queue, not a dead cable."""
-    f = Fabric()
+    f = FakeClockEngine()
     for port in ("leaf1:3", "leaf2:3", "spine1:2"):
         f.set_load(port, 1.0)
     f.warm()
@@ -154,7 +154,7 @@ def test_an_oversubscribed_spine_does_not_make_a_working_cable_look_frozen() -> 
 
 
 def test_an_idle_direction_is_down_after_the_allowed_misses() -> None:
-    f = Fabric(controller=replace(ControllerSettings(), audit_misses=3))
+    f = FakeClockEngine(controller=replace(ControllerSettings(), audit_misses=3))
     f.warm()
     assert changes(rounds(f, 2, dead=("leaf1:3",))) == []
     (change,) = changes(rounds(f, 1, dead=("leaf1:3",)))
@@ -176,7 +176,7 @@ def test_a_silent_direction_keeps_a_cable_down_that_the_other_direction_reaches(
 
 def test_a_forced_spine_across_a_dead_cable_is_refused_and_takes_nothing() -> None:
     """The lab's isolated reference must not pin a transfer onto a cable known down."""
-    f = Fabric(controller=replace(ControllerSettings(), audit_misses=3))
+    f = FakeClockEngine(controller=replace(ControllerSettings(), audit_misses=3))
     f.warm()
     rounds(f, 3, dead=("leaf1:3",))
     assert f.engine.topology.link_status(CABLE) is LinkStatus.DOWN
@@ -192,7 +192,7 @@ def test_a_forced_spine_across_a_dead_cable_is_refused_and_takes_nothing() -> No
     assert d.path is not None and d.path.spine == "spine1"
 
 
-def feed(f: Fabric, switch: str, at: float, sent: dict[int, int]) -> None:
+def feed(f: FakeClockEngine, switch: str, at: float, sent: dict[int, int]) -> None:
     """One reading of ``switch`` at time ``at``: cumulative bytes per port."""
     ports = {p: PortCounters(b, b // 9000, 0, 0) for p, b in sent.items()}
     f.engine.telemetry(SwitchReading(switch, ports), at)
@@ -200,7 +200,7 @@ def feed(f: Fabric, switch: str, at: float, sent: dict[int, int]) -> None:
 
 def test_counter_evidence_interpolates_reads_taken_at_different_times() -> None:
     """Leaves read at k * 100 ms, spines 40 ms later: 2.5 MB/s through spine1."""
-    f = Fabric()
+    f = FakeClockEngine()
     rate = 2_500_000 * 0.9  # bytes/s, 90% of 20 Mb/s
     for k in range(4):
         t_leaf, t_spine = k * 0.1, k * 0.1 + 0.04

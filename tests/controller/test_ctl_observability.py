@@ -9,18 +9,18 @@ import pytest
 from controller.engine import Alert, LogRecord, Update, fabric_view, tier_utilisation
 from controller.engine.alerts import AlertBook, EfficiencyWindows, LatencyWindows, TierWindows
 from controller.topology import PortRef, Tier
-from tests.controller.ctl_harness import MB, Fabric, settings
+from tests.controller.ctl_harness import MB, FakeClockEngine, settings
 
 FAST_WINDOWS = {"window_s": 10.0, "median_window_s": 100.0}
 
 
-def fabric(**alerts: float) -> Fabric:
-    return Fabric(
+def fabric(**alerts: float) -> FakeClockEngine:
+    return FakeClockEngine(
         controller=settings(telemetry={"smoothing_s": 0.0}, alerts={**FAST_WINDOWS, **alerts})
     )
 
 
-def set_spines(f: Fabric, spine1: float, spine2: float) -> None:
+def set_spines(f: FakeClockEngine, spine1: float, spine2: float) -> None:
     for port in ("leaf1:3", "spine1:2"):
         f.set_load(port, spine1)
     for port in ("leaf1:4", "spine2:2"):
@@ -35,7 +35,7 @@ def alerts(updates: list[Update], name: str) -> list[Alert]:
     return [u for u in updates if isinstance(u, Alert) and u.name == name]
 
 
-def run_transfer(f: Fabric, *, during: tuple[float, float] | None = None) -> list[Update]:
+def run_transfer(f: FakeClockEngine, *, during: tuple[float, float] | None = None) -> list[Update]:
     """One 2 MB transfer h11 -> h21 lasting 0.5 s of polls, then the verdict.
 
     The background changes to ``during`` (spine1, spine2) for the transfer's lifetime;

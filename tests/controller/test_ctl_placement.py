@@ -36,7 +36,7 @@ from controller.engine import (
 )
 from controller.engine.telemetry_math import PortCounters
 from controller.topology import PortRef
-from tests.controller.ctl_harness import MB, Fabric
+from tests.controller.ctl_harness import MB, FakeClockEngine
 
 LINK = 20_000_000
 WIRE = 1.4  # wire bytes of a TCP transfer on a full tail-drop queue, per payload byte
@@ -46,7 +46,7 @@ WIRE = 1.4  # wire bytes of a TCP transfer on a full tail-drop queue, per payloa
 class World:
     """An engine fed with the lab's kind of counters (see the module docstring)."""
 
-    f: Fabric
+    f: FakeClockEngine
     background: dict[PortRef, float]
     rng: random.Random = field(default_factory=lambda: random.Random(7))
     sent: dict[PortRef, float] = field(default_factory=dict)
@@ -56,7 +56,7 @@ class World:
 
     @classmethod
     def of(cls, spines: int, leaves: int, hosts: int, background: dict[str, float]) -> World:
-        f = Fabric(spines=spines, leaves=leaves, hosts_per_leaf=hosts, link_bps=LINK)
+        f = FakeClockEngine(spines=spines, leaves=leaves, hosts_per_leaf=hosts, link_bps=LINK)
         bg = {PortRef(p.split(":")[0], int(p.split(":")[1])): u for p, u in background.items()}
         w = cls(f, bg)
         for _ in range(20):  # two seconds of background before the first transfer

@@ -24,7 +24,7 @@ from controller.engine import (
 )
 from controller.engine.selection import PathIndex, choose
 from controller.topology import LinkStatus, PortRef
-from tests.controller.ctl_harness import MB, Fabric, settings
+from tests.controller.ctl_harness import MB, FakeClockEngine, settings
 
 
 class EngineMachine(RuleBasedStateMachine):
@@ -32,7 +32,7 @@ class EngineMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.f = Fabric(spines=3, leaves=3, hosts_per_leaf=2, controller=settings(
+        self.f = FakeClockEngine(spines=3, leaves=3, hosts_per_leaf=2, controller=settings(
             telemetry={"smoothing_s": 0.05}, safety={"transfer_timeout_s": 5.0}
         ))  # fmt: skip
         self.f.warm()
@@ -175,7 +175,7 @@ def test_no_rule_keeps_a_path_beyond_the_cost_ratio(
     hysteresis: float,
     util_delta: float,
 ) -> None:
-    f = Fabric(spines=len(costs), leaves=2)
+    f = FakeClockEngine(spines=len(costs), leaves=2)
     candidates: tuple[PathIndex, ...] = f.engine._all_paths(("leaf1", "leaf2"))
     spines = [None, *(c.path.spine for c in candidates)]
     loads = data.draw(st.lists(st.floats(0.0, 1.0), min_size=len(costs), max_size=len(costs)))
@@ -193,7 +193,7 @@ def test_no_rule_keeps_a_path_beyond_the_cost_ratio(
     assert costs[choice.chosen] <= ratio * min(costs)
 
 
-def _spine_loads(f: Fabric, loads: list[float]) -> None:
+def _spine_loads(f: FakeClockEngine, loads: list[float]) -> None:
     for k, util in enumerate(loads):
         for port in (f"leaf1:{3 + k}", f"spine{k + 1}:2"):
             f.set_load(port, util)
@@ -213,7 +213,7 @@ def test_decisions_stay_within_twice_the_best_through_a_shift_of_load(
     """Three spines loaded unevenly, a pair marked by a slow transfer, then the load
     moves (a failure re-hashes the background): every decision of the next burst is
     expected to take at most twice the best candidate's time."""
-    f = Fabric(spines=3, leaves=2, controller=settings(telemetry={"smoothing_s": 0.0}))
+    f = FakeClockEngine(spines=3, leaves=2, controller=settings(telemetry={"smoothing_s": 0.0}))
     _spine_loads(f, before)
     f.warm()
     for _ in range(3):
@@ -232,7 +232,7 @@ def test_decisions_stay_within_twice_the_best_through_a_shift_of_load(
 def test_an_oversubscribed_spine_costs_more_than_a_full_one_never_less() -> None:
     """Counters that show more than a port's capacity (drops below the switch) give
     the same finite, highest estimate as a full port: ordered, never cheaper."""
-    f = Fabric(spines=3, leaves=2, controller=settings(telemetry={"smoothing_s": 0.0}))
+    f = FakeClockEngine(spines=3, leaves=2, controller=settings(telemetry={"smoothing_s": 0.0}))
     _spine_loads(f, [1.5, 1.0, 0.5])
     f.warm()
     d = f.decide("h11", "h21")
@@ -243,7 +243,7 @@ def test_an_oversubscribed_spine_costs_more_than_a_full_one_never_less() -> None
 
 
 def test_everything_completed_leaves_nothing_in_flight() -> None:
-    f = Fabric(spines=4, leaves=3)
+    f = FakeClockEngine(spines=4, leaves=3)
     f.warm()
     ds = [f.decide(f"h{1 + i % 3}1", f"h{1 + (i + 1) % 3}2", size=(i + 1) * MB) for i in range(40)]
     for d in ds:

@@ -16,13 +16,13 @@ from controller.engine import (
     Update,
 )
 from controller.topology import LinkId, LinkStatus, PortRef
-from tests.controller.ctl_harness import Fabric, settings
+from tests.controller.ctl_harness import FakeClockEngine, settings
 
 NO_SMOOTHING = settings(telemetry={"smoothing_s": 0.0})
 
 
-def two_spines(spine1: float = 0.2, spine2: float = 0.4) -> Fabric:
-    f = Fabric(controller=NO_SMOOTHING)
+def two_spines(spine1: float = 0.2, spine2: float = 0.4) -> FakeClockEngine:
+    f = FakeClockEngine(controller=NO_SMOOTHING)
     for port in ("leaf1:3", "spine1:2"):
         f.set_load(port, spine1)
     for port in ("leaf1:4", "spine2:2"):
@@ -31,7 +31,7 @@ def two_spines(spine1: float = 0.2, spine2: float = 0.4) -> Fabric:
     return f
 
 
-def with_baseline(f: Fabric, seconds: float = 1.0, count: int = 3) -> None:
+def with_baseline(f: FakeClockEngine, seconds: float = 1.0, count: int = 3) -> None:
     """Normal completions of the leaf1 -> leaf2 pair (three: just enough for a baseline)."""
     for _ in range(count):
         f.complete(f.decide("h11", "h21"), seconds)
@@ -82,11 +82,11 @@ def test_slow_completions_of_one_burst_mark_the_pair_once() -> None:
     assert f.engine.counts.reroutes == 1
 
 
-def marked_then_shifted(ratio: float | None = None) -> Fabric:
+def marked_then_shifted(ratio: float | None = None) -> FakeClockEngine:
     """The failure that moves load: leaf1 -> leaf2 avoids spine1 (a slow transfer ran
     there), then background re-hashes onto spine2 (99% busy) and leaves spine1 idle."""
     selection = {"max_cost_ratio": ratio} if ratio is not None else {}
-    f = Fabric(controller=settings(telemetry={"smoothing_s": 0.0}, selection=selection))
+    f = FakeClockEngine(controller=settings(telemetry={"smoothing_s": 0.0}, selection=selection))
     for port in ("leaf1:4", "spine2:2"):
         f.set_load(port, 0.2)
     f.warm()
@@ -120,7 +120,7 @@ def test_a_reroute_mark_holds_within_the_configured_cost_ratio() -> None:
     assert f.engine.pairs["leaf1", "leaf2"].avoiding(f.now) == "spine1"
 
 
-def storm(f: Fabric, reroutes: int, every: float = 1.0) -> list[Update]:
+def storm(f: FakeClockEngine, reroutes: int, every: float = 1.0) -> list[Update]:
     """``reroutes`` slow completions, each on the spine the previous one moved to."""
     out: list[Update] = []
     for _ in range(reroutes):
@@ -193,7 +193,7 @@ def test_an_operator_re_enables_placement() -> None:
 
 
 def test_no_telemetry_yet_means_ecmp() -> None:
-    f = Fabric(controller=NO_SMOOTHING)
+    f = FakeClockEngine(controller=NO_SMOOTHING)
     d = f.decide("h11", "h21")
     assert d.path is None and d.reason == "fallback"
     assert d.fallbacks == ("stale telemetry: no sample from leaf1 yet",)
@@ -246,7 +246,9 @@ def test_staleness_alerts_start_and_stop() -> None:
 # -- cables found down or miswired ---------------------------------------------------------
 
 
-def probe_round(f: Fabric, *, dead: tuple[str, ...] = (), rewire: dict[str, str] | None = None):
+def probe_round(
+    f: FakeClockEngine, *, dead: tuple[str, ...] = (), rewire: dict[str, str] | None = None
+):
     """A round over every fabric port: probes out of ``dead`` vanish, ``rewire`` moves them."""
     sent, seen = [], []
     for ref, port in f.topology.egress.items():

@@ -11,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.controller_service.harness import ControllerProc, Fabric, Reader, compile_pipeline
+from tests.controller_service.harness import (
+    ControllerProc,
+    Reader,
+    RunningSwitches,
+    compile_pipeline,
+)
 
 
 @pytest.fixture(scope="session")
@@ -25,8 +30,8 @@ def reader(pipeline: tuple[Path, Path]) -> Reader:
 
 
 @pytest.fixture(scope="module")
-def fabric(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fabric]:
-    f = Fabric(tmp_path_factory.mktemp("fabric"))
+def fabric(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSwitches]:
+    f = RunningSwitches(tmp_path_factory.mktemp("fabric"))
     try:
         yield f.start()
     finally:

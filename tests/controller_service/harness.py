@@ -1,7 +1,7 @@
 """Real parts for the controller service's tests and benchmark.
 
 - :func:`compile_pipeline`: ``kvfabric compile`` of p4/kv_fabric.p4, once;
-- :class:`Fabric`: four ``kvfabric switch`` processes (2 leaves x 2 spines, the
+- :class:`RunningSwitches`: four ``kvfabric switch`` processes (2 leaves x 2 spines, the
   shape of topologies/lab-2x2.yaml) on ephemeral gRPC ports, optionally cabled by
   veth pairs so that probes really cross from switch to switch (and some host ports
   given a veth whose far end a test sends frames from), and the fabric file naming
@@ -75,7 +75,7 @@ def _run(*cmd: str) -> None:
 
 
 @dataclass
-class Fabric:
+class RunningSwitches:
     """Four switch processes and the fabric file that names them."""
 
     workdir: Path
@@ -89,7 +89,7 @@ class Fabric:
     stack: ExitStack = field(default_factory=ExitStack)
     path: Path = Path()
 
-    def start(self) -> Fabric:
+    def start(self) -> RunningSwitches:
         ports: dict[str, list[str]] = {name: [] for name, _, _ in SWITCHES}
         if self.veths:
             for leaf, lport, spine, sport in CABLES:
@@ -331,11 +331,11 @@ class Reader:
                         else e for e in reply.entities]  # fmt: skip
             return out
 
-    def table(self, fabric: Fabric, switch: str, table: str) -> list[Any]:
+    def table(self, fabric: RunningSwitches, switch: str, table: str) -> list[Any]:
         device = next(d for name, _, d in SWITCHES if name == switch)
         return self.read(fabric.switches[switch].address, device, fy.P4TableEntry(table))
 
-    def groups(self, fabric: Fabric, switch: str) -> dict[int, list[int]]:
+    def groups(self, fabric: RunningSwitches, switch: str) -> dict[int, list[int]]:
         device = next(d for name, _, d in SWITCHES if name == switch)
         found = self.read(
             fabric.switches[switch].address, device, fy.P4ActionProfileGroup("ecmp_selector")
@@ -347,7 +347,7 @@ class Reader:
             for e in found
         }
 
-    def count(self, fabric: Fabric, switch: str) -> int:
+    def count(self, fabric: RunningSwitches, switch: str) -> int:
         """Every table entry, member and group the switch holds."""
         device = next(d for name, _, d in SWITCHES if name == switch)
         return len(self.read(

@@ -18,7 +18,7 @@ import pytest
 
 from controller.service.prober import probe_frame
 from tests.controller_service.conftest import Controllers
-from tests.controller_service.harness import Api, Fabric, Reader, metric, wait_for
+from tests.controller_service.harness import Api, Reader, RunningSwitches, metric, wait_for
 
 pytestmark = pytest.mark.root
 
@@ -29,8 +29,8 @@ PIN = {"src": "h11", "dst": "h21", "protocol": "tcp", "src_port": 35000, "dst_po
 
 
 @pytest.fixture(scope="module")
-def cabled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fabric]:
-    f = Fabric(tmp_path_factory.mktemp("cabled"), veths=True, host_veths=("h11",))
+def cabled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSwitches]:
+    f = RunningSwitches(tmp_path_factory.mktemp("cabled"), veths=True, host_veths=("h11",))
     try:
         yield f.start()
     finally:
@@ -42,7 +42,7 @@ def _status(api: Api, link: str) -> str:
     return next(str(x["status"]) for x in view["links"] if x["link"] == link)
 
 
-def _egress(reader: Reader, fabric: Fabric, transfer_id: str) -> int:
+def _egress(reader: Reader, fabric: RunningSwitches, transfer_id: str) -> int:
     import json
 
     for e in reader.table(fabric, "leaf1", "kv_pin"):
@@ -51,12 +51,12 @@ def _egress(reader: Reader, fabric: Fabric, transfer_id: str) -> int:
     raise AssertionError(f"no pin of {transfer_id}")
 
 
-def _flow_egress(reader: Reader, fabric: Fabric) -> list[int]:
+def _flow_egress(reader: Reader, fabric: RunningSwitches) -> list[int]:
     return [int(e.action.args["port"]) for e in reader.table(fabric, "leaf1", "flow_pin")]
 
 
 def test_a_downed_cable_leaves_path_selection_and_comes_back(
-    cabled: Fabric, controllers: Controllers, reader: Reader, tmp_path: Path
+    cabled: RunningSwitches, controllers: Controllers, reader: Reader, tmp_path: Path
 ) -> None:
     c = controllers.start(cabled.path)
     api = c.api()
@@ -131,7 +131,7 @@ def _book(api: Api, leaf: str) -> dict[str, int]:
     return {str(p["id"]): int(p["port"]) for p in pins if str(p["pin"]).startswith(f"{leaf}:")}
 
 
-def _held(reader: Reader, fabric: Fabric, leaf: str) -> dict[str, int]:
+def _held(reader: Reader, fabric: RunningSwitches, leaf: str) -> dict[str, int]:
     import json
 
     return {
@@ -141,7 +141,7 @@ def _held(reader: Reader, fabric: Fabric, leaf: str) -> dict[str, int]:
 
 
 def test_a_restarted_leaf_gets_its_transfers_pinned_again(
-    cabled: Fabric, controllers: Controllers, reader: Reader
+    cabled: RunningSwitches, controllers: Controllers, reader: Reader
 ) -> None:
     """The audit takes a dead leaf's cables down and moves its transfers to ECMP; when
     the leaf is back, they are pinned again and the book is what the leaf holds."""
@@ -171,7 +171,7 @@ def test_a_restarted_leaf_gets_its_transfers_pinned_again(
 
 
 def test_probes_forged_by_a_host_are_dropped(
-    cabled: Fabric, controllers: Controllers, reader: Reader
+    cabled: RunningSwitches, controllers: Controllers, reader: Reader
 ) -> None:
     """6,000 probe frames from h11's port, claiming every cable end and every nonce a
     counter would have reached: none counts, no alert fires, every cable stays up."""

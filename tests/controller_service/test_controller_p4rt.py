@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 
 from tests.controller_service.conftest import Controllers
-from tests.controller_service.harness import Fabric, Reader, metric, wait_for
+from tests.controller_service.harness import Reader, RunningSwitches, metric, wait_for
 
 TRANSFER = {"src": "h11", "dst": "h21", "bytes": 2_000_000}
 
 
-def _pins(reader: Reader, fabric: Fabric) -> list[dict[str, Any]]:
+def _pins(reader: Reader, fabric: RunningSwitches) -> list[dict[str, Any]]:
     return [
         {"port": e.match["l4_src_port"], "egress": e.action.args["port"],
          "meta": json.loads(e.metadata)}
@@ -32,7 +32,7 @@ def _pins(reader: Reader, fabric: Fabric) -> list[dict[str, Any]]:
 
 
 def test_provisioning_installs_the_intent_once(
-    fabric: Fabric, controllers: Controllers, reader: Reader
+    fabric: RunningSwitches, controllers: Controllers, reader: Reader
 ) -> None:
     c = controllers.start(fabric.path, "--no-audit")
     api = c.api()
@@ -87,7 +87,7 @@ def test_provisioning_installs_the_intent_once(
 
 
 def test_api_transfers_pins_and_errors(
-    fabric: Fabric, controllers: Controllers, reader: Reader, tmp_path: Path
+    fabric: RunningSwitches, controllers: Controllers, reader: Reader, tmp_path: Path
 ) -> None:
     log = tmp_path / "transfers.jsonl"
     c = controllers.start(fabric.path, "--no-audit", "--log", str(log))
@@ -174,7 +174,7 @@ def test_api_transfers_pins_and_errors(
 
 
 def test_a_completion_after_the_timeout_is_recorded_late(
-    fabric: Fabric, controllers: Controllers, reader: Reader, tmp_path: Path
+    fabric: RunningSwitches, controllers: Controllers, reader: Reader, tmp_path: Path
 ) -> None:
     short = tmp_path / "fabric.yaml"
     short.write_text(fabric.yaml().replace(
@@ -210,7 +210,7 @@ def test_a_completion_after_the_timeout_is_recorded_late(
 
 
 def test_a_late_completion_reaches_the_controller_that_took_over(
-    fabric: Fabric, controllers: Controllers, reader: Reader, tmp_path: Path
+    fabric: RunningSwitches, controllers: Controllers, reader: Reader, tmp_path: Path
 ) -> None:
     """The controller that placed a transfer crashed; its pin outlived the deadline.
     The next controller deletes the pin and still records the completion, late."""
@@ -241,7 +241,9 @@ def test_a_late_completion_reaches_the_controller_that_took_over(
     assert (end["transfer_id"], end["late"], end["duration_s"]) == (t["id"], True, 2)
 
 
-def test_modes_reach_the_leaves(fabric: Fabric, controllers: Controllers, reader: Reader) -> None:
+def test_modes_reach_the_leaves(
+    fabric: RunningSwitches, controllers: Controllers, reader: Reader
+) -> None:
     c = controllers.start(fabric.path, "--no-audit")
     api = c.api()
     api.wait_ready()
@@ -277,7 +279,7 @@ def test_modes_reach_the_leaves(fabric: Fabric, controllers: Controllers, reader
     api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 0.1})
 
 
-def test_bearer_token(fabric: Fabric, controllers: Controllers) -> None:
+def test_bearer_token(fabric: RunningSwitches, controllers: Controllers) -> None:
     c = controllers.start(fabric.path, "--no-audit", "--token", "s3cret")
     anonymous = c.api()
     status, answer = anonymous.call("GET", "/v1/fabric")
@@ -298,7 +300,7 @@ def test_bearer_token(fabric: Fabric, controllers: Controllers) -> None:
 
 
 def test_restart_keeps_pins_in_flight_without_churn(
-    fabric: Fabric, controllers: Controllers, reader: Reader
+    fabric: RunningSwitches, controllers: Controllers, reader: Reader
 ) -> None:
     a = controllers.start(fabric.path, "--no-audit")
     api = a.api()
@@ -333,7 +335,7 @@ def test_restart_keeps_pins_in_flight_without_churn(
 
 
 def test_backup_takes_over_when_the_primary_dies(
-    fabric: Fabric, controllers: Controllers, reader: Reader
+    fabric: RunningSwitches, controllers: Controllers, reader: Reader
 ) -> None:
     primary = controllers.start(fabric.path, "--no-audit")
     api = primary.api()
@@ -375,7 +377,7 @@ def test_backup_takes_over_when_the_primary_dies(
 
 
 @pytest.mark.parametrize("argv", [["--p4", "/nonexistent.p4"], ["--p4info", "x"]])
-def test_command_line_errors(fabric: Fabric, argv: list[str]) -> None:
+def test_command_line_errors(fabric: RunningSwitches, argv: list[str]) -> None:
     import subprocess
     import sys
 

@@ -14,13 +14,13 @@ from ipaddress import IPv4Address
 from typing import Any
 
 from tests.controller_service.conftest import Controllers
-from tests.controller_service.harness import Api, Fabric, Reader, metric
+from tests.controller_service.harness import Api, Reader, RunningSwitches, metric
 
 PIN = {"src": "h11", "dst": "h21", "protocol": "tcp", "src_port": 35000, "dst_port": 5201,
        "spine": "spine2"}  # fmt: skip
 
 
-def flow_pins(reader: Reader, fabric: Fabric) -> list[dict[str, Any]]:
+def flow_pins(reader: Reader, fabric: RunningSwitches) -> list[dict[str, Any]]:
     """leaf1's ``flow_pin`` entries, decoded."""
     return [
         {
@@ -42,7 +42,7 @@ def static_pins(api: Api) -> list[dict[str, Any]]:
 
 
 def test_a_static_pin_is_written_refused_kept_across_a_restart_and_removed(
-    fabric: Fabric, controllers: Controllers, reader: Reader
+    fabric: RunningSwitches, controllers: Controllers, reader: Reader
 ) -> None:
     a = controllers.start(fabric.path, "--no-audit")
     api = a.api()

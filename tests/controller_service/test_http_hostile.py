@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.controller_service.harness import ControllerProc, Fabric
+from tests.controller_service.harness import ControllerProc, RunningSwitches
 
 TOKEN = "pàss-Å-ключ…"  # UTF-8 holds bytes 0xa0, 0x85 and 0xa6, which str.strip() would eat
 AUTH = b"Authorization: Bearer " + TOKEN.encode()
@@ -25,7 +25,7 @@ TRANSFER = b'{"src": "h11", "dst": "h21", "bytes": %s}'
 
 
 @pytest.fixture(scope="module")
-def controller(fabric: Fabric, pipeline: tuple[Path, Path]) -> Iterator[ControllerProc]:
+def controller(fabric: RunningSwitches, pipeline: tuple[Path, Path]) -> Iterator[ControllerProc]:
     """A controller without a token (the ``Authorization`` header is ignored)."""
     proc = ControllerProc(fabric.path, pipeline, "--no-audit")
     try:
@@ -35,7 +35,7 @@ def controller(fabric: Fabric, pipeline: tuple[Path, Path]) -> Iterator[Controll
 
 
 @pytest.fixture(scope="module")
-def guarded(fabric: Fabric, pipeline: tuple[Path, Path]) -> Iterator[ControllerProc]:
+def guarded(fabric: RunningSwitches, pipeline: tuple[Path, Path]) -> Iterator[ControllerProc]:
     """A controller with the non-ASCII token."""
     proc = ControllerProc(fabric.path, pipeline, "--no-audit", "--token", TOKEN)
     try:

@@ -20,14 +20,14 @@ from openapi_spec_validator import validate
 
 from controller.service import openapi
 from controller.service.routes import ROUTES
-from tests.controller_service.harness import Api, ControllerProc, Fabric
+from tests.controller_service.harness import Api, ControllerProc, RunningSwitches
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
 
 
 @pytest.fixture(scope="module")
-def api(fabric: Fabric, pipeline: tuple[Path, Path]) -> Iterator[Api]:
+def api(fabric: RunningSwitches, pipeline: tuple[Path, Path]) -> Iterator[Api]:
     proc = ControllerProc(fabric.path, pipeline, "--no-audit", "--token", "t0k")
     try:
         proc.start()

@@ -17,12 +17,12 @@ import time
 from typing import Any
 
 from tests.controller_service.conftest import Controllers
-from tests.controller_service.harness import Api, Fabric, Reader, metric, wait_for
+from tests.controller_service.harness import Api, Reader, RunningSwitches, metric, wait_for
 
 TRANSFER = {"src": "h11", "dst": "h21", "bytes": 2_000_000}
 
 
-def _leaf_pins(reader: Reader, fabric: Fabric, leaf: str) -> set[tuple[int, int, str]]:
+def _leaf_pins(reader: Reader, fabric: RunningSwitches, leaf: str) -> set[tuple[int, int, str]]:
     """(tag port, egress port, transfer id) of every kv_pin entry the leaf holds."""
     return {
         (int(e.match["l4_src_port"]), int(e.action.args["port"]), json.loads(e.metadata)["id"])
@@ -50,7 +50,7 @@ def _state(api: Api, switch: str) -> str:
 
 
 def test_a_restarted_leaf_holds_the_pins_of_the_book_again(
-    fabric: Fabric, controllers: Controllers, reader: Reader
+    fabric: RunningSwitches, controllers: Controllers, reader: Reader
 ) -> None:
     c = controllers.start(fabric.path, "--no-audit")
     api = c.api()
@@ -72,7 +72,7 @@ def test_a_restarted_leaf_holds_the_pins_of_the_book_again(
 
 
 def test_one_switch_down_leaves_the_controller_primary_of_the_others(
-    fabric: Fabric, controllers: Controllers, reader: Reader
+    fabric: RunningSwitches, controllers: Controllers, reader: Reader
 ) -> None:
     c = controllers.start(fabric.path, "--no-audit")
     api = c.api()
@@ -114,7 +114,7 @@ def test_one_switch_down_leaves_the_controller_primary_of_the_others(
 
 
 def test_a_backup_refuses_only_what_its_primary_serves(
-    fabric: Fabric, controllers: Controllers
+    fabric: RunningSwitches, controllers: Controllers
 ) -> None:
     primary = controllers.start(fabric.path, "--no-audit")
     primary.api().wait_ready()
@@ -143,7 +143,7 @@ def _first_ready(api: Api, timeout: float = 30.0) -> None:
 
 
 def test_ready_means_the_first_transfers_are_pinned(
-    fabric: Fabric, controllers: Controllers
+    fabric: RunningSwitches, controllers: Controllers
 ) -> None:
     """After a cold start and after an adoption, the moment ``ready`` turns true."""
     a = controllers.start(fabric.path, "--no-audit")

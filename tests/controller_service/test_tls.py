@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.controller_service.conftest import Controllers
-from tests.controller_service.harness import Fabric
+from tests.controller_service.harness import RunningSwitches
 
 
 def _openssl(*args: str) -> None:
@@ -54,11 +54,11 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def tls_fabric(tmp_path_factory: pytest.TempPathFactory, certs: Path) -> Iterator[Fabric]:
+def tls_fabric(tmp_path_factory: pytest.TempPathFactory, certs: Path) -> Iterator[RunningSwitches]:
     tls = ("--grpc-server-ssl", "--grpc-server-cacert", str(certs / "ca.pem"),
            "--grpc-server-cert", str(certs / "switch.pem"),
            "--grpc-server-key", str(certs / "switch.key"))  # fmt: skip
-    f = Fabric(tmp_path_factory.mktemp("tls"), target_args=tls)
+    f = RunningSwitches(tmp_path_factory.mktemp("tls"), target_args=tls)
     try:
         yield f.start()
     finally:
@@ -66,7 +66,7 @@ def tls_fabric(tmp_path_factory: pytest.TempPathFactory, certs: Path) -> Iterato
 
 
 def test_the_controller_provisions_switches_over_tls(
-    tls_fabric: Fabric, controllers: Controllers, certs: Path
+    tls_fabric: RunningSwitches, controllers: Controllers, certs: Path
 ) -> None:
     c = controllers.start(tls_fabric.path, "--no-audit", "--tls-ca", str(certs / "ca.pem"))
     api = c.api()
@@ -77,7 +77,7 @@ def test_the_controller_provisions_switches_over_tls(
 
 
 def test_without_the_ca_the_controller_does_not_connect(
-    tls_fabric: Fabric, controllers: Controllers
+    tls_fabric: RunningSwitches, controllers: Controllers
 ) -> None:
     import time
 

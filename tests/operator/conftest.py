@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.controller_service.conftest import Controllers
-from tests.controller_service.harness import Fabric, compile_pipeline
+from tests.controller_service.harness import RunningSwitches, compile_pipeline
 
 CONTROLLER = "  mode: kv-aware\n  alerts: {window: 2s}"
 
@@ -26,8 +26,8 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
-def cabled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fabric]:
-    f = Fabric(tmp_path_factory.mktemp("cabled"), veths=True, controller=CONTROLLER)
+def cabled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSwitches]:
+    f = RunningSwitches(tmp_path_factory.mktemp("cabled"), veths=True, controller=CONTROLLER)
     try:
         yield f.start()
     finally:
@@ -35,10 +35,10 @@ def cabled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fabric]:
 
 
 @pytest.fixture(scope="module")
-def plain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fabric]:
+def plain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSwitches]:
     """The same four switches without cables (no root): for controllers run with
     ``--no-audit``, whose cables stay up."""
-    f = Fabric(tmp_path_factory.mktemp("plain"), controller=CONTROLLER)
+    f = RunningSwitches(tmp_path_factory.mktemp("plain"), controller=CONTROLLER)
     try:
         yield f.start()
     finally:

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.controller_service.conftest import Controllers
-from tests.controller_service.harness import Api, Fabric, wait_for
+from tests.controller_service.harness import Api, RunningSwitches, wait_for
 from tests.operator.prometheus import PrometheusProc
 from tests.operator.traffic import ecmp_interlude, transfers
 
@@ -58,7 +58,7 @@ def _finite(result: list[dict[str, Any]]) -> bool:
 
 
 def test_every_dashboard_query_has_data_and_the_rules_fire(
-    cabled: Fabric, controllers: Controllers, tmp_path: Path
+    cabled: RunningSwitches, controllers: Controllers, tmp_path: Path
 ) -> None:
     c = controllers.start(cabled.path, "--log", str(tmp_path / "transfers.jsonl"))
     api = c.api()

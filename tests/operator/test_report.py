@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from tests.controller_service.conftest import Controllers
-from tests.controller_service.harness import Fabric, wait_for
+from tests.controller_service.harness import RunningSwitches, wait_for
 from tests.operator.browser import chromium
 from tests.operator.traffic import ecmp_interlude, transfers
 
@@ -37,7 +37,7 @@ def _events(log: Path) -> list[str]:
 
 
 def test_the_report_of_a_real_controller_log(
-    plain: Fabric, controllers: Controllers, tmp_path: Path, artefacts: Path
+    plain: RunningSwitches, controllers: Controllers, tmp_path: Path, artefacts: Path
 ) -> None:
     log = tmp_path / "transfers.jsonl"
     c = controllers.start(plain.path, "--no-audit", "--log", str(log))

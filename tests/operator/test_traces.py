@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.controller_service.conftest import Controllers
-from tests.controller_service.harness import Fabric, wait_for
+from tests.controller_service.harness import RunningSwitches, wait_for
 from tests.operator.otlp import OtlpReceiver
 from tests.operator.traffic import transfers
 
@@ -38,7 +38,7 @@ def _ready(c: Any) -> Any:
 
 
 def test_each_transfer_is_a_span_with_its_decision(
-    plain: Fabric, controllers: Controllers, receiver: OtlpReceiver
+    plain: RunningSwitches, controllers: Controllers, receiver: OtlpReceiver
 ) -> None:
     c = controllers.start(
         plain.path, "--no-audit", "--otlp-endpoint", receiver.url, "--instance", "otel"
@@ -108,7 +108,7 @@ def test_each_transfer_is_a_span_with_its_decision(
 
 
 def test_nothing_is_exported_without_the_option(
-    plain: Fabric, controllers: Controllers, receiver: OtlpReceiver,
+    plain: RunningSwitches, controllers: Controllers, receiver: OtlpReceiver,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)

@@ -18,7 +18,7 @@ import pytest
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.controller_service.conftest import Controllers
-from tests.controller_service.harness import Api, Fabric, wait_for
+from tests.controller_service.harness import Api, RunningSwitches, wait_for
 from tests.operator.browser import chromium
 from tests.operator.traffic import transfers
 
@@ -62,7 +62,7 @@ def _text(driver: Any, selector: str) -> Any:
 
 
 def test_the_page_shows_the_fabric_live(
-    cabled: Fabric, controllers: Controllers, tmp_path: Path, artefacts: Path
+    cabled: RunningSwitches, controllers: Controllers, tmp_path: Path, artefacts: Path
 ) -> None:
     c = controllers.start(cabled.path)
     api = c.api()
@@ -120,7 +120,9 @@ def test_the_page_shows_the_fabric_live(
     print(f"cable down: red on the page after {red_after * 1e3:.0f} ms")
 
 
-def test_the_page_and_its_stream_need_the_token(cabled: Fabric, controllers: Controllers) -> None:
+def test_the_page_and_its_stream_need_the_token(
+    cabled: RunningSwitches, controllers: Controllers
+) -> None:
     c = controllers.start(cabled.path, "--token", "s3cret")
     api = Api(c.host, c.port)
     assert api.call("GET", "/ui")[0] == 401

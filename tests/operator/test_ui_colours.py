@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.controller_service.conftest import Controllers
-from tests.controller_service.harness import Fabric
+from tests.controller_service.harness import RunningSwitches
 from tests.operator.browser import chromium
 
 BUSY, IDLE = "leaf1:3-spine1:1", "leaf2:4-spine2:2"
@@ -46,7 +46,7 @@ def _hsl(text: str) -> tuple[float, float, float]:
 
 
 def test_cables_are_coloured_by_utilisation(
-    plain: Fabric, controllers: Controllers, tmp_path: Path, artefacts: Path
+    plain: RunningSwitches, controllers: Controllers, tmp_path: Path, artefacts: Path
 ) -> None:
     c = controllers.start(plain.path, "--no-audit")
     c.api().wait_ready()

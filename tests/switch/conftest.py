@@ -37,7 +37,7 @@ def veth_pairs(netns: str) -> Iterator[list[VethPair]]:
 
 
 @dataclass
-class Fabric:
+class SwitchOnVeths:
     """A running ``kvfabric switch`` with ports 1..n on veths, and a primary client.
 
     ``hosts[n]`` is Scapy on the namespace side of switch port ``n``.
@@ -61,7 +61,7 @@ class Fabric:
 
 
 @contextmanager
-def running_fabric(tmp: Path, *extra_argv: str, ports: int = 3) -> Iterator[Fabric]:
+def running_fabric(tmp: Path, *extra_argv: str, ports: int = 3) -> Iterator[SwitchOnVeths]:
     """Namespace, veths, a switch process on them running fabric_test.p4, a primary client."""
     with namespace() as ns, veths(ns, ports) as pairs:
         argv = [a for i, p in enumerate(pairs, 1) for a in ("-i", f"{i}@{p.outside}")]
@@ -73,7 +73,7 @@ def running_fabric(tmp: Path, *extra_argv: str, ports: int = 3) -> Iterator[Fabr
             try:
                 hosts.update({i: NsPort(ns, p.inside) for i, p in enumerate(pairs, 1)})
                 client.become_primary(1)
-                yield Fabric(process, client, hosts, pairs, tmp)
+                yield SwitchOnVeths(process, client, hosts, pairs, tmp)
             finally:
                 client.close()
                 for host in hosts.values():
@@ -81,13 +81,13 @@ def running_fabric(tmp: Path, *extra_argv: str, ports: int = 3) -> Iterator[Fabr
 
 
 @pytest.fixture(scope="module")
-def switch_fabric(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fabric]:
+def switch_fabric(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SwitchOnVeths]:
     with running_fabric(tmp_path_factory.mktemp("pcap")) as running:
         yield running
 
 
 @pytest.fixture
-def fab(switch_fabric: Fabric) -> Fabric:
+def fab(switch_fabric: SwitchOnVeths) -> SwitchOnVeths:
     """The module's running switch, reset for this test."""
     assert switch_fabric.process.running(), switch_fabric.process.stderr_text()
     switch_fabric.reset()

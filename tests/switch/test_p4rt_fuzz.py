@@ -30,7 +30,7 @@ from scapy.packet import Raw
 
 from tests.support.p4rt_client import insert
 
-from .conftest import Fabric, running_fabric
+from .conftest import SwitchOnVeths, running_fabric
 from .harness import action, fabric, ids, l2_entry
 
 pytestmark = pytest.mark.root
@@ -55,7 +55,7 @@ small_bytes = st.binary(max_size=8)
 
 
 @pytest.fixture(scope="module")
-def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fabric]:
+def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SwitchOnVeths]:
     tmp = tmp_path_factory.mktemp("fuzz")
     with running_fabric(tmp, "--log-console", "-L", "warn") as running:
         running.reset()
@@ -63,11 +63,11 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fabric]:
         yield running
 
 
-def _baseline(fab: Fabric) -> None:
+def _baseline(fab: SwitchOnVeths) -> None:
     fab.client.write([insert(l2_entry(MAC_B, action("forward", 2)))])
 
 
-def _still_forwards(fab: Fabric, what: bytes) -> None:
+def _still_forwards(fab: SwitchOnVeths, what: bytes) -> None:
     """A frame to MAC_B from port 1 leaves by port 2 (a tag unique to this call)."""
     tag = b"%s-%d" % (what, next(_probes))
     frame = Ether(dst="02:00:00:00:00:0b", src="02:00:00:00:00:0a", type=0x88B6) / Raw(tag)
@@ -75,7 +75,7 @@ def _still_forwards(fab: Fabric, what: bytes) -> None:
     fab.hosts[2].expect(lambda p: Raw in p and p[Raw].load == tag)
 
 
-def _snapshot(fab: Fabric) -> list[bytes]:
+def _snapshot(fab: SwitchOnVeths) -> list[bytes]:
     """Every readable entity, serialised; counters and registers included."""
     wildcards = [
         p4r.Entity(table_entry=p4r.TableEntry()),
@@ -98,7 +98,7 @@ def _snapshot(fab: Fabric) -> list[bytes]:
     return sorted(e.SerializeToString(deterministic=True) for e in fab.client.read(*wildcards))
 
 
-def _restore(fab: Fabric) -> None:
+def _restore(fab: SwitchOnVeths) -> None:
     fab.reset()
     _baseline(fab)
 
@@ -278,7 +278,7 @@ updates = st.builds(lambda t, e: p4r.Update(type=t, entity=e), st.integers(0, 4)
 @FUZZ
 @given(batch=st.lists(updates, min_size=1, max_size=5), atomic=st.booleans())
 def test_random_writes_are_answered_and_rejected_batches_change_nothing(
-    fuzzed: Fabric, batch: list[p4r.Update], atomic: bool
+    fuzzed: SwitchOnVeths, batch: list[p4r.Update], atomic: bool
 ) -> None:
     before = _snapshot(fuzzed)
     request = p4r.WriteRequest(device_id=0, election_id=U128.encode(1), updates=batch)
@@ -298,7 +298,7 @@ def test_random_writes_are_answered_and_rejected_batches_change_nothing(
 
 @FUZZ
 @given(data=st.binary(max_size=300))
-def test_random_bytes_as_requests_get_a_status(fuzzed: Fabric, data: bytes) -> None:
+def test_random_bytes_as_requests_get_a_status(fuzzed: SwitchOnVeths, data: bytes) -> None:
     stub = fuzzed.client.stub
     before = _snapshot(fuzzed)
     for message, call in (
@@ -336,13 +336,13 @@ headers = st.sampled_from(
     port=st.sampled_from([1, 3]),
 )
 def test_random_frames_are_processed_and_forwarding_goes_on(
-    fuzzed: Fabric, frame: bytes, port: int
+    fuzzed: SwitchOnVeths, frame: bytes, port: int
 ) -> None:
     fuzzed.hosts[port].send(frame)
     _still_forwards(fuzzed, b"after-random-frame")
 
 
-def test_after_the_fuzzing_forwarding_is_exactly_the_baseline(fuzzed: Fabric) -> None:
+def test_after_the_fuzzing_forwarding_is_exactly_the_baseline(fuzzed: SwitchOnVeths) -> None:
     _restore(fuzzed)
     for host in fuzzed.hosts.values():
         host.drain()
@@ -351,7 +351,7 @@ def test_after_the_fuzzing_forwarding_is_exactly_the_baseline(fuzzed: Fabric) ->
     assert fuzzed.client.stub.Capabilities(p4r.CapabilitiesRequest(), timeout=5)
 
 
-def test_no_packet_or_request_made_the_switch_fail(fuzzed: Fabric) -> None:
+def test_no_packet_or_request_made_the_switch_fail(fuzzed: SwitchOnVeths) -> None:
     assert fuzzed.process.running()
     log = fuzzed.process.stderr_text()
     assert "Traceback" not in log

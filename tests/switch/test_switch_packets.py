@@ -24,7 +24,7 @@ from scapy.packet import Packet, Raw
 from softswitch.switch.pcap import read_pcap
 from tests.support.p4rt_client import insert, modify
 
-from .conftest import Fabric, running_fabric
+from .conftest import SwitchOnVeths, running_fabric
 from .harness import action, fabric, ids, l2_entry, lpm_entry, table_entry, write_errors
 
 pytestmark = pytest.mark.root
@@ -46,7 +46,7 @@ def payload_is(tag: bytes) -> Callable[[Packet], bool]:
     return lambda p: Raw in p and p[Raw].load.endswith(tag)
 
 
-def test_l2_forwarding_follows_the_installed_entries(fab: Fabric) -> None:
+def test_l2_forwarding_follows_the_installed_entries(fab: SwitchOnVeths) -> None:
     fab.client.write(
         [
             insert(l2_entry(mac(MAC[2]), action("forward", 2))),
@@ -67,7 +67,7 @@ def test_l2_forwarding_follows_the_installed_entries(fab: Fabric) -> None:
         assert not fab.hosts[port].sniff(QUIET, payload_is(b"unknown"))
 
 
-def test_ipv4_lpm_rewrites_the_destination_mac_and_drops_by_default(fab: Fabric) -> None:
+def test_ipv4_lpm_rewrites_the_destination_mac_and_drops_by_default(fab: SwitchOnVeths) -> None:
     fab.client.write([insert(lpm_entry(0x0A000300, 24, action("set_nhop", 3, mac(MAC[3]))))])
     routed = (
         Ether(dst="02:00:00:00:00:01", src=MAC[1])
@@ -85,7 +85,7 @@ def test_ipv4_lpm_rewrites_the_destination_mac_and_drops_by_default(fab: Fabric)
         assert not fab.hosts[port].sniff(QUIET, payload_is(b"no-route"))
 
 
-def test_acl_priority_range_match_and_its_direct_counter(fab: Fabric) -> None:
+def test_acl_priority_range_match_and_its_direct_counter(fab: SwitchOnVeths) -> None:
     fab.client.write([insert(lpm_entry(0x0A000200, 24, action("set_nhop", 2, mac(MAC[2]))))])
     acl = table_entry("acl", action("acl_drop"), priority=10)
     acl.match.add(field_id=1, ternary=p4r.FieldMatch.Ternary(value=b"\x00\x01", mask=b"\x01\xff"))
@@ -110,7 +110,7 @@ def test_acl_priority_range_match_and_its_direct_counter(fab: Fabric) -> None:
     assert data.byte_count == sum(len(bytes(p)) for p in udp)
 
 
-def test_counters_and_registers_see_every_packet(fab: Fabric) -> None:
+def test_counters_and_registers_see_every_packet(fab: SwitchOnVeths) -> None:
     frames = [l2_frame(MAC[2], MAC[1], b"count-%d" % i + b"x" * i) for i in range(5)]
     fab.hosts[1].send(*frames)
     time.sleep(QUIET)
@@ -125,7 +125,7 @@ def test_counters_and_registers_see_every_packet(fab: Fabric) -> None:
     assert int.from_bytes(cell.register_entry.data.bitstring, "big") == len(bytes(frames[-1]))
 
 
-def test_packet_in_carries_the_controller_header_metadata(fab: Fabric) -> None:
+def test_packet_in_carries_the_controller_header_metadata(fab: SwitchOnVeths) -> None:
     fab.client.write([insert(l2_entry(mac(MAC_CPU), action("to_cpu")))])
     punted = l2_frame(MAC_CPU, MAC[2], b"to-controller")
     fab.hosts[2].send(punted)
@@ -138,7 +138,7 @@ def test_packet_in_carries_the_controller_header_metadata(fab: Fabric) -> None:
     assert values == {"ingress_port": b"\x02", "_pad": b"\x00"}  # canonical bytestrings
 
 
-def test_packet_out_leaves_by_the_port_in_its_metadata(fab: Fabric) -> None:
+def test_packet_out_leaves_by_the_port_in_its_metadata(fab: SwitchOnVeths) -> None:
     frame = bytes(l2_frame(MAC[3], MAC_CPU, b"from-controller"))
     out = p4r.PacketOut(payload=frame)
     out.metadata.add(metadata_id=1, value=b"\x00\x03")  # egress_port 3, zero-padded
@@ -148,7 +148,7 @@ def test_packet_out_leaves_by_the_port_in_its_metadata(fab: Fabric) -> None:
     assert not fab.hosts[2].sniff(QUIET, payload_is(b"from-controller"))
 
 
-def test_parser_value_set_written_over_p4runtime_punts_its_ether_types(fab: Fabric) -> None:
+def test_parser_value_set_written_over_p4runtime_punts_its_ether_types(fab: SwitchOnVeths) -> None:
     vs_id = ids("value_sets")["punt_types"]
     entry = p4r.ValueSetEntry(value_set_id=vs_id)
     entry.members.add().match.add(field_id=1, exact=p4r.FieldMatch.Exact(value=b"\x88\xb5"))
@@ -165,7 +165,7 @@ def test_parser_value_set_written_over_p4runtime_punts_its_ether_types(fab: Fabr
         fab.client.receive_kind("packet", timeout=QUIET)
 
 
-def test_digest_lists_are_batched_suppressed_and_acked(fab: Fabric) -> None:
+def test_digest_lists_are_batched_suppressed_and_acked(fab: SwitchOnVeths) -> None:
     digest_id = ids("digests")["learn_t"]
     entry = p4r.DigestEntry(digest_id=digest_id)
     entry.config.max_list_size = 2
@@ -190,7 +190,7 @@ def test_digest_lists_are_batched_suppressed_and_acked(fab: Fabric) -> None:
     assert error.WhichOneof("details") == "digest_list_ack"
 
 
-def test_multicast_flood_copies_to_every_replica(fab: Fabric) -> None:
+def test_multicast_flood_copies_to_every_replica(fab: SwitchOnVeths) -> None:
     group = p4r.MulticastGroupEntry(multicast_group_id=5)
     group.replicas.add(egress_port=2, instance=0)
     group.replicas.add(egress_port=3, instance=0)
@@ -216,7 +216,7 @@ def _ecmp_packets() -> list[Packet]:
     ]
 
 
-def _spread(fab: Fabric) -> dict[int, set[bytes]]:
+def _spread(fab: SwitchOnVeths) -> dict[int, set[bytes]]:
     packets = _ecmp_packets()
     fab.hosts[1].send(*packets)
     seen = {
@@ -228,7 +228,7 @@ def _spread(fab: Fabric) -> dict[int, set[bytes]]:
     return seen
 
 
-def test_ecmp_group_spreads_flows_over_its_members(fab: Fabric) -> None:
+def test_ecmp_group_spreads_flows_over_its_members(fab: SwitchOnVeths) -> None:
     profile_id = ids("action_profiles")["ecmp_selector"]
     members = [
         p4r.ActionProfileMember(action_profile_id=profile_id, member_id=i, action=act)
@@ -249,7 +249,7 @@ def test_ecmp_group_spreads_flows_over_its_members(fab: Fabric) -> None:
     assert _spread(fab) == first  # the same flow always takes the same member
 
 
-def test_one_shot_action_set_programs_the_selector_and_reads_back(fab: Fabric) -> None:
+def test_one_shot_action_set_programs_the_selector_and_reads_back(fab: SwitchOnVeths) -> None:
     entry = table_entry("ecmp")
     entry.match.add(field_id=1, exact=p4r.FieldMatch.Exact(value=bytes([10, 1, 1, 1])))
     action_set = entry.action.action_profile_action_set
@@ -275,7 +275,7 @@ def test_one_shot_action_set_programs_the_selector_and_reads_back(fab: Fabric) -
     assert "mix action selector programming modes" in error.message
 
 
-def test_truncated_and_garbage_frames_never_stop_the_switch(fab: Fabric) -> None:
+def test_truncated_and_garbage_frames_never_stop_the_switch(fab: SwitchOnVeths) -> None:
     fab.client.write([insert(l2_entry(mac(MAC[2]), action("forward", 2)))])
     bad = [
         bytes.fromhex("02000000000b02000000000a0800") + b"\x45\x00",  # IPv4 cut after 2 bytes
@@ -289,7 +289,7 @@ def test_truncated_and_garbage_frames_never_stop_the_switch(fab: Fabric) -> None
     assert fab.process.running()
 
 
-def test_idle_timeout_notification_names_the_expired_entry(fab: Fabric) -> None:
+def test_idle_timeout_notification_names_the_expired_entry(fab: SwitchOnVeths) -> None:
     entity = l2_entry(mac(MAC[2]), action("forward", 2))
     entity.table_entry.idle_timeout_ns = 200_000_000
     fab.client.write([insert(entity)])
@@ -299,7 +299,7 @@ def test_idle_timeout_notification_names_the_expired_entry(fab: Fabric) -> None:
     assert expired.idle_timeout_ns == 200_000_000
 
 
-def test_pcap_files_record_what_each_port_received_and_sent(fab: Fabric) -> None:
+def test_pcap_files_record_what_each_port_received_and_sent(fab: SwitchOnVeths) -> None:
     fab.client.write([insert(l2_entry(mac(MAC[2]), action("forward", 2)))])
     frame = l2_frame(MAC[2], MAC[1], b"captured")
     fab.hosts[1].send(frame)
@@ -310,7 +310,7 @@ def test_pcap_files_record_what_each_port_received_and_sent(fab: Fabric) -> None
     assert bytes(frame) in ins and bytes(frame) in outs
 
 
-def test_only_the_primary_may_send_packets_out(fab: Fabric) -> None:
+def test_only_the_primary_may_send_packets_out(fab: SwitchOnVeths) -> None:
     from tests.support.p4rt_client import StreamClient
 
     backup = StreamClient(fab.process.address)
