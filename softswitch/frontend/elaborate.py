@@ -33,12 +33,11 @@ from softswitch.frontend.scope import (
     OverloadSym,
     Scope,
     StateSym,
-    Symbol,
     TypeSym,
     ValueSym,
 )
 from softswitch.frontend.stmtcheck import BlockCtx, FuncCtx, StmtChecker
-from softswitch.frontend.typecheck import is_constant
+from softswitch.frontend.typecheck import ExprChecker, is_constant
 from softswitch.frontend.types import (
     BOOL,
     Bits,
@@ -59,7 +58,6 @@ from softswitch.frontend.types import (
 )
 from softswitch.frontend.unreached import check_unreached, defer_unused_actions
 
-BLOCK_KINDS = ("parser", "control", "parser_type", "control_type", "package", "extern")
 KNOWN_TABLE_PROPERTIES = (
     "key",
     "actions",
@@ -128,15 +126,19 @@ def _type_text(t: ast.Type) -> str:
     return type(t).__name__
 
 
-class Elaborator(StmtChecker):
-    """Checks a whole program and elaborates ``main`` into an :class:`ir.Program`."""
+class Elaborator:
+    """Checks a whole program and elaborates ``main`` into an :class:`ir.Program`.
+
+    It owns the checkers: ``exprs`` for types and expressions, ``stmts`` for
+    calls, statements, actions and functions.  They reach back to it only
+    through their host protocols (:class:`ExprHost`, :class:`StmtHost`)."""
 
     def __init__(self, source: str) -> None:
-        super().__init__()
+        self.exprs = ExprChecker(self)
+        self.stmts = StmtChecker(self.exprs, self)
         self.program = ir.Program(source)
         self._top_instances: dict[str, Any] = {}
         self.instantiated: set[int] = set()
-        self.shadow_blocks: dict[str, DeclSym] = {}
         self.deferred: list[Callable[[], object]] = []
 
     # ------------------------------------------------------------------
@@ -144,7 +146,7 @@ class Elaborator(StmtChecker):
 
     def run(self, prog: ast.Program) -> ir.Program:
         """Check ``prog`` and return the elaborated program."""
-        self.ctx = BlockCtx(None, "", self.root)
+        self.stmts.ctx = BlockCtx(None, "", self.exprs.root)
         main: ast.Instantiation | None = None
         for d in prog.declarations:
             if isinstance(d, ast.Instantiation) and d.name == "main":
@@ -152,38 +154,38 @@ class Elaborator(StmtChecker):
                 continue
             self.top_decl(d)
         if main is None:
-            self.fail(prog.loc, "the program declares no 'main' package instance")
+            self.exprs.fail(prog.loc, "the program declares no 'main' package instance")
         self.elaborate_main(main)
         check_unreached(self, prog)
         p = self.program
-        p.errors = list(self.errors)
-        p.types = dict(self.named_types)
-        p.digests = list(self.digests.values())
-        p.functions = list(self.functions.values())
-        p.all_actions = list(self.all_actions)
+        p.errors = list(self.exprs.errors)
+        p.types = dict(self.exprs.named_types)
+        p.digests = list(self.stmts.digests.values())
+        p.functions = list(self.stmts.functions.values())
+        p.all_actions = list(self.stmts.all_actions)
         seen: dict[str, ir.Action] = {}
-        for a in self.all_actions:
+        for a in self.stmts.all_actions:
             seen.setdefault(a.name, a)
         p.actions = list(seen.values())
         p.controller_headers = [
             t
-            for t in self.named_types.values()
+            for t in self.exprs.named_types.values()
             if isinstance(t, HeaderT) and ir.find_annotation(t.annotations, "controller_header")
         ]
         return p
 
     def top_decl(self, d: ast.Declaration) -> None:  # noqa: C901 - one case per kind of P4 construct
         """Enter one top-level declaration."""
-        root = self.root
+        root = self.exprs.root
         if isinstance(d, ast.ErrorDeclaration):
             for m in d.members:
-                if m.name not in self.errors:
-                    self.errors.append(m.name)
+                if m.name not in self.exprs.errors:
+                    self.exprs.errors.append(m.name)
             root.names.setdefault("error", TypeSym("error", ErrorT()))
         elif isinstance(d, ast.MatchKindDeclaration):
             for m in d.members:
-                if m.name not in self.match_kinds:
-                    self.match_kinds.append(m.name)
+                if m.name not in self.exprs.match_kinds:
+                    self.exprs.match_kinds.append(m.name)
         elif isinstance(
             d,
             ast.HeaderDeclaration
@@ -194,9 +196,9 @@ class Elaborator(StmtChecker):
             | ast.NewTypeDeclaration,
         ):
             self._check_fresh(d, getattr(d, "name", ""))
-            self.declare_type(d, root)
+            self.exprs.declare_type(d, root)
         elif isinstance(d, ast.ConstantDeclaration):
-            self.const_decl(d, root)
+            self.stmts.const_decl(d, root)
         elif isinstance(d, ast.ExternDeclaration):
             self._check_fresh(d, d.name)
             root.names[d.name] = DeclSym(d.name, d, root, "extern")
@@ -206,7 +208,7 @@ class Elaborator(StmtChecker):
             prev = root.names.get(d.name)
             if isinstance(prev, DeclSym) and prev.kind in ("parser", "control"):
                 # p4c lets a parser or control share its name with a function
-                self.shadow_blocks[d.name] = prev
+                self.exprs.shadow_blocks[d.name] = prev
                 root.names[d.name] = sym
             elif isinstance(prev, DeclSym) and prev.kind == kind:
                 root.names[d.name] = OverloadSym(d.name, [prev, sym])
@@ -226,7 +228,7 @@ class Elaborator(StmtChecker):
             ):
                 # e.g. control verify_checksum(...) next to v1model's extern
                 # function verify_checksum: p4c resolves each by its use
-                self.shadow_blocks[d.name] = DeclSym(d.name, d, root, kind)
+                self.exprs.shadow_blocks[d.name] = DeclSym(d.name, d, root, kind)
                 return
             self._check_fresh(d, d.name)
             root.names[d.name] = DeclSym(d.name, d, root, kind)
@@ -240,48 +242,25 @@ class Elaborator(StmtChecker):
         elif isinstance(d, ast.Instantiation):
             root.names[d.name] = self.instantiate(d, root)
         else:
-            self.unsupported(d.loc, f"top-level {type(d).__name__}")
+            self.exprs.unsupported(d.loc, f"top-level {type(d).__name__}")
 
     def _check_fresh(self, d: ast.Declaration, name: str) -> None:
-        if name and name in self.root.names:
-            self.fail(d.loc, f"duplicate declaration of '{name}'")
-
-    def block_sym(self, sym: Symbol | None, name: str) -> Symbol | None:
-        """``sym``, or the parser/control called ``name`` that a function hides."""
-        if isinstance(sym, OverloadSym) or (
-            isinstance(sym, DeclSym) and sym.kind in ("extern_function", "function")
-        ):
-            return self.shadow_blocks.get(name, sym)
-        return sym
-
-    def _named_type(self, t: ast.TypeName, args: list[P4Type], scope: Scope) -> P4Type:
-        sym = self.root.lookup(t.path.name) if t.path.absolute else scope.lookup(t.path.name)
-        sym = self.block_sym(sym, t.path.name)
-        if isinstance(sym, DeclSym) and sym.kind in BLOCK_KINDS:
-            return self.specialise_decl(sym, args, t.loc)
-        return super()._named_type(t, args, scope)
-
-    def specialise_decl(self, sym: DeclSym, args: list[P4Type], loc: Loc) -> P4Type:
-        """Block types: parser_type/control_type map to parser/control."""
-        if sym.kind in ("parser_type", "control_type"):
-            kind = sym.kind.removesuffix("_type")
-            fake = DeclSym(sym.name, sym.decl, sym.scope, kind)
-            return super().specialise_decl(fake, args, loc)
-        return super().specialise_decl(sym, args, loc)
+        if name and name in self.exprs.root.names:
+            self.exprs.fail(d.loc, f"duplicate declaration of '{name}'")
 
     def elaborate_main(self, main: ast.Instantiation) -> None:
         """Instantiate the package and its blocks."""
         t = main.type
         base = t.base if isinstance(t, ast.SpecializedType) else t
         if not isinstance(base, ast.TypeName):
-            self.fail(main.loc, "main must instantiate a package")
-        sym = self.lookup(base.path, self.root, base.loc)
+            self.exprs.fail(main.loc, "main must instantiate a package")
+        sym = self.exprs.lookup(base.path, self.exprs.root, base.loc)
         if not isinstance(sym, DeclSym) or sym.kind != "package":
-            self.fail(main.loc, f"'{base.path.name}' is not a package")
+            self.exprs.fail(main.loc, f"'{base.path.name}' is not a package")
         decl: ast.PackageTypeDeclaration = sym.decl
         self.program.package = decl.name
         if len(main.args) != len(decl.params):
-            self.fail(
+            self.exprs.fail(
                 main.loc, f"{decl.name} takes {len(decl.params)} arguments, got {len(main.args)}"
             )
         names = [p.name for p in decl.params]
@@ -289,27 +268,29 @@ class Elaborator(StmtChecker):
             # V1Switch(p = ParserImpl(), ig = ingress(), ...) in any order
             for a in main.args:
                 if a.name is None:
-                    self.fail(a.loc, "cannot mix named and positional arguments")
+                    self.exprs.fail(a.loc, "cannot mix named and positional arguments")
                 if a.name not in names:
                     close = did_you_mean(a.name, names)
-                    self.fail(a.loc, f"{decl.name} has no parameter '{a.name}'{close}")
+                    self.exprs.fail(a.loc, f"{decl.name} has no parameter '{a.name}'{close}")
             given = {a.name: a for a in main.args}
             if len(given) != len(main.args):
-                self.fail(main.loc, f"{decl.name}: an argument is given twice")
+                self.exprs.fail(main.loc, f"{decl.name}: an argument is given twice")
             args = [given[n] for n in names if n in given]
             if len(args) != len(names):
-                self.fail(main.loc, f"{decl.name} takes {len(names)} arguments, got {len(args)}")
+                self.exprs.fail(
+                    main.loc, f"{decl.name} takes {len(names)} arguments, got {len(args)}"
+                )
         else:
             args = list(main.args)
         # The package's parameter types, its type parameters as variables
         # (or main's explicit type arguments): the blocks that are not generic
         # bind them, and generic ones get their type arguments from them.
         inner = sym.scope.child()
-        targs = self._type_args(t, self.root) or []
+        targs = self._type_args(t, self.exprs.root) or []
         for i, tp in enumerate(decl.type_params):
             bound = targs[i] if i < len(targs) else TypeVar(tp.name)
             inner.names[tp.name] = TypeSym(tp.name, bound)
-        wanted = [self.param_of(p, inner).type for p in decl.params]
+        wanted = [self.exprs.param_of(p, inner).type for p in decl.params]
         binding: dict[str, P4Type] = {}
         generic: list[tuple[str, ast.ConstructorCall, P4Type, DeclSym]] = []
         for p, a, want in zip(decl.params, args, wanted, strict=True):
@@ -318,12 +299,16 @@ class Elaborator(StmtChecker):
                 assert isinstance(a.value, ast.ConstructorCall)
                 generic.append((p.name, a.value, want, block))
                 continue
-            inst = self.package_arg(a.value, self.root)
+            inst = self.package_arg(a.value, self.exprs.root)
             self.program.pipeline[p.name] = inst
-            self.unify(want, _block_type(inst), binding)
+            self.exprs.unify(want, _block_type(inst), binding)
         for name, call, want, block in generic:
-            inferred = self._infer_type_args(block, _substitute_params(self, want, binding), call)
-            self.program.pipeline[name] = self.package_arg(call, self.root, type_args=inferred)
+            inferred = self._infer_type_args(
+                block, _substitute_params(self.exprs, want, binding), call
+            )
+            self.program.pipeline[name] = self.package_arg(
+                call, self.exprs.root, type_args=inferred
+            )
 
     def _generic_constructor(self, e: ast.Expression) -> DeclSym | None:
         """The generic parser/control ``e`` constructs without type arguments, if any."""
@@ -332,7 +317,9 @@ class Elaborator(StmtChecker):
         base = e.type_ref
         if not isinstance(base, ast.TypeName):
             return None
-        sym = self.block_sym(self.lookup(base.path, self.root, base.loc), base.path.name)
+        sym = self.exprs.block_sym(
+            self.exprs.lookup(base.path, self.exprs.root, base.loc), base.path.name
+        )
         if isinstance(sym, DeclSym) and sym.kind in ("parser", "control") and sym.decl.type_params:
             return sym
         return None
@@ -341,14 +328,14 @@ class Elaborator(StmtChecker):
         self, sym: DeclSym, want: P4Type, call: ast.ConstructorCall
     ) -> list[P4Type]:
         """Type arguments of a generic block from the package parameter it fills."""
-        own = self.specialise_decl(sym, [], call.loc)
+        own = self.exprs.specialise_decl(sym, [], call.loc)
         binding: dict[str, P4Type] = {}
-        self.unify(own, want, binding)
+        self.exprs.unify(own, want, binding)
         inferred: list[P4Type] = []
         for tp in sym.decl.type_params:
             found = binding.get(tp.name)
             if found is None or isinstance(found, TypeVar):
-                self.fail(call.loc, f"cannot infer type argument '{tp.name}' of {sym.name}")
+                self.exprs.fail(call.loc, f"cannot infer type argument '{tp.name}' of {sym.name}")
             inferred.append(found)
         return inferred
 
@@ -359,12 +346,14 @@ class Elaborator(StmtChecker):
         if isinstance(e, ast.ConstructorCall):
             base = e.type_ref.base if isinstance(e.type_ref, ast.SpecializedType) else e.type_ref
             if not isinstance(base, ast.TypeName):
-                self.fail(e.loc, "expected a parser or control constructor")
-            sym = self.block_sym(self.lookup(base.path, scope, base.loc), base.path.name)
+                self.exprs.fail(e.loc, "expected a parser or control constructor")
+            sym = self.exprs.block_sym(
+                self.exprs.lookup(base.path, scope, base.loc), base.path.name
+            )
             if not isinstance(sym, DeclSym) or sym.kind not in ("parser", "control"):
-                self.fail(e.loc, f"'{base.path.name}' is not a parser or control")
-            anns = self.annotations(sym.decl.annotations, self.root)
-            prefix = self.cp_name(sym.decl.name, anns, "")
+                self.exprs.fail(e.loc, f"'{base.path.name}' is not a parser or control")
+            anns = self.exprs.annotations(sym.decl.annotations, self.exprs.root)
+            prefix = self.stmts.cp_name(sym.decl.name, anns, "")
             return self.instantiate_block(
                 sym,
                 e.args,
@@ -374,10 +363,10 @@ class Elaborator(StmtChecker):
                 type_args=type_args or self._type_args(e.type_ref, scope),
             )
         if isinstance(e, ast.NameExpression):
-            found = self.lookup(e.path, scope, e.loc)
+            found = self.exprs.lookup(e.path, scope, e.loc)
             if isinstance(found, InstanceSym) and isinstance(found.instance, ir.BlockInstance):
                 return found.instance
-        self.fail(e.loc, "expected a parser or control instance")
+        self.exprs.fail(e.loc, "expected a parser or control instance")
 
     # ------------------------------------------------------------------
     # Blocks
@@ -399,9 +388,11 @@ class Elaborator(StmtChecker):
         scope = sym.scope.child()
         if decl.type_params:
             if type_args is None:
-                self.unsupported(loc, f"type arguments of generic {decl.name} left to inference")
+                self.exprs.unsupported(
+                    loc, f"type arguments of generic {decl.name} left to inference"
+                )
             if len(type_args) != len(decl.type_params):
-                self.fail(
+                self.exprs.fail(
                     loc,
                     f"{decl.name} takes {len(decl.type_params)} type arguments, "
                     f"got {len(type_args)}",
@@ -409,11 +400,11 @@ class Elaborator(StmtChecker):
             for tp, ta in zip(decl.type_params, type_args, strict=True):
                 scope.names[tp.name] = TypeSym(tp.name, ta)
         elif type_args:
-            self.fail(loc, f"{decl.name} takes no type arguments")
+            self.exprs.fail(loc, f"{decl.name} takes no type arguments")
         self.bind_ctor_params(
             decl.ctor_params, ctor_args, arg_scope, scope, loc=loc, what=decl.name
         )
-        anns = self.annotations(decl.annotations, sym.scope)
+        anns = self.exprs.annotations(decl.annotations, sym.scope)
         kind = "parser" if isinstance(decl, ast.ParserDeclaration) else "control"
         inst = ir.BlockInstance(
             kind,
@@ -431,35 +422,35 @@ class Elaborator(StmtChecker):
             [],
             anns,
             decl.loc,
-            self.uid("b"),
+            self.stmts.uid("b"),
         )
         for p in decl.params:
-            t = self.resolve_type(p.type, scope)
-            v = self.fresh_var(p.name, t, p.loc)
+            t = self.exprs.resolve_type(p.type, scope)
+            v = self.exprs.fresh_var(p.name, t, p.loc)
             if p.name in scope.names:
-                self.fail(p.loc, f"duplicate parameter '{p.name}'")
+                self.exprs.fail(p.loc, f"duplicate parameter '{p.name}'")
             scope.names[p.name] = ValueSym(p.name, t, v, p.direction or "", is_param=True)
             inst.params.append(v)
             inst.directions.append(p.direction or "")
             inst.param_names.append(p.name)
-        saved, saved_f = self.ctx, self.fctx
-        self.ctx = BlockCtx(inst, prefix, scope, in_parser=kind == "parser")
-        self.fctx = FuncCtx(kind)
+        saved, saved_f = self.stmts.ctx, self.stmts.fctx
+        self.stmts.ctx = BlockCtx(inst, prefix, scope, in_parser=kind == "parser")
+        self.stmts.fctx = FuncCtx(kind)
         try:
             for local in decl.locals:
                 self.local_decl(local, scope)
             if isinstance(decl, ast.ControlDeclaration):
-                inst.body = self.block(decl.body.items, scope)
+                inst.body = self.stmts.block(decl.body.items, scope)
             else:
                 self.parser_states(decl, scope, inst)
             defer_unused_actions(self, decl.locals, scope, prefix)
         finally:
-            self.ctx, self.fctx = saved, saved_f
+            self.stmts.ctx, self.stmts.fctx = saved, saved_f
         return inst
 
     def _type_args(self, t: ast.Type, scope: Scope) -> list[P4Type] | None:
         if isinstance(t, ast.SpecializedType):
-            return [self.resolve_type(a, scope) for a in t.args]
+            return [self.exprs.resolve_type(a, scope) for a in t.args]
         return None
 
     def bind_ctor_params(
@@ -473,8 +464,8 @@ class Elaborator(StmtChecker):
         what: str,
     ) -> None:
         """Bind constructor parameters to compile-time values or instances."""
-        ps = [self.param_of(p, scope) for p in params]
-        bound, _ = self.bind_args(
+        ps = [self.exprs.param_of(p, scope) for p in params]
+        bound, _ = self.exprs.bind_args(
             ps, args, arg_scope, loc, what, defaults=[p.default for p in params]
         )
         for p, a in zip(params, bound, strict=True):
@@ -486,13 +477,18 @@ class Elaborator(StmtChecker):
                     p.name, a.param.type, None, const_value=v, is_ctor_param=True
                 )
             else:
-                self.fail(loc, f"constructor argument '{p.name}' must be a compile-time constant")
+                self.exprs.fail(
+                    loc, f"constructor argument '{p.name}' must be a compile-time constant"
+                )
 
-    def _expr(self, e: ast.Expression, scope: Scope, expected: P4Type | None) -> ir.Expr:
-        if isinstance(e, ast.ConstructorCall):
-            inst = self.anonymous_instance(e, scope)
-            return ir.InstanceRef(inst.type, e.loc, inst.instance)
-        return super()._expr(e, scope, expected)
+    def call(self, e: ast.Call, scope: Scope) -> ir.Call:
+        """Bind a call to its callee (for the expression checker)."""
+        return self.stmts.call(e, scope)
+
+    def constructor_value(self, e: ast.ConstructorCall, scope: Scope) -> ir.Expr:
+        """``T(args)`` used as a value: a reference to a new instance."""
+        inst = self.anonymous_instance(e, scope)
+        return ir.InstanceRef(inst.type, e.loc, inst.instance)
 
     def anonymous_instance(self, e: ast.ConstructorCall, scope: Scope) -> InstanceSym:
         """``T(args)`` used as a value (a constructor argument)."""
@@ -503,25 +499,25 @@ class Elaborator(StmtChecker):
 
     def direct_instance(self, sym: DeclSym, loc: Loc) -> ir.BlockInstance:
         """``C.apply()``: a fresh instance named after the type."""
-        assert self.ctx is not None
-        anns = self.annotations(sym.decl.annotations, sym.scope)
-        prefix = self.cp_name(sym.decl.name, anns, self.ctx.prefix)
-        inst = self.instantiate_block(sym, [], self.root, prefix, loc=loc)
-        if self.ctx.inst is not None:
-            self.ctx.inst.blocks.append(inst)
+        assert self.stmts.ctx is not None
+        anns = self.exprs.annotations(sym.decl.annotations, sym.scope)
+        prefix = self.stmts.cp_name(sym.decl.name, anns, self.stmts.ctx.prefix)
+        inst = self.instantiate_block(sym, [], self.exprs.root, prefix, loc=loc)
+        if self.stmts.ctx.inst is not None:
+            self.stmts.ctx.inst.blocks.append(inst)
         return inst
 
     def local_decl(self, d: ast.Declaration, scope: Scope) -> None:
         """A declaration in a parser's or control's local area."""
-        assert self.ctx is not None and self.ctx.inst is not None
-        inst = self.ctx.inst
+        assert self.stmts.ctx is not None and self.stmts.ctx.inst is not None
+        inst = self.stmts.ctx.inst
         name = getattr(d, "name", None)
         if name is not None and name in scope.names and not isinstance(d, ast.ActionDeclaration):
-            self.fail(d.loc, f"duplicate declaration of '{name}'")
+            self.exprs.fail(d.loc, f"duplicate declaration of '{name}'")
         if isinstance(d, ast.ConstantDeclaration):
-            self.const_decl(d, scope)
+            self.stmts.const_decl(d, scope)
         elif isinstance(d, ast.VariableDeclaration):
-            inst.locals.extend(self.var_decl(d, scope))
+            inst.locals.extend(self.stmts.var_decl(d, scope))
         elif isinstance(d, ast.ActionDeclaration):
             scope.names[d.name] = DeclSym(d.name, d, scope, "action")
         elif isinstance(d, ast.FunctionDeclaration):
@@ -532,56 +528,56 @@ class Elaborator(StmtChecker):
         elif isinstance(d, ast.Instantiation):
             scope.names[d.name] = self.instantiate(d, scope)
         elif isinstance(d, ast.ValueSetDeclaration):
-            et = self.resolve_type(d.element_type, scope)
-            anns = self.annotations(d.annotations, scope)
+            et = self.exprs.resolve_type(d.element_type, scope)
+            anns = self.exprs.annotations(d.annotations, scope)
             vs = ir.ValueSet(
-                self.cp_name(d.name, anns, self.ctx.prefix),
+                self.stmts.cp_name(d.name, anns, self.stmts.ctx.prefix),
                 et,
-                self.const_int(d.size, scope),
+                self.exprs.const_int(d.size, scope),
                 anns,
                 d.loc,
-                self.uid("vs"),
+                self.stmts.uid("vs"),
             )
             vs.widths = _widths(et)
             inst.value_sets.append(vs)
             self.program.value_sets.append(vs)
             scope.names[d.name] = InstanceSym(d.name, vs, et)
         else:
-            self.unsupported(d.loc, f"local declaration {type(d).__name__}")
+            self.exprs.unsupported(d.loc, f"local declaration {type(d).__name__}")
 
     def instantiate(self, d: ast.Instantiation, scope: Scope) -> InstanceSym:
         """``T(args) name;``: an extern object or a nested parser/control."""
-        assert self.ctx is not None
+        assert self.stmts.ctx is not None
         t = d.type
         base = t.base if isinstance(t, ast.SpecializedType) else t
         if not isinstance(base, ast.TypeName):
-            self.fail(d.loc, "only externs, parsers and controls can be instantiated")
-        sym = self.block_sym(self.lookup(base.path, scope, base.loc), base.path.name)
-        anns = self.annotations(d.annotations, scope)
-        cp = self.cp_name(d.name, anns, self.ctx.prefix)
+            self.exprs.fail(d.loc, "only externs, parsers and controls can be instantiated")
+        sym = self.exprs.block_sym(self.exprs.lookup(base.path, scope, base.loc), base.path.name)
+        anns = self.exprs.annotations(d.annotations, scope)
+        cp = self.stmts.cp_name(d.name, anns, self.stmts.ctx.prefix)
         if isinstance(sym, DeclSym) and sym.kind in ("parser", "control"):
             inst = self.instantiate_block(
                 sym, d.args, scope, cp, loc=d.loc, type_args=self._type_args(t, scope)
             )
-            if self.ctx.inst is not None:
-                self.ctx.inst.blocks.append(inst)
-            return InstanceSym(d.name, inst, self.specialise_decl(sym, [], d.loc))
+            if self.stmts.ctx.inst is not None:
+                self.stmts.ctx.inst.blocks.append(inst)
+            return InstanceSym(d.name, inst, self.exprs.specialise_decl(sym, [], d.loc))
         if not isinstance(sym, DeclSym) or sym.kind != "extern":
-            self.fail(base.loc, f"'{base.path.name}' cannot be instantiated")
+            self.exprs.fail(base.loc, f"'{base.path.name}' cannot be instantiated")
         if d.initializer:
-            self.unsupported(d.loc, "abstract methods of extern instances")
+            self.exprs.unsupported(d.loc, "abstract methods of extern instances")
         targs = (
-            [self.resolve_type(a, scope) for a in t.args]
+            [self.exprs.resolve_type(a, scope) for a in t.args]
             if isinstance(t, ast.SpecializedType)
             else []
         )
         et = ExternT(sym.decl.name, tuple(targs), sym.decl)
         args = self.extern_ctor_args(sym.decl, et, d.args, scope, d.loc)
         ext = ir.ExternInstance(
-            cp, d.name, sym.decl.name, et.type_args, args, anns, d.loc, self.uid("x")
+            cp, d.name, sym.decl.name, et.type_args, args, anns, d.loc, self.stmts.uid("x")
         )
-        if self.ctx.inst is not None:
-            self.ctx.inst.externs.append(ext)
+        if self.stmts.ctx.inst is not None:
+            self.stmts.ctx.inst.externs.append(ext)
         self.program.externs.append(ext)
         return InstanceSym(d.name, ext, et)
 
@@ -597,18 +593,18 @@ class Elaborator(StmtChecker):
         ctors = [m for m in decl.methods if m.return_type is None]
         if not ctors:
             if args:
-                self.fail(loc, f"extern {decl.name} has no constructor taking arguments")
+                self.exprs.fail(loc, f"extern {decl.name} has no constructor taking arguments")
             return []
-        ctor = self._pick_overload(ctors, len(args), loc, f"{decl.name} constructor")
-        inner = self.root.child()
+        ctor = self.stmts.pick_overload(ctors, len(args), loc, f"{decl.name} constructor")
+        inner = self.exprs.root.child()
         for i, tp in enumerate(decl.type_params):
             inner.names[tp.name] = TypeSym(
                 tp.name, et.type_args[i] if i < len(et.type_args) else TypeVar(tp.name)
             )
         for tp in ctor.type_params:
             inner.names[tp.name] = TypeSym(tp.name, TypeVar(tp.name))
-        params = [self.param_of(p, inner) for p in ctor.params]
-        bound, _ = self.bind_args(
+        params = [self.exprs.param_of(p, inner) for p in ctor.params]
+        bound, _ = self.exprs.bind_args(
             params,
             args,
             scope,
@@ -627,12 +623,12 @@ class Elaborator(StmtChecker):
         if isinstance(v, ir.StructLit):
             return [self.py_value(x, loc) for _, x in v.fields]
         if not isinstance(v, ir.Const):
-            self.fail(loc, "expected a compile-time constant")
+            self.exprs.fail(loc, "expected a compile-time constant")
         t = strip_newtype(v.type)
         if isinstance(t, EnumT) and t.underlying is None:
             return next(n for n, i in t.members.items() if i == v.value)
         if isinstance(t, ErrorT):
-            return self.errors[v.value]
+            return self.exprs.errors[v.value]
         return v.value
 
     # ------------------------------------------------------------------
@@ -644,17 +640,17 @@ class Elaborator(StmtChecker):
         """Lower the states of a parser."""
         names = [s.name for s in decl.states]
         if "start" not in names:
-            self.fail(decl.loc, f"parser {decl.name} has no 'start' state")
+            self.exprs.fail(decl.loc, f"parser {decl.name} has no 'start' state")
         for s in decl.states:
             if s.name in ("accept", "reject"):
-                self.fail(s.loc, f"state '{s.name}' cannot be redefined")
+                self.exprs.fail(s.loc, f"state '{s.name}' cannot be redefined")
             scope.names[s.name] = StateSym(s.name)
         known = [*names, "accept", "reject"]
         for s in decl.states:
             inner = scope.child()
             body: list[ir.Stmt] = []
             for item in s.statements:
-                body.extend(self.stmt(item, inner))
+                body.extend(self.stmts.stmt(item, inner))
             state = ir.ParserStateIR(s.name, body, [], [], s.loc)
             self.transition(s.transition, inner, state, known)
             inst.states.append(state)
@@ -672,11 +668,11 @@ class Elaborator(StmtChecker):
             state.cases.append(ir.SelectCaseIR(None, target.path.name))
             return
         if not isinstance(target, ast.SelectExpression):
-            self.fail(tr.loc, "a transition needs a state name or a select expression")
-        keys = [self.expr(k, scope) for k in target.exprs]
+            self.exprs.fail(tr.loc, "a transition needs a state name or a select expression")
+        keys = [self.exprs.expr(k, scope) for k in target.exprs]
         for k in keys:
             if isinstance(k.type, InfInt):
-                self.fail(k.loc, "select key needs a width: cast the int literal")
+                self.exprs.fail(k.loc, "select key needs a width: cast the int literal")
         state.select = keys
         for c in target.cases:
             self._check_state(c.state.name, known, c.state.loc)
@@ -691,7 +687,7 @@ class Elaborator(StmtChecker):
             if vs is not None and len(keys) != 1:
                 # a value_set of a struct (or tuple) type matches the whole key list
                 if len(vs.widths) != len(keys):
-                    self.fail(
+                    self.exprs.fail(
                         ks.loc,
                         f"value_set {vs.name} has {len(vs.widths)} fields, "
                         f"the select has {len(keys)} keys",
@@ -702,7 +698,7 @@ class Elaborator(StmtChecker):
             if isinstance(ks, ast.ListExpression) and len(keys) == 1 and len(ks.elements) == 1:
                 elems = ks.elements
             if len(elems) != len(keys):
-                self.fail(ks.loc, f"select has {len(keys)} keys, this case has {len(elems)}")
+                self.exprs.fail(ks.loc, f"select has {len(keys)} keys, this case has {len(elems)}")
             sets = tuple(
                 self.keyset(x, k.type, "select", scope) for x, k in zip(elems, keys, strict=True)
             )
@@ -710,12 +706,12 @@ class Elaborator(StmtChecker):
 
     def _check_state(self, name: str, known: list[str], loc: Loc) -> None:
         if name not in known:
-            self.fail(loc, f"no parser state named '{name}'{did_you_mean(name, known)}")
+            self.exprs.fail(loc, f"no parser state named '{name}'{did_you_mean(name, known)}")
 
     def _value_set(self, e: ast.Expression, scope: Scope) -> ir.ValueSet | None:
         if not isinstance(e, ast.NameExpression):
             return None
-        sym = self.root.lookup(e.path.name) if e.path.absolute else scope.lookup(e.path.name)
+        sym = self.exprs.root.lookup(e.path.name) if e.path.absolute else scope.lookup(e.path.name)
         if isinstance(sym, InstanceSym) and isinstance(sym.instance, ir.ValueSet):
             return sym.instance
         return None
@@ -731,7 +727,7 @@ class Elaborator(StmtChecker):
             v = self._key_const(e.left, t, scope)
             m = self._key_const(e.right, t, scope)
             if kind == "lpm":
-                return ("lpm", v & m, _prefix_len(m, bit_width(t), e.loc, self))
+                return ("lpm", v & m, _prefix_len(m, bit_width(t), e.loc, self.exprs))
             # the value matters only under the mask (BMv2 stores value & mask)
             return ("ternary", v & m, m)
         if isinstance(e, ast.Binary) and e.op == "..":
@@ -753,12 +749,12 @@ class Elaborator(StmtChecker):
     def _key_const(self, e: ast.Expression, t: P4Type, scope: Scope) -> int:
         st = strip_newtype(t)
         if isinstance(st, EnumT) and st.underlying is not None:
-            e_type = self.expr(e, scope, t).type
+            e_type = self.exprs.expr(e, scope, t).type
             if not isinstance(strip_newtype(e_type), EnumT):
                 # p4c takes a value of the underlying type for a
                 # serializable-enum key (table-entries-ser-enum-bmv2)
                 t = st.underlying
-        v = self.const_value(e, scope, t)
+        v = self.exprs.const_value(e, scope, t)
         assert isinstance(v, ir.Const)
         if isinstance(v.value, bool):
             return int(v.value)
@@ -769,9 +765,9 @@ class Elaborator(StmtChecker):
 
     def lower_table(self, d: ast.TableDeclaration, scope: Scope) -> ir.Table:
         """A table declaration in a control."""
-        assert self.ctx is not None and self.ctx.inst is not None
-        anns = self.annotations(d.annotations, scope)
-        name = self.cp_name(d.name, anns, self.ctx.prefix)
+        assert self.stmts.ctx is not None and self.stmts.ctx.inst is not None
+        anns = self.exprs.annotations(d.annotations, scope)
+        name = self.stmts.cp_name(d.name, anns, self.stmts.ctx.prefix)
         table = ir.Table(
             name,
             d.name,
@@ -790,12 +786,12 @@ class Elaborator(StmtChecker):
             {},
             anns,
             d.loc,
-            self.uid("t"),
+            self.stmts.uid("t"),
         )
         seen: set[str] = set()
         for prop in d.properties:
             if prop.name in seen:
-                self.fail(prop.loc, f"duplicate table property '{prop.name}'")
+                self.exprs.fail(prop.loc, f"duplicate table property '{prop.name}'")
             seen.add(prop.name)
         key = d.property("key")
         if isinstance(key, ast.KeyProperty):
@@ -803,26 +799,26 @@ class Elaborator(StmtChecker):
                 table.keys.append(self.table_key(k, scope))
         acts = d.property("actions")
         if not isinstance(acts, ast.ActionsProperty):
-            self.fail(d.loc, f"table {d.name} has no actions property")
+            self.exprs.fail(d.loc, f"table {d.name} has no actions property")
         for ref in acts.actions:
             table.actions.append(self.table_action(ref, scope))
         self.table_default(d, table, scope)
         for prop in d.properties:
             self.table_property(prop, table, scope)
-        self.ctx.inst.tables.append(table)
+        self.stmts.ctx.inst.tables.append(table)
         self.program.tables.append(table)
         return table
 
     def table_key(self, k: ast.KeyElement, scope: Scope) -> ir.TableKey:
         """One key element."""
-        e = self.expr(k.expr, scope)
+        e = self.exprs.expr(k.expr, scope)
         kind = k.match_kind.name
-        if kind not in self.match_kinds:
-            self.fail(
+        if kind not in self.exprs.match_kinds:
+            self.exprs.fail(
                 k.match_kind.loc,
-                f"no match_kind named '{kind}'{did_you_mean(kind, self.match_kinds)}",
+                f"no match_kind named '{kind}'{did_you_mean(kind, self.exprs.match_kinds)}",
             )
-        anns = self.annotations(k.annotations, scope)
+        anns = self.exprs.annotations(k.annotations, scope)
         ann = ir.find_annotation(anns, "name")
         name = (
             ann.args[0]
@@ -831,21 +827,21 @@ class Elaborator(StmtChecker):
         )
         t = strip_newtype(e.type)
         if isinstance(t, InfInt):
-            self.fail(k.expr.loc, "a table key needs a width: cast the int literal")
+            self.exprs.fail(k.expr.loc, "a table key needs a width: cast the int literal")
         width = bit_width(t)
         if isinstance(t, Bool):
             width = 1
         if width == 0 and not isinstance(t, ErrorT | EnumT):
-            self.fail(k.expr.loc, f"a value of type {e.type} cannot be a table key")
+            self.exprs.fail(k.expr.loc, f"a value of type {e.type} cannot be a table key")
         return ir.TableKey(e, name, kind, width, anns)
 
     def table_action(self, ref: ast.ActionRef, scope: Scope) -> ir.TableActionRef:
         """An element of the ``actions`` list."""
-        sym = self.lookup(ref.name, scope, ref.loc)
+        sym = self.exprs.lookup(ref.name, scope, ref.loc)
         if not isinstance(sym, DeclSym) or sym.kind != "action":
-            self.fail(ref.loc, f"'{ref.name.name}' is not an action")
-        action = self.lower_action(sym)
-        anns = self.annotations(ref.annotations, scope)
+            self.exprs.fail(ref.loc, f"'{ref.name.name}' is not an action")
+        action = self.stmts.lower_action(sym)
+        anns = self.exprs.annotations(ref.annotations, scope)
         scope_kind = ""
         if ir.find_annotation(anns, "tableonly"):
             scope_kind = "tableonly"
@@ -859,25 +855,29 @@ class Elaborator(StmtChecker):
         ]
         given = ref.args or []
         if len(given) > len(action.params):
-            self.fail(ref.loc, f"action {sym.name} takes {len(action.params)} arguments")
+            self.exprs.fail(ref.loc, f"action {sym.name} takes {len(action.params)} arguments")
         if given:
             params = [Param(p.name, dr, v.type) for p, v, dr in directional]
-            args, _ = self.bind_args(
+            args, _ = self.exprs.bind_args(
                 params, given[: len(params)], scope, ref.loc, f"action {sym.name}"
             )
             bound = [a.expr for a in args if a.expr is not None]
         elif directional:
-            self.fail(ref.loc, f"action {sym.name} needs arguments for its directional parameters")
+            self.exprs.fail(
+                ref.loc, f"action {sym.name} needs arguments for its directional parameters"
+            )
         return ir.TableActionRef(action, scope_kind, anns, bound)
 
     def table_default(self, d: ast.TableDeclaration, table: ir.Table, scope: Scope) -> None:
         """The ``default_action`` property (NoAction when absent)."""
         prop = d.property("default_action")
         if prop is None:
-            sym = self.root.lookup("NoAction")
+            sym = self.exprs.root.lookup("NoAction")
             if not isinstance(sym, DeclSym):
-                self.fail(d.loc, f"table {d.name} has no default_action and NoAction is undeclared")
-            table.default_action = self.lower_action(sym)
+                self.exprs.fail(
+                    d.loc, f"table {d.name} has no default_action and NoAction is undeclared"
+                )
+            table.default_action = self.stmts.lower_action(sym)
             if not any(r.action is table.default_action for r in table.actions):
                 table.actions.append(ir.TableActionRef(table.default_action, "defaultonly", []))
             return
@@ -896,15 +896,15 @@ class Elaborator(StmtChecker):
         else:
             method, args = v, []
         if not isinstance(method, ast.NameExpression):
-            self.fail(v.loc, "expected an action name")
-        sym = self.lookup(method.path, scope, method.loc)
+            self.exprs.fail(v.loc, "expected an action name")
+        sym = self.exprs.lookup(method.path, scope, method.loc)
         if not isinstance(sym, DeclSym) or sym.kind != "action":
-            self.fail(method.loc, f"'{method.path.name}' is not an action")
-        action = self.lower_action(sym)
+            self.exprs.fail(method.loc, f"'{method.path.name}' is not an action")
+        action = self.stmts.lower_action(sym)
         ref = next((r for r in table.actions if r.action is action), None)
         if ref is None:
             names = [r.action.local_name for r in table.actions]
-            self.fail(
+            self.exprs.fail(
                 method.loc,
                 f"action '{method.path.name}' is not in the actions of table "
                 f"{table.local_name}{did_you_mean(method.path.name, names)}",
@@ -917,13 +917,13 @@ class Elaborator(StmtChecker):
         ]
         given = args[ndir:] if len(args) > len(cp) else args
         if len(given) != len(cp):
-            self.fail(
+            self.exprs.fail(
                 v.loc,
                 f"action {sym.name} takes {len(cp)} control-plane arguments, got {len(given)}",
             )
         values: list[int] = []
         for (p, var), a in zip(cp, given, strict=True):
-            c = self.const_value(a.value, scope, var.type)
+            c = self.exprs.const_value(a.value, scope, var.type)
             assert isinstance(c, ir.Const)
             values.append(int(c.value))
             del p
@@ -943,10 +943,10 @@ class Elaborator(StmtChecker):
         if value is None:
             return
         if prop.name == "size":
-            table.size = self.const_int(value, scope)
+            table.size = self.exprs.const_int(value, scope)
             table.has_size = True
         elif prop.name == "support_timeout":
-            c = self.const_value(value, scope, BOOL)
+            c = self.exprs.const_value(value, scope, BOOL)
             table.support_timeout = bool(c.value) if isinstance(c, ir.Const) else False
         elif prop.name in ("implementation", "counters", "meters"):
             inst = self._property_instance(value, scope, table, prop)
@@ -958,18 +958,18 @@ class Elaborator(StmtChecker):
                 table.direct_meter = inst
             inst.table = table.name
         elif prop.name == "largest_priority_wins":
-            c = self.const_value(value, scope, BOOL)
+            c = self.exprs.const_value(value, scope, BOOL)
             table.priority_largest_wins = bool(c.value) if isinstance(c, ir.Const) else True
         else:
             try:
-                table.custom[prop.name] = self.py_value(self.expr(value, scope), value.loc)
+                table.custom[prop.name] = self.py_value(self.exprs.expr(value, scope), value.loc)
             except Exception:  # noqa: BLE001 - custom properties are opaque to the target
                 table.custom[prop.name] = expr_text(value)
 
     def _property_instance(
         self, value: ast.Expression, scope: Scope, table: ir.Table, prop: ast.TableProperty
     ) -> ir.ExternInstance:
-        assert self.ctx is not None
+        assert self.stmts.ctx is not None
         what = prop.name
         if isinstance(value, ast.ConstructorCall):
             fake = ast.Instantiation(value.loc, value.type_ref, value.args, table.local_name)
@@ -979,16 +979,16 @@ class Elaborator(StmtChecker):
                 # p4c names an action profile built in place after the property
                 # itself: its @name used as written, or else "implementation";
                 # the property's annotations (@max_group_size...) are the profile's
-                anns = self.annotations(prop.annotations, scope)
-                inst.name = self.cp_name(what, anns, "")
+                anns = self.exprs.annotations(prop.annotations, scope)
+                inst.name = self.stmts.cp_name(what, anns, "")
                 inst.annotations = anns
         else:
-            v = self.expr(value, scope)
+            v = self.exprs.expr(value, scope)
             if not isinstance(v, ir.InstanceRef):
-                self.fail(value.loc, f"table property '{what}' needs an extern instance")
+                self.exprs.fail(value.loc, f"table property '{what}' needs an extern instance")
             inst = v.instance
         if not isinstance(inst, ir.ExternInstance):
-            self.fail(value.loc, f"table property '{what}' needs an extern instance")
+            self.exprs.fail(value.loc, f"table property '{what}' needs an extern instance")
         return inst
 
     def table_entry(
@@ -1001,7 +1001,7 @@ class Elaborator(StmtChecker):
         else:
             elems = [ks]
         if len(elems) != len(table.keys):
-            self.fail(
+            self.exprs.fail(
                 ks.loc,
                 f"table {table.local_name} has {len(table.keys)} keys, the entry has {len(elems)}",
             )
@@ -1021,8 +1021,8 @@ class Elaborator(StmtChecker):
         )
         prio = None
         if entry.priority is not None:
-            prio = self.const_int(entry.priority, scope)
-        anns = self.annotations(entry.annotations, scope)
+            prio = self.exprs.const_int(entry.priority, scope)
+        anns = self.exprs.annotations(entry.annotations, scope)
         return ir.ConstEntry(
             keys, action, args, prio, entry.const or table.entries_const, anns, entry.loc
         )
@@ -1037,7 +1037,7 @@ def _block_type(inst: ir.BlockInstance) -> BlockT:
     return BlockT(inst.kind, inst.type_name, params)
 
 
-def _substitute_params(checker: Elaborator, t: P4Type, binding: dict[str, P4Type]) -> P4Type:
+def _substitute_params(checker: ExprChecker, t: P4Type, binding: dict[str, P4Type]) -> P4Type:
     """``t`` with the bound type variables of its parameters replaced."""
     if not isinstance(t, BlockT):
         return checker.substitute(t, binding)
@@ -1059,7 +1059,7 @@ def _widths(t: P4Type) -> list[int]:
     return [bit_width(st)]
 
 
-def _prefix_len(mask: int, width: int, loc: Loc, checker: Elaborator) -> int:
+def _prefix_len(mask: int, width: int, loc: Loc, checker: ExprChecker) -> int:
     plen = bin(mask).count("1")
     expected = ((1 << plen) - 1) << (width - plen) if plen else 0
     if mask != expected:

@@ -1,4 +1,4 @@
-"""Calls, statements, actions and functions: the second layer of the checker.
+"""Calls, statements, actions and functions, over the expression checker.
 
 :class:`StmtChecker` binds every call to its callee (actions, functions,
 extern functions and methods, built-in header/stack/packet methods, table and
@@ -7,13 +7,18 @@ first use (one copy of an action per control that uses it, as p4c's
 ``LocalizeAllActions`` does; one copy of a function per type-argument list).
 Where the current block is needed (actions, tables, digests) it is
 ``self.ctx``, set by :mod:`elaborate` while it lowers a block.
+
+A :class:`StmtChecker` holds the :class:`~softswitch.frontend.typecheck.ExprChecker`
+it lowers expressions with (``exprs``); the one thing it needs from the
+elaborator, instantiating a block applied directly (``C.apply()``), goes
+through its :class:`StmtHost`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Protocol
 
 from kvfabric.suggest import did_you_mean
 from softswitch.errors import Loc
@@ -23,7 +28,6 @@ from softswitch.frontend.scope import (
     InstanceSym,
     OverloadSym,
     Scope,
-    Symbol,
     TypeSym,
     ValueSym,
 )
@@ -89,11 +93,21 @@ class FuncCtx:
     ret: P4Type = VOID
 
 
-class StmtChecker(ExprChecker):
-    """Calls and statements; subclasses provide block instantiation."""
+class StmtHost(Protocol):
+    """What statements need from the elaborator: block instantiation."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def direct_instance(self, sym: DeclSym, loc: Loc) -> ir.BlockInstance:
+        """The instance created by a direct invocation ``C.apply()``."""
+        ...
+
+
+class StmtChecker:
+    """Calls and statements, over the expression checker ``exprs``; blocks
+    applied directly (``C.apply()``) are instantiated by ``host``."""
+
+    def __init__(self, exprs: ExprChecker, host: StmtHost) -> None:
+        self.exprs = exprs
+        self.host = host
         self.ctx: BlockCtx | None = None
         self.fctx: FuncCtx = FuncCtx("control")
         self.functions: dict[tuple[Any, ...], ir.Function] = {}
@@ -116,7 +130,7 @@ class StmtChecker(ExprChecker):
         if isinstance(m, ast.Member):
             return self._member_call(e, m, scope)
         if isinstance(m, ast.NameExpression):
-            sym = self.lookup(m.path, scope, m.loc)
+            sym = self.exprs.lookup(m.path, scope, m.loc)
             if isinstance(sym, DeclSym) and sym.kind == "action":
                 return self.action_call(sym, e.args, scope, e.loc)
             if isinstance(sym, DeclSym) and sym.kind == "function":
@@ -129,8 +143,8 @@ class StmtChecker(ExprChecker):
                         if len(opt.decl.params) == len(e.args):
                             return self.function_call(opt, e, scope)
                 return self.extern_function_call(sym.options, e, scope)
-            self.fail(m.loc, f"'{m.path.name}' is not a function, action or method")
-        self.fail(e.loc, "this expression cannot be called")
+            self.exprs.fail(m.loc, f"'{m.path.name}' is not a function, action or method")
+        self.exprs.fail(e.loc, "this expression cannot be called")
 
     def _member_call(self, e: ast.Call, m: ast.Member, scope: Scope) -> ir.Call:  # noqa: C901 - one case per kind of P4 construct
         if m.member in SIZE_METHODS:
@@ -139,53 +153,53 @@ class StmtChecker(ExprChecker):
             sym = self._block_type_sym(m.expr, scope)
             if sym is not None:
                 assert self.ctx is not None
-                inst = self.direct_instance(sym, m.loc)
+                inst = self.host.direct_instance(sym, m.loc)
                 return self.block_apply(inst, e, scope)
-        base = self.expr(m.expr, scope)
+        base = self.exprs.expr(m.expr, scope)
         if isinstance(base, ir.InstanceRef):
             inst = base.instance
             if isinstance(inst, ir.Table):
                 if m.member != "apply":
-                    self.fail(m.loc, f"a table has no method '{m.member}'")
+                    self.exprs.fail(m.loc, f"a table has no method '{m.member}'")
                 if e.args:
-                    self.fail(e.loc, "table apply() takes no arguments")
+                    self.exprs.fail(e.loc, "table apply() takes no arguments")
                 return ir.Call(ActionEnumT(inst.uid), e.loc, "table", inst, [])
             if isinstance(inst, ir.BlockInstance):
                 if m.member != "apply":
-                    self.fail(m.loc, f"a {inst.kind} has no method '{m.member}'")
+                    self.exprs.fail(m.loc, f"a {inst.kind} has no method '{m.member}'")
                 return self.block_apply(inst, e, scope)
             if isinstance(inst, ir.ExternInstance):
                 assert isinstance(base.type, ExternT)
                 return self.method_call(base, base.type, m.member, e, scope)
-            self.fail(m.loc, f"'{m.member}' cannot be called here")
+            self.exprs.fail(m.loc, f"'{m.member}' cannot be called here")
         t = strip_newtype(base.type)
         if isinstance(t, HeaderT) and m.member in HEADER_METHODS:
             if e.args:
-                self.fail(e.loc, f"{m.member}() takes no arguments")
+                self.exprs.fail(e.loc, f"{m.member}() takes no arguments")
             return ir.Call(HEADER_METHODS[m.member], e.loc, "method", (base, m.member), [])
         if isinstance(t, UnionT) and m.member == "isValid":
             return ir.Call(BOOL, e.loc, "method", (base, m.member), [])
         if isinstance(t, StackT) and m.member in ("push_front", "pop_front"):
             if len(e.args) != 1:
-                self.fail(e.loc, f"{m.member}() takes one argument")
-            count = self.const_int(e.args[0].value, scope)
+                self.exprs.fail(e.loc, f"{m.member}() takes one argument")
+            count = self.exprs.const_int(e.args[0].value, scope)
             arg = ir.Arg(Param("count", "in", INFINT), ir.Const(INFINT, e.loc, count))
-            self.check_lvalue(base, e.loc)
+            self.exprs.check_lvalue(base, e.loc)
             return ir.Call(VOID, e.loc, "method", (base, m.member), [arg])
         if isinstance(t, ExternT):
             return self.method_call(base, t, m.member, e, scope)
-        self.fail(m.loc, f"{base.type} has no method '{m.member}'")
+        self.exprs.fail(m.loc, f"{base.type} has no method '{m.member}'")
 
     def _size_call(self, e: ast.Call, m: ast.Member, scope: Scope) -> ir.Call:
         """``x.minSizeInBits()`` and friends, of a type or an expression: constants."""
         if e.args:
-            self.fail(e.loc, f"{m.member}() takes no arguments")
-        t = self.type_of_name(m.expr, scope)
+            self.exprs.fail(e.loc, f"{m.member}() takes no arguments")
+        t = self.exprs.type_of_name(m.expr, scope)
         if t is None:
-            t = self.expr(m.expr, scope).type
+            t = self.exprs.expr(m.expr, scope).type
         vt = strip_newtype(t)
         if not isinstance(vt, Bits | Bool | Varbit | StructLike | StackT | TupleT | EnumT):
-            self.fail(m.loc, f"{t} has no method '{m.member}'")
+            self.exprs.fail(m.loc, f"{t} has no method '{m.member}'")
         bits = size_in_bits(t, largest=m.member.startswith("max"))
         value = (bits + 7) // 8 if m.member.endswith("Bytes") else bits
         return ir.Call(INFINT, e.loc, "const", value, [])
@@ -197,21 +211,13 @@ class StmtChecker(ExprChecker):
             path = e.path
         else:
             return None
-        sym = self.block_sym(
-            self.root.lookup(path.name) if path.absolute else scope.lookup(path.name), path.name
+        sym = self.exprs.block_sym(
+            self.exprs.root.lookup(path.name) if path.absolute else scope.lookup(path.name),
+            path.name,
         )
         if isinstance(sym, DeclSym) and sym.kind in ("control", "parser"):
             return sym
         return None
-
-    def block_sym(self, sym: Symbol | None, name: str) -> Symbol | None:
-        """``sym``, or a parser/control of that name hidden by a function (elaborator)."""
-        del name
-        return sym
-
-    def direct_instance(self, sym: DeclSym, loc: Loc) -> ir.BlockInstance:
-        """The instance created by a direct invocation ``C.apply()``."""
-        raise NotImplementedError
 
     def block_apply(self, inst: ir.BlockInstance, e: ast.Call, scope: Scope) -> ir.Call:
         """``instance.apply(args)`` for a parser or control instance."""
@@ -219,7 +225,7 @@ class StmtChecker(ExprChecker):
             Param(n, d, v.type)
             for n, v, d in zip(inst.param_names, inst.params, inst.directions, strict=True)
         ]
-        args, _ = self.bind_args(params, e.args, scope, e.loc, f"{inst.type_name}.apply")
+        args, _ = self.exprs.bind_args(params, e.args, scope, e.loc, f"{inst.type_name}.apply")
         return ir.Call(VOID, e.loc, "block", inst, args)
 
     def method_call(
@@ -229,20 +235,20 @@ class StmtChecker(ExprChecker):
         decl = t.decl
         cands = [md for md in decl.methods if md.name == name and md.return_type is not None]
         if not cands:
-            self.fail(
+            self.exprs.fail(
                 e.method.loc,
                 f"extern {decl.name} has no method '{name}'"
                 f"{did_you_mean(name, [md.name for md in decl.methods])}",
             )
-        chosen = self._pick_overload(cands, len(e.args), e.loc, f"{decl.name}.{name}")
+        chosen = self.pick_overload(cands, len(e.args), e.loc, f"{decl.name}.{name}")
         inner = scope.root().child()
         for i, tp in enumerate(decl.type_params):
             bound = t.type_args[i] if i < len(t.type_args) else TypeVar(tp.name)
             inner.names[tp.name] = TypeSym(tp.name, bound)
         binding = self._explicit_type_args(chosen, e, inner, scope)
-        params = [self.param_of(p, inner) for p in chosen.params]
+        params = [self.exprs.param_of(p, inner) for p in chosen.params]
         defaults = [p.default for p in chosen.params]
-        args, binding = self.bind_args(
+        args, binding = self.exprs.bind_args(
             params,
             e.args,
             scope,
@@ -252,13 +258,15 @@ class StmtChecker(ExprChecker):
             defaults=defaults,
             optional=_optional_flags(chosen.params),
         )
-        ret = self.substitute(self.resolve_type(chosen.return_type, inner), binding)
+        ret = self.exprs.substitute(self.exprs.resolve_type(chosen.return_type, inner), binding)
         if name == "lookahead" and isinstance(ret, TypeVar):
-            self.fail(e.loc, "lookahead needs a type argument: lookahead<T>()")
+            self.exprs.fail(e.loc, "lookahead needs a type argument: lookahead<T>()")
         type_args = tuple(binding.get(tp.name, TypeVar(tp.name)) for tp in chosen.type_params)
         return ir.Call(ret, e.loc, "method", (receiver, name), args, type_args)
 
-    def _pick_overload(self, cands: Sequence[Any], nargs: int, loc: Loc, what: str) -> Any:
+    def pick_overload(self, cands: Sequence[Any], nargs: int, loc: Loc, what: str) -> Any:
+        """The declaration among ``cands`` that takes ``nargs`` arguments (exactly,
+        else with its optional parameters left out); a located error if none does."""
         for c in cands:
             if len(c.params) == nargs:
                 return c
@@ -267,7 +275,7 @@ class StmtChecker(ExprChecker):
             if required <= nargs <= len(c.params):
                 return c
         counts = sorted({len(c.params) for c in cands})
-        self.fail(loc, f"{what} takes {' or '.join(map(str, counts))} arguments, got {nargs}")
+        self.exprs.fail(loc, f"{what} takes {' or '.join(map(str, counts))} arguments, got {nargs}")
 
     def _explicit_type_args(
         self, decl: Any, e: ast.Call, inner: Scope, scope: Scope
@@ -277,19 +285,19 @@ class StmtChecker(ExprChecker):
             inner.names[tp.name] = TypeSym(tp.name, TypeVar(tp.name))
         if e.type_args:
             if len(e.type_args) != len(decl.type_params):
-                self.fail(e.loc, f"{decl.name} takes {len(decl.type_params)} type arguments")
+                self.exprs.fail(e.loc, f"{decl.name} takes {len(decl.type_params)} type arguments")
             for tp, ta in zip(decl.type_params, e.type_args, strict=True):
-                binding[tp.name] = self.resolve_type(ta, scope)
+                binding[tp.name] = self.exprs.resolve_type(ta, scope)
         return binding
 
     def extern_function_call(self, options: list[DeclSym], e: ast.Call, scope: Scope) -> ir.Call:
         """A call of an extern function (``mark_to_drop``, ``hash``, ``verify``...)."""
-        decl = self._pick_overload([o.decl for o in options], len(e.args), e.loc, options[0].name)
+        decl = self.pick_overload([o.decl for o in options], len(e.args), e.loc, options[0].name)
         inner = scope.root().child()
         binding = self._explicit_type_args(decl, e, inner, scope)
-        params = [self.param_of(p, inner) for p in decl.params]
+        params = [self.exprs.param_of(p, inner) for p in decl.params]
         defaults = [p.default for p in decl.params]
-        args, binding = self.bind_args(
+        args, binding = self.exprs.bind_args(
             params,
             e.args,
             scope,
@@ -299,16 +307,16 @@ class StmtChecker(ExprChecker):
             defaults=defaults,
             optional=_optional_flags(decl.params),
         )
-        ret = self.substitute(self.resolve_type(decl.return_type, inner), binding)
+        ret = self.exprs.substitute(self.exprs.resolve_type(decl.return_type, inner), binding)
         type_args = tuple(binding.get(tp.name, TypeVar(tp.name)) for tp in decl.type_params)
         if decl.name == "static_assert":
             cond = args[0].expr
             if not isinstance(cond, ir.Const):
-                self.fail(e.loc, "static_assert needs a compile-time condition")
+                self.exprs.fail(e.loc, "static_assert needs a compile-time condition")
             if not cond.value:
                 second = args[1].expr if len(args) > 1 else None
                 msg = second.value if isinstance(second, ir.Const) else ""
-                self.fail(e.loc, f"static_assert failed: {msg}".rstrip(": "))
+                self.exprs.fail(e.loc, f"static_assert failed: {msg}".rstrip(": "))
             return ir.Call(BOOL, e.loc, "const", True, [])
         if decl.name == "digest" and type_args:
             self.note_digest(type_args[0], e.loc)
@@ -329,7 +337,7 @@ class StmtChecker(ExprChecker):
             Param(p.name, d, v.type)
             for p, v, d in zip(sym.decl.params, action.params, action.directions, strict=True)
         ]
-        bound, _ = self.bind_args(params, args, scope, loc, f"action {sym.name}")
+        bound, _ = self.exprs.bind_args(params, args, scope, loc, f"action {sym.name}")
         return ir.Call(VOID, loc, "action", action, bound)
 
     def function_call(self, sym: DeclSym, e: ast.Call, scope: Scope) -> ir.Call:
@@ -337,9 +345,9 @@ class StmtChecker(ExprChecker):
         decl: ast.FunctionDeclaration = sym.decl
         inner = sym.scope.child()
         binding = self._explicit_type_args(decl, e, inner, scope)
-        params = [self.param_of(p, inner) for p in decl.params]
+        params = [self.exprs.param_of(p, inner) for p in decl.params]
         defaults = [p.default for p in decl.params]
-        args, binding = self.bind_args(
+        args, binding = self.exprs.bind_args(
             params, e.args, scope, e.loc, decl.name, binding=binding, defaults=defaults
         )
         type_args = tuple(binding.get(tp.name, TypeVar(tp.name)) for tp in decl.type_params)
@@ -361,15 +369,15 @@ class StmtChecker(ExprChecker):
         if found is not None:
             return found
         self.lowered_actions.add(id(decl))
-        anns = self.annotations(decl.annotations, sym.scope)
-        at_top = sym.scope is self.root
+        anns = self.exprs.annotations(decl.annotations, sym.scope)
+        at_top = sym.scope is self.exprs.root
         name = self.cp_name(decl.name, anns, "" if at_top else self.ctx.prefix)
         inner = sym.scope.child()
         params: list[ir.Var] = []
         dirs: list[str] = []
         for p in decl.params:
-            t = self.resolve_type(p.type, inner)
-            v = self.fresh_var(p.name, t, p.loc)
+            t = self.exprs.resolve_type(p.type, inner)
+            v = self.exprs.fresh_var(p.name, t, p.loc)
             inner.names[p.name] = ValueSym(p.name, t, v, p.direction or "", is_param=True)
             params.append(v)
             dirs.append(p.direction or "")
@@ -409,12 +417,12 @@ class StmtChecker(ExprChecker):
         params: list[ir.Var] = []
         dirs: list[str] = []
         for p in decl.params:
-            t = self.resolve_type(p.type, inner)
-            v = self.fresh_var(p.name, t, p.loc)
+            t = self.exprs.resolve_type(p.type, inner)
+            v = self.exprs.fresh_var(p.name, t, p.loc)
             inner.names[p.name] = ValueSym(p.name, t, v, p.direction or "", is_param=True)
             params.append(v)
             dirs.append(p.direction or "")
-        ret = self.resolve_type(decl.return_type, inner)
+        ret = self.exprs.resolve_type(decl.return_type, inner)
         func = ir.Function(decl.name, params, dirs, ret, [], decl.loc, self.uid("f"))
         self.functions[key] = func
         saved = self.fctx
@@ -450,7 +458,7 @@ class StmtChecker(ExprChecker):
         if isinstance(s, ast.BlockStatement):
             return self.block(s.items, scope)
         if isinstance(s, ast.IfStatement):
-            cond = self.coerce(self.expr(s.cond, scope, BOOL), BOOL, s.cond.loc)
+            cond = self.exprs.coerce(self.exprs.expr(s.cond, scope, BOOL), BOOL, s.cond.loc)
             then = self.stmt_list(s.then, scope)
             else_ = self.stmt_list(s.else_, scope) if s.else_ is not None else []
             if isinstance(cond, ir.Const):
@@ -460,7 +468,7 @@ class StmtChecker(ExprChecker):
             return []
         if isinstance(s, ast.ExitStatement):
             if self.fctx.kind in ("function", "parser"):
-                self.fail(s.loc, f"exit is not allowed in a {self.fctx.kind}")
+                self.exprs.fail(s.loc, f"exit is not allowed in a {self.fctx.kind}")
             return [ir.Exit(s.loc)]
         if isinstance(s, ast.ReturnStatement):
             return [self.return_stmt(s, scope)]
@@ -479,7 +487,7 @@ class StmtChecker(ExprChecker):
             return [ir.Break(s.loc)]
         if isinstance(s, ast.ContinueStatement):
             return [ir.Continue(s.loc)]
-        self.unsupported(s.loc, f"statement {type(s).__name__}")
+        self.exprs.unsupported(s.loc, f"statement {type(s).__name__}")
 
     def stmt_list(self, s: ast.Statement, scope: Scope) -> list[ir.Stmt]:
         """A statement in its own scope (the branch of an if, a loop body)."""
@@ -491,17 +499,17 @@ class StmtChecker(ExprChecker):
         ``lhs op= rhs`` is ``lhs = lhs op rhs`` with ``lhs`` evaluated once: a
         call in one of its indices (``a[f()] += 1``) runs once, its value kept
         in a temporary declared before the assignment."""
-        lhs = self.expr(s.target, scope)
-        self.check_lvalue(lhs, s.target.loc)
+        lhs = self.exprs.expr(s.target, scope)
+        self.exprs.check_lvalue(lhs, s.target.loc)
         if isinstance(lhs.type, ActionEnumT):
-            self.fail(s.loc, "cannot assign an action_run value")
+            self.exprs.fail(s.loc, "cannot assign an action_run value")
         before: list[ir.Stmt] = []
         if s.op != "=":
             lhs = self._place_once(lhs, before)
-        rhs = self.expr(s.value, scope, lhs.type)
+        rhs = self.exprs.expr(s.value, scope, lhs.type)
         if s.op != "=":
-            rhs = self.binary(s.op[:-1], lhs, rhs, s.loc)
-        rhs = self.coerce(rhs, lhs.type, s.value.loc)
+            rhs = self.exprs.binary(s.op[:-1], lhs, rhs, s.loc)
+        rhs = self.exprs.coerce(rhs, lhs.type, s.value.loc)
         return [*before, ir.Assign(s.loc, lhs, rhs)]
 
     def _place_once(self, e: ir.Expr, before: list[ir.Stmt]) -> ir.Expr:
@@ -512,7 +520,7 @@ class StmtChecker(ExprChecker):
         def once(index: ir.Expr) -> ir.Expr:
             if not _calls_something(index):
                 return index
-            tmp = self.fresh_var("index", index.type, index.loc)
+            tmp = self.exprs.fresh_var("index", index.type, index.loc)
             before.append(ir.VarDecl(index.loc, tmp, index))
             return tmp
 
@@ -533,36 +541,38 @@ class StmtChecker(ExprChecker):
         """``return [value];``."""
         if s.value is None:
             if not isinstance(self.fctx.ret, Void):
-                self.fail(s.loc, f"this function must return a value of type {self.fctx.ret}")
+                self.exprs.fail(s.loc, f"this function must return a value of type {self.fctx.ret}")
             return ir.Return(s.loc, None)
         if isinstance(self.fctx.ret, Void):
-            self.fail(s.loc, "return with a value in a void function or action")
-        v = self.coerce(self.expr(s.value, scope, self.fctx.ret), self.fctx.ret, s.value.loc)
+            self.exprs.fail(s.loc, "return with a value in a void function or action")
+        v = self.exprs.coerce(
+            self.exprs.expr(s.value, scope, self.fctx.ret), self.fctx.ret, s.value.loc
+        )
         return ir.Return(s.loc, v)
 
     def var_decl(self, s: ast.VariableDeclaration, scope: Scope) -> list[ir.Stmt]:
         """A local variable."""
         if s.name in scope.names:
-            self.fail(s.loc, f"duplicate declaration of '{s.name}'")
-        t = self.resolve_type(s.type, scope)
+            self.exprs.fail(s.loc, f"duplicate declaration of '{s.name}'")
+        t = self.exprs.resolve_type(s.type, scope)
         init = None
         if s.init is not None:
-            init = self.coerce(self.expr(s.init, scope, t), t, s.init.loc)
-        v = self.fresh_var(s.name, t, s.loc)
+            init = self.exprs.coerce(self.exprs.expr(s.init, scope, t), t, s.init.loc)
+        v = self.exprs.fresh_var(s.name, t, s.loc)
         scope.names[s.name] = ValueSym(s.name, t, v)
         return [ir.VarDecl(s.loc, v, init)]
 
     def const_decl(self, s: ast.ConstantDeclaration, scope: Scope) -> None:
         """A constant: folded and bound by value."""
         if s.name in scope.names:
-            self.fail(s.loc, f"duplicate declaration of '{s.name}'")
-        t = self.resolve_type(s.type, scope)
-        value = self.const_value(s.value, scope, t)
+            self.exprs.fail(s.loc, f"duplicate declaration of '{s.name}'")
+        t = self.exprs.resolve_type(s.type, scope)
+        value = self.exprs.const_value(s.value, scope, t)
         scope.names[s.name] = ValueSym(s.name, t, None, const_value=value)
 
     def switch(self, s: ast.SwitchStatement, scope: Scope) -> ir.Stmt:
         """``switch`` on a table's ``action_run`` or on a value."""
-        subject = self.expr(s.expr, scope)
+        subject = self.exprs.expr(s.expr, scope)
         cases: list[ir.SwitchCase] = []
         pending: list[Any] = []
         seen: set[Any] = set()
@@ -572,12 +582,12 @@ class StmtChecker(ExprChecker):
             if not is_default:
                 label = self._switch_label(c.label, subject, is_action, scope)
                 if label in seen:
-                    self.fail(c.label.loc, "duplicate switch label")
+                    self.exprs.fail(c.label.loc, "duplicate switch label")
                 seen.add(label)
                 pending.append(label)
             if c.body is None:
                 if is_default:
-                    self.fail(c.loc, "default label cannot fall through")
+                    self.exprs.fail(c.loc, "default label cannot fall through")
                 continue
             body = self.block(c.body.items, scope)
             cases.append(ir.SwitchCase(pending, is_default, body))
@@ -593,16 +603,16 @@ class StmtChecker(ExprChecker):
             assert isinstance(subject, ir.TableResult)
             table: ir.Table = subject.call.target
             if not isinstance(label, ast.NameExpression):
-                self.fail(label.loc, "a switch on action_run needs action names as labels")
+                self.exprs.fail(label.loc, "a switch on action_run needs action names as labels")
             for ref in table.actions:
                 if ref.action.local_name == label.path.name:
                     return ref.action.uid
-            self.fail(
+            self.exprs.fail(
                 label.loc, f"action '{label.path.name}' is not an action of table {table.name}"
             )
-        v = self.coerce(self.expr(label, scope, subject.type), subject.type, label.loc)
+        v = self.exprs.coerce(self.exprs.expr(label, scope, subject.type), subject.type, label.loc)
         if not isinstance(v, ir.Const):
-            self.fail(label.loc, "switch labels must be compile-time constants")
+            self.exprs.fail(label.loc, "switch labels must be compile-time constants")
         return v.value
 
     def for_stmt(self, s: ast.ForStatement, scope: Scope) -> list[ir.Stmt]:
@@ -613,7 +623,7 @@ class StmtChecker(ExprChecker):
             init.extend(self.stmt(item, inner))
         cond = None
         if s.cond is not None:
-            cond = self.coerce(self.expr(s.cond, inner, BOOL), BOOL, s.cond.loc)
+            cond = self.exprs.coerce(self.exprs.expr(s.cond, inner, BOOL), BOOL, s.cond.loc)
         updates: list[ir.Stmt] = []
         for u in s.updates:
             updates.extend(self.stmt(u, inner))
@@ -623,17 +633,17 @@ class StmtChecker(ExprChecker):
     def for_in(self, s: ast.ForInStatement, scope: Scope) -> list[ir.Stmt]:
         """``for (T x in collection) body``."""
         inner = scope.child()
-        coll = self.expr(s.collection, inner)
+        coll = self.exprs.expr(s.collection, inner)
         ct = strip_newtype(coll.type)
         if isinstance(ct, StackT):
             et: P4Type = ct.element
         elif isinstance(ct, TupleT) and ct.elements:
             et = ct.elements[0]
         else:
-            self.unsupported(s.loc, f"for-in over {coll.type}")
+            self.exprs.unsupported(s.loc, f"for-in over {coll.type}")
         if s.var_type is not None:
-            et = self.resolve_type(s.var_type, inner)
-        v = self.fresh_var(s.var_name, et, s.loc)
+            et = self.exprs.resolve_type(s.var_type, inner)
+        v = self.exprs.fresh_var(s.var_name, et, s.loc)
         inner.names[s.var_name] = ValueSym(s.var_name, et, v)
         body = self.stmt_list(s.body, inner)
         return [ir.ForIn(s.loc, v, coll, body)]
@@ -646,6 +656,6 @@ def _optional_flags(params: Sequence[ast.Parameter]) -> list[bool]:
     ]
 
 
-__all__ = ["BlockCtx", "FuncCtx", "StmtChecker"]
+__all__ = ["BlockCtx", "FuncCtx", "StmtChecker", "StmtHost"]
 
 _TYPES_USED = (Bits, Bool, BlockT, ERROR, InstanceSym, is_constant)

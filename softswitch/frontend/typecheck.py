@@ -11,13 +11,15 @@ generic extern functions and methods whose type parameters are inferred by
 unifying the parameter types with the argument types.
 
 Statements, actions and functions are in :mod:`stmtcheck`; instantiation,
-tables and control-plane names in :mod:`elaborate`.
+tables and control-plane names in :mod:`elaborate`.  The checker calls up to
+them only through its :class:`ExprHost` (the binding of a call's callee, and
+an instance used as a value).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol
 
 from kvfabric.suggest import did_you_mean
 from softswitch.errors import Loc, P4SourceError, UnsupportedError
@@ -28,6 +30,7 @@ from softswitch.frontend.scope import (
     OverloadSym,
     Scope,
     StateSym,
+    Symbol,
     TypeSym,
     ValueSym,
 )
@@ -81,10 +84,30 @@ associate) is typed in a loop, and only its unfolded part counts: a constant
 chain of any length folds into one constant."""
 
 
-class ExprChecker:
-    """Types, constants and expressions.  Subclasses add statements and blocks."""
+# the kinds of declaration that name a block type (parser, control, package, extern)
+BLOCK_KINDS = ("parser", "control", "parser_type", "control_type", "package", "extern")
 
-    def __init__(self) -> None:
+
+class ExprHost(Protocol):
+    """What expressions need from the layers above the checker: the binding
+    of calls (:mod:`stmtcheck`) and instances used as values (:mod:`elaborate`)."""
+
+    def call(self, e: ast.Call, scope: Scope) -> ir.Call:
+        """Bind a call expression to its callee."""
+        ...
+
+    def constructor_value(self, e: ast.ConstructorCall, scope: Scope) -> ir.Expr:
+        """``T(args)`` used as a value (a constructor argument)."""
+        ...
+
+
+class ExprChecker:
+    """Types, constants and expressions; calls and instances through ``host``."""
+
+    def __init__(self, host: ExprHost) -> None:
+        self.host = host
+        # parsers and controls hidden by a function of the same name
+        self.shadow_blocks: dict[str, DeclSym] = {}
         self.root = Scope()
         self.errors: list[str] = []
         self.match_kinds: list[str] = []
@@ -158,13 +181,22 @@ class ExprChecker:
             return self._named_type(t.base, args, scope)
         self.fail(t.loc, f"unexpected type {type(t).__name__}")
 
+    def block_sym(self, sym: Symbol | None, name: str) -> Symbol | None:
+        """``sym``, or the parser/control called ``name`` that a function hides."""
+        if isinstance(sym, OverloadSym) or (
+            isinstance(sym, DeclSym) and sym.kind in ("extern_function", "function")
+        ):
+            return self.shadow_blocks.get(name, sym)
+        return sym
+
     def _named_type(self, t: ast.TypeName, args: list[P4Type], scope: Scope) -> P4Type:
         sym = self.root.lookup(t.path.name) if t.path.absolute else scope.lookup(t.path.name)
+        block = self.block_sym(sym, t.path.name)
+        if isinstance(block, DeclSym) and block.kind in BLOCK_KINDS:
+            return self.specialise_decl(block, args, t.loc)
         if sym is None:
             cands = [n for n in scope.all_names() if isinstance(scope.lookup(n), TypeSym)]
             self.fail(t.loc, f"no type named '{t.path.name}'{did_you_mean(t.path.name, cands)}")
-        if isinstance(sym, DeclSym) and sym.kind in ("control", "parser", "package", "extern"):
-            return self.specialise_decl(sym, args, t.loc)
         if not isinstance(sym, TypeSym):
             self.fail(t.loc, f"'{t.path.name}' is not a type")
         if sym.type is not None:
@@ -191,7 +223,10 @@ class ExprChecker:
         return result
 
     def specialise_decl(self, sym: DeclSym, args: list[P4Type], loc: Loc) -> P4Type:
-        """An extern, parser, control or package type with type arguments."""
+        """An extern, parser, control or package type with type arguments
+        (a parser or control type declaration gives a parser or control)."""
+        if sym.kind in ("parser_type", "control_type"):
+            sym = DeclSym(sym.name, sym.decl, sym.scope, sym.kind.removesuffix("_type"))
         decl = sym.decl
         if sym.kind == "extern":
             if args and len(args) != len(decl.type_params):
@@ -511,7 +546,7 @@ class ExprChecker:
         if isinstance(e, ast.Index):
             return self.index_expr(e, scope)
         if isinstance(e, ast.Call):
-            call = self.call(e, scope)
+            call = self.host.call(e, scope)
             if isinstance(call.type, type(VOID)):
                 self.fail(e.loc, "a void call cannot be used as a value")
             if call.kind == "const":
@@ -530,7 +565,7 @@ class ExprChecker:
         if isinstance(e, ast.DontCareExpression | ast.DefaultExpression):
             return ir.Const(DONTCARE, e.loc, None)
         if isinstance(e, ast.ConstructorCall):
-            self.fail(e.loc, "an instantiation cannot be used as a value here")
+            return self.host.constructor_value(e, scope)
         self.unsupported(e.loc, f"expression {type(e).__name__}")
 
     # -- names
@@ -986,11 +1021,7 @@ class ExprChecker:
         return t
 
     # ------------------------------------------------------------------
-    # Calls (dispatch; bodies of the callees are lowered by subclasses)
-
-    def call(self, e: ast.Call, scope: Scope) -> ir.Call:
-        """Lower a call expression or statement."""
-        raise NotImplementedError
+    # Calls (the callee is bound by the host; arguments are bound here)
 
     def bind_args(  # noqa: C901 - one case per kind of P4 construct
         self,
@@ -1120,6 +1151,11 @@ def is_constant(v: ir.Expr) -> bool:
     return False
 
 
-__all__ = ["ExprChecker", "is_constant"]
+__all__ = [
+    "BLOCK_KINDS",
+    "ExprChecker",
+    "ExprHost",
+    "is_constant",
+]
 
 _UNUSED = (DeclSym, OverloadSym, TableT, ApplyResultT, Param, StructT)

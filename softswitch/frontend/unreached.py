@@ -26,32 +26,26 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 from softswitch.errors import Loc, UnsupportedError
 from softswitch.frontend import ast, ir
-from softswitch.frontend.scope import DeclSym, OverloadSym, Scope, Symbol
-from softswitch.frontend.stmtcheck import BlockCtx
+from softswitch.frontend.scope import DeclSym, OverloadSym, Scope
+from softswitch.frontend.stmtcheck import BlockCtx, StmtChecker
 from softswitch.frontend.types import P4Type, TypeVar
 
 
 class UnreachedHost(Protocol):
-    """What the check needs of the elaborator: what it reached, how it lowers
-    blocks, actions and functions, and the results that lowering adds to."""
+    """What the check needs of the elaborator: what it instantiated, how it
+    instantiates a block, the program it builds, and its statement checker
+    (which lowers actions and functions and holds what they add)."""
 
-    root: Scope
-    ctx: BlockCtx | None
     program: ir.Program
+    stmts: StmtChecker
     # ids of the parser and control declarations instantiated so far
     instantiated: set[int]
     # the checks still to run (running one may add more)
     deferred: list[Callable[[], object]]
-    lowered_actions: set[int]
-    functions: dict[tuple[Any, ...], ir.Function]
-    digests: dict[str, ir.Digest]
-    all_actions: list[ir.Action]
-
-    def block_sym(self, sym: Symbol | None, name: str) -> Symbol | None: ...
 
     def instantiate_block(
         self,
@@ -64,18 +58,14 @@ class UnreachedHost(Protocol):
         type_args: list[P4Type] | None = None,
     ) -> ir.BlockInstance: ...
 
-    def lower_action(self, sym: DeclSym) -> ir.Action: ...
-
-    def lower_function(self, sym: DeclSym, type_args: tuple[P4Type, ...]) -> ir.Function: ...
-
 
 def defer_unused_actions(
     elab: UnreachedHost, decls: list[ast.Declaration], scope: Scope, prefix: str
 ) -> None:
     """Remember the local actions of the block being lowered that nothing used."""
-    assert elab.ctx is not None
-    used = elab.ctx.actions
-    in_parser = elab.ctx.in_parser
+    assert elab.stmts.ctx is not None
+    used = elab.stmts.ctx.actions
+    in_parser = elab.stmts.ctx.in_parser
     for d in decls:
         if not isinstance(d, ast.ActionDeclaration) or id(d) in used:
             continue
@@ -86,18 +76,18 @@ def defer_unused_actions(
 
 
 def _check_action(elab: UnreachedHost, ctx: BlockCtx, sym: DeclSym) -> None:
-    saved = elab.ctx
-    elab.ctx = ctx
+    saved = elab.stmts.ctx
+    elab.stmts.ctx = ctx
     try:
-        elab.lower_action(sym)
+        elab.stmts.lower_action(sym)
     finally:
-        elab.ctx = saved
+        elab.stmts.ctx = saved
 
 
 def check_unreached(elab: UnreachedHost, prog: ast.Program) -> None:
     """Type-check what ``main`` did not reach; the program stays as it was."""
     saved = _Snapshot(elab)
-    elab.ctx = BlockCtx(None, "", elab.root)
+    elab.stmts.ctx = BlockCtx(None, "", elab.stmts.exprs.root)
     try:
         for d in prog.declarations:
             check = _check_for(elab, d)
@@ -113,9 +103,9 @@ def check_unreached(elab: UnreachedHost, prog: ast.Program) -> None:
 
 
 def _check_for(elab: UnreachedHost, d: ast.Declaration) -> Callable[[], object] | None:
-    root = elab.root
+    root = elab.stmts.exprs.root
     if isinstance(d, ast.ParserDeclaration | ast.ControlDeclaration):
-        block = elab.block_sym(root.names.get(d.name), d.name)
+        block = elab.stmts.exprs.block_sym(root.names.get(d.name), d.name)
         if id(d) in elab.instantiated or d.ctor_params or not isinstance(block, DeclSym):
             return None
         targs: list[P4Type] | None = [TypeVar(tp.name) for tp in d.type_params] or None
@@ -124,17 +114,17 @@ def _check_for(elab: UnreachedHost, d: ast.Declaration) -> Callable[[], object] 
         )
     if isinstance(d, ast.ActionDeclaration):
         action = root.names.get(d.name)
-        if id(d) in elab.lowered_actions or not isinstance(action, DeclSym):
+        if id(d) in elab.stmts.lowered_actions or not isinstance(action, DeclSym):
             return None
         return functools.partial(_check_action, elab, BlockCtx(None, "", root), action)
     if isinstance(d, ast.FunctionDeclaration):
-        if any(key[0] == id(d) for key in elab.functions):
+        if any(key[0] == id(d) for key in elab.stmts.functions):
             return None
         fsym = _function_sym(root.names.get(d.name), d)
         if fsym is None:
             return None
         fargs = tuple(TypeVar(tp.name) for tp in d.type_params)
-        return functools.partial(elab.lower_function, fsym, fargs)
+        return functools.partial(elab.stmts.lower_function, fsym, fargs)
     return None
 
 
@@ -154,22 +144,22 @@ class _Snapshot:
         self.tables = len(p.tables)
         self.externs = len(p.externs)
         self.value_sets = len(p.value_sets)
-        self.actions = len(elab.all_actions)
-        self.functions = set(elab.functions)
-        self.digests = set(elab.digests)
-        self.ctx = elab.ctx
+        self.actions = len(elab.stmts.all_actions)
+        self.functions = set(elab.stmts.functions)
+        self.digests = set(elab.stmts.digests)
+        self.ctx = elab.stmts.ctx
 
     def restore(self, elab: UnreachedHost) -> None:
         p = elab.program
         del p.tables[self.tables :]
         del p.externs[self.externs :]
         del p.value_sets[self.value_sets :]
-        del elab.all_actions[self.actions :]
-        for key in set(elab.functions) - self.functions:
-            del elab.functions[key]
-        for name in set(elab.digests) - self.digests:
-            del elab.digests[name]
-        elab.ctx = self.ctx
+        del elab.stmts.all_actions[self.actions :]
+        for key in set(elab.stmts.functions) - self.functions:
+            del elab.stmts.functions[key]
+        for name in set(elab.stmts.digests) - self.digests:
+            del elab.stmts.digests[name]
+        elab.stmts.ctx = self.ctx
 
 
 __all__ = ["UnreachedHost", "check_unreached", "defer_unused_actions"]
