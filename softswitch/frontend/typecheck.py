@@ -6,9 +6,10 @@ applies the implicit conversions P4_16 allows (an ``int`` constant takes the
 width its context asks for; a serializable enum converts to its underlying
 type; ``{...}`` lists become the struct, header, tuple or stack the context
 expects), folds constant sub-expressions with :mod:`constfold`, and builds
-:mod:`ir` expressions.  Calls are bound to their declarations here, including
-generic extern functions and methods whose type parameters are inferred by
-unifying the parameter types with the argument types.
+:mod:`ir` expressions.  A call's arguments are bound to its callee's
+parameters here (:meth:`ExprChecker.bind_args`), the type parameters of
+generic extern functions and methods inferred by unifying the parameter types
+with the argument types.
 
 Statements, actions and functions are in :mod:`stmtcheck`; instantiation,
 tables and control-plane names in :mod:`elaborate`.  The checker calls up to
