@@ -12,9 +12,10 @@ Two families:
   :class:`Str`, :class:`ErrorT`, :class:`MatchKindT`, :class:`EnumT`
   (plain and serializable), :class:`NewType`, :class:`HeaderT`,
   :class:`UnionT`, :class:`StructT`, :class:`StackT`, :class:`TupleT`;
-* object types -- :class:`ExternT`, :class:`ParserT`, :class:`ControlT`,
-  :class:`PackageT`, :class:`TableT`, plus the callable :class:`ActionT` and
-  :class:`FunctionT`.
+* object types -- :class:`ExternT`, :class:`BlockT` (a parser, control or
+  package), :class:`TableT` with :class:`ApplyResultT` and
+  :class:`ActionEnumT` (what its ``apply()`` returns), plus the callable
+  :class:`CallableT` (an action, function or method signature).
 
 Scalar types compare structurally (``Bits(8) == Bits(8)``); named aggregate
 types compare by identity, because P4 typing of headers and structs is
