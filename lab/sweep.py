@@ -14,7 +14,10 @@ the scenario (a key path into its YAML, such as ``background[0].load`` or
 
 Every point of the grid is the base scenario with those keys replaced, validated
 like any scenario file (so a bad value is an error naming the sweep file and the
-axis). :func:`run_sweep` runs each point into its own directory, then writes
+axis). A sweep is read for one tool: ``kvfabric simulate --sweep`` loads it with
+``Tool.SIMULATE``, so its base scenario and points may use the simulator's keys and
+modes (``ecmp-k``), and the simulator runs the points itself
+(:mod:`simulator.sweep`). :func:`run_sweep` runs each point into its own directory, then writes
 ``sweep.json`` (per point: the axis values, the reduction of kv-aware against ECMP,
 ``n``, the fewer completed transfers of the two modes, and validity) and
 ``sweep.png``: the reduction against the first axis, one line per value of the
@@ -38,7 +41,7 @@ from controller.config.located import Node, compose
 from controller.errors import ConfigError
 from lab.errors import ScenarioError
 from lab.plots import plot_sweep
-from lab.scenario import LAB_MODES, ModeName, Scenario, parse_scenario
+from lab.scenario import LAB_MODES, ModeName, Scenario, Tool, parse_scenario
 
 if TYPE_CHECKING:
     from lab.run import Experiment
@@ -67,6 +70,7 @@ class Sweep:
     modes: tuple[str, ...]
     stat: str
     source: str
+    tool: Tool = Tool.LAB
 
     def points(self) -> list[dict[str, Any]]:
         """Every combination of axis values, first axis slowest."""
@@ -76,18 +80,27 @@ class Sweep:
             for combo in itertools.product(*(a.values for a in self.axes))
         ]
 
-    def scenario_at(self, point: dict[str, Any]) -> Scenario:
-        """The base scenario with the point's values set, validated."""
+    def point_text(self, point: dict[str, Any]) -> tuple[str, str]:
+        """The YAML text of the point's scenario, and the name that locates it in errors."""
         doc = json.loads(json.dumps(self.base))  # a deep copy of plain YAML data
         for axis in self.axes:
             _set(doc, axis.key, point[axis.name], self.source, axis.name)
-        label = ".".join(f"{k}-{_label(x)}" for k, x in point.items())
+        label = point_label(point)
         doc["name"] = f"{doc.get('name', Path(self.base_file).stem)}.{label}"
-        text = yaml.safe_dump(doc, sort_keys=False)
+        return yaml.safe_dump(doc, sort_keys=False), f"{self.base_file} at {label}"
+
+    def scenario_at(self, point: dict[str, Any]) -> Scenario:
+        """The base scenario with the point's values set, validated."""
+        text, file = self.point_text(point)
         try:
-            return parse_scenario(text, f"{self.base_file} at {label}")
+            return parse_scenario(text, file, self.tool)
         except ScenarioError as exc:
-            raise ScenarioError(self.source, f"axes ({label})", str(exc)) from None
+            raise ScenarioError(self.source, f"axes ({point_label(point)})", str(exc)) from None
+
+
+def point_label(point: Mapping[str, Any]) -> str:
+    """A point as it appears in names: ``background_load-45pct.burst_size-2``."""
+    return ".".join(f"{k}-{_label(x)}" for k, x in point.items())
 
 
 def _label(x: Any) -> str:
@@ -118,20 +131,20 @@ def _set(doc: Any, key: str, value: Any, source: str, axis: str) -> None:
         raise missing
 
 
-def load_sweep(path: str | Path) -> Sweep:
-    """Load and validate a sweep file and its base scenario."""
+def load_sweep(path: str | Path, tool: Tool = Tool.LAB) -> Sweep:
+    """Load and validate a sweep file and its base scenario, for ``tool``."""
     file = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ScenarioError(file, "", f"cannot read the file: {exc.strerror}") from None
     try:
-        return _parse(compose(file, text), file, Path(path).parent)
+        return _parse(compose(file, text), file, Path(path).parent, tool)
     except ConfigError as exc:
         raise ScenarioError(exc.file, exc.path, exc.message, exc.line, exc.col) from None
 
 
-def _parse(root: Node, file: str, base_dir: Path) -> Sweep:
+def _parse(root: Node, file: str, base_dir: Path, tool: Tool) -> Sweep:
     if root.raw is None:
         raise root.error("the file is empty; expected 'scenario' and 'axes'")
     f = root.fields(["scenario", "axes"], ["name", "modes", "stat"])
@@ -140,7 +153,7 @@ def _parse(root: Node, file: str, base_dir: Path) -> Sweep:
         base_text = base_path.read_text(encoding="utf-8")
     except OSError as exc:
         raise f["scenario"].error(f"cannot read {str(base_path)!r}: {exc.strerror}") from None
-    parse_scenario(base_text, str(base_path))  # the base itself must be valid
+    parse_scenario(base_text, str(base_path), tool)  # the base itself must be valid
     axes = []
     for n in f["axes"].items():
         g = n.fields(["name", "key", "values"])
@@ -156,8 +169,8 @@ def _parse(root: Node, file: str, base_dir: Path) -> Sweep:
         else ("ecmp", "kv-aware")
     )
     for n, mode in zip(f["modes"].items() if "modes" in f else [], modes, strict=False):
-        if mode not in LAB_MODES:
-            raise n.error(f"mode {mode!r} is run only by `kvfabric simulate`, not by the lab")
+        if tool is Tool.LAB and mode not in LAB_MODES:
+            raise n.error(f"mode {mode!r} is run only by `{Tool.SIMULATE}`, not by the lab")
     stat = f["stat"].text() if "stat" in f else "p99"
     if stat not in STATS:
         raise f["stat"].error(f"expected one of {', '.join(STATS)}, got {stat!r}")
@@ -169,6 +182,7 @@ def _parse(root: Node, file: str, base_dir: Path) -> Sweep:
         modes=modes,
         stat=stat,
         source=file,
+        tool=tool,
     )
     for point in sweep.points():  # every point must make a valid scenario
         sweep.scenario_at(point)
@@ -197,15 +211,15 @@ def run_sweep(
                 **point,
                 "scenario": scenario.name,
                 "reduction": red,
-                "n": _samples(doc),
+                "n": samples(doc),
                 "valid": doc["valid"],
             }
         )
-        _write(sweep, points, out)
+        write_sweep(sweep, points, out)
     return points
 
 
-def _samples(doc: Mapping[str, Any]) -> int | None:
+def samples(doc: Mapping[str, Any]) -> int | None:
     """The fewer samples of ECMP and kv-aware (completed or timed out, ``n``): what the
     point's statistic rests on."""
     modes = doc.get("modes")
@@ -218,12 +232,18 @@ def _samples(doc: Mapping[str, Any]) -> int | None:
     return min(known) if known else None
 
 
-def _write(sweep: Sweep, points: Sequence[dict[str, Any]], out: Path) -> None:
+def write_sweep(
+    sweep: Sweep, points: Sequence[dict[str, Any]], out: Path, mode: str = "kv-aware"
+) -> None:
+    """``sweep.json`` (the points) and ``sweep.png`` (``mode``'s reduction at the stat)."""
     (out / "sweep.json").write_text(json.dumps(list(points), indent=2) + "\n", encoding="utf-8")
     x = sweep.axes[0].name
-    line = sweep.axes[1].name if len(sweep.axes) > 1 else x
-    numeric = [{**p, x: _number(p[x]), line: p[line]} for p in points if _number(p[x]) is not None]
-    plot_sweep(numeric, out / "sweep.png", x_key=x, line_key=line, stat=sweep.stat)
+    # one axis: one line, named after the sweep (not one line per value of the x axis)
+    line = sweep.axes[1].name if len(sweep.axes) > 1 else "sweep"
+    numeric = [
+        {**p, "sweep": sweep.name, x: _number(p[x])} for p in points if _number(p[x]) is not None
+    ]
+    plot_sweep(numeric, out / "sweep.png", x_key=x, line_key=line, stat=sweep.stat, mode=mode)
 
 
 def _number(x: Any) -> float | None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lab.arrivals import Schedule
 from lab.results import ModeRun, build_results
 from lab.scenario import Scenario
 from simulator.engine import FabricEngine
@@ -59,28 +60,65 @@ class Simulation:
     workload: Workload | None = None
 
 
+@dataclass(slots=True)
+class ModeResult:
+    """One run of one mode: the transfers, the tiers' utilisation over time, the cost."""
+
+    run: ModeRun
+    series: TierSeries
+    stats: ModeStats
+
+
+def run_mode(
+    work: Workload,
+    schedule: Schedule,
+    mode: str,
+    *,
+    repeat: int,
+    engine: str = "flow",
+    on_transfer: Callable[[], None] | None = None,
+) -> ModeResult:
+    """Run ``mode`` over ``schedule`` (run number ``repeat``, from 1) on a fresh engine."""
+    fabric = ENGINES[engine](work.network)
+    driver = driver_for(mode)(fabric, work, schedule, repeat=repeat, on_transfer=on_transfer)
+    t0, c0 = time.perf_counter(), time.process_time()
+    run = driver.run()
+    stats = ModeStats(
+        events=fabric.events,
+        wall_s=time.perf_counter() - t0,
+        cpu_s=time.process_time() - c0,
+        simulated_s=fabric.now,
+    )
+    return ModeResult(run, driver.series, stats)
+
+
+def record(sim: Simulation, result: ModeResult) -> None:
+    """Add one mode's run to ``sim`` (its series are kept from the first repeat)."""
+    mode = result.run.mode
+    sim.runs.append(result.run)
+    stats = sim.stats.setdefault(mode, ModeStats())
+    stats.wall_s += result.stats.wall_s
+    stats.cpu_s += result.stats.cpu_s
+    stats.events += result.stats.events
+    stats.simulated_s += result.stats.simulated_s
+    if result.run.repeat == 1:
+        sim.series[mode] = result.series
+
+
 def simulate(sim: Simulation, on_transfer: Callable[[], None] | None = None,
              on_stage: Callable[[str], None] | None = None) -> dict[str, Any]:  # fmt: skip
     """Run every mode ``repeat`` times; the results document."""
     work = sim.workload or build_workload(sim.scenario)
     sim.workload = work
-    make = ENGINES[sim.engine]
     for r in range(sim.repeat):
         schedule = work.schedule(sim.seed + r)
         for mode in sim.modes:
             if on_stage is not None:
                 on_stage(f"{mode}, repeat {r + 1}/{sim.repeat}")
-            engine = make(work.network)
-            driver = driver_for(mode)(engine, work, schedule, repeat=r + 1, on_transfer=on_transfer)
-            t0, c0 = time.perf_counter(), time.process_time()
-            sim.runs.append(driver.run())
-            stats = sim.stats.setdefault(mode, ModeStats())
-            stats.wall_s += time.perf_counter() - t0
-            stats.cpu_s += time.process_time() - c0
-            stats.events += engine.events
-            stats.simulated_s += engine.now
-            if r == 0:
-                sim.series[mode] = driver.series
+            result = run_mode(
+                work, schedule, mode, repeat=r + 1, engine=sim.engine, on_transfer=on_transfer
+            )
+            record(sim, result)
     return results_document(sim)
 
 

@@ -3,14 +3,22 @@
     kvfabric simulate --scenario topologies/scenarios/design-cluster.yaml \\
         [--engine flow] [--modes ecmp,ecmp-k,flowlet,kv-aware,isolated] [--repeat N] \\
         [--seed S] [--out DIR]
+    kvfabric simulate --sweep topologies/scenarios/sweep-400g.yaml \\
+        [--scheduler tcp://HOST:8786] [--modes LIST] [--repeat N] [--seed S] [--out DIR]
 
 The scenario is read by the lab's parser for the simulator (keys the simulator does
 not honour, and the simulator's own keys, are located errors that name the tool that
 honours them). ``DIR`` (default ``results/sim-<scenario>``) receives ``results.json``
 (the experiment's schema), ``results.md``, ``cdf.png`` and ``utilisation.png``; the
-comparison table is printed at the end. Exit statuses: 0 for a run whose transfers
+comparison table is printed at the end. A sweep file (the lab's format) runs every
+(grid point, mode, seed) as an independent Dask task, on a local in-process cluster
+by default or on the ``dask scheduler`` at ``--scheduler``; a progress line follows
+the tasks as they complete, and ``DIR`` (default ``results/sim-<sweep>``) receives
+each point's outputs in its own directory plus ``sweep.json``, ``sweep.md`` (the
+table, also printed) and ``sweep.png``. Exit statuses: 0 for a run whose transfers
 all completed, 3 when some failed (a path that stayed down: reported, not hidden), 1
-for a bad scenario, 2 for a bad command line, 130 after Ctrl-C.
+for a bad scenario or sweep file or an unreachable scheduler, 2 for a bad command
+line, 130 after Ctrl-C.
 """
 
 from __future__ import annotations
@@ -18,17 +26,23 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from controller.errors import ConfigError
 from kvfabric.suggest import did_you_mean
+
+if TYPE_CHECKING:
+    from lab.sweep import Sweep
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """The command's options."""
     from simulator.run import ENGINES
 
-    parser.add_argument(
-        "--scenario", type=Path, required=True, help="scenario file (topologies/scenarios/*.yaml)"
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--scenario", type=Path, help="scenario file (topologies/scenarios/*.yaml)")
+    what.add_argument(
+        "--sweep", type=Path, help="sweep file: run a scenario over a grid, as Dask tasks"
     )
     parser.add_argument(
         "--engine", choices=sorted(ENGINES), default="flow", help="simulator engine (flow)"
@@ -40,6 +54,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeat", type=int, default=1, help="runs of every mode (default 1)")
     parser.add_argument("--seed", type=int, default=1, help="arrival seed of the first run")
     parser.add_argument("--out", type=Path, help="output directory (default results/sim-NAME)")
+    parser.add_argument(
+        "--scheduler",
+        help="with --sweep: a Dask scheduler, tcp://HOST:8786 (default: a local in-process "
+        "cluster)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,6 +72,9 @@ def run(args: argparse.Namespace) -> int:
     if args.repeat < 1:
         print("kvfabric simulate: error: --repeat must be at least 1", file=sys.stderr)
         return 2
+    if args.scheduler is not None and args.sweep is None:
+        print("kvfabric simulate: error: --scheduler goes with --sweep", file=sys.stderr)
+        return 2
     known = [str(m) for m in ModeName]
     modes: tuple[str, ...] | None = None
     if args.modes:
@@ -65,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 return 2
+    if args.sweep is not None:
+        return _sweep(args, modes)
     try:
         scenario = load_scenario(args.scenario, Tool.SIMULATE)
         sim = Simulation(
@@ -90,3 +114,59 @@ def run(args: argparse.Namespace) -> int:
     print(markdown_table(doc))
     print(f"results: {out / 'results.json'}")
     return 0 if doc["valid"] else 3
+
+
+def _sweep(args: argparse.Namespace, modes: tuple[str, ...] | None) -> int:
+    """Run a sweep file's grid as Dask tasks; the sweep's exit status."""
+    from lab.errors import LabError
+    from lab.scenario import Tool
+    from lab.sweep import load_sweep
+    from simulator.sweep import sweep_table
+
+    try:
+        sweep = load_sweep(args.sweep, Tool.SIMULATE)
+        points = _run_sweep(args, sweep, modes or sweep.modes)
+    except KeyboardInterrupt:
+        print("\nkvfabric simulate: interrupted", file=sys.stderr)
+        return 130
+    except (LabError, ConfigError) as exc:
+        print(f"kvfabric simulate: error: {exc}", file=sys.stderr)
+        return 1
+    out = args.out or Path("results") / f"sim-{sweep.name}"
+    print(sweep_table(sweep, points, modes or sweep.modes))
+    print(f"sweep: {len(points)} points; table: {out / 'sweep.md'}; plot: {out / 'sweep.png'}")
+    return 0 if all(p["valid"] for p in points) else 3
+
+
+def _run_sweep(
+    args: argparse.Namespace, sweep: Sweep, modes: tuple[str, ...]
+) -> list[dict[str, object]]:
+    from lab.progress import Progress
+    from simulator.cluster import cluster_client
+    from simulator.sweep import plan, run_sweep
+    from simulator.tasks import TaskResult, TaskSpec
+
+    points, specs = plan(sweep, modes, seed=args.seed, repeat=args.repeat, engine=args.engine)
+    transfers = {p.index: p.scenario.transfers for p in points}
+    progress = Progress(sum(transfers[s.point] for s in specs))
+    where = args.scheduler or "a local in-process cluster"
+    progress.set_stage(f"{len(specs)} tasks ({len(points)} points) on {where}")
+    done = 0
+
+    def on_task(spec: TaskSpec, result: TaskResult) -> None:
+        nonlocal done
+        done += 1
+        progress.stage = (
+            f"task {done}/{len(specs)}: point {spec.point + 1} {spec.mode} seed {spec.seed}"
+        )
+        progress.advance(transfers[spec.point])
+
+    out = args.out or Path("results") / f"sim-{sweep.name}"
+    try:
+        with cluster_client(args.scheduler) as client:
+            return run_sweep(
+                sweep, modes, client, out, seed=args.seed, repeat=args.repeat,
+                engine=args.engine, on_task=on_task,
+            )  # fmt: skip
+    finally:
+        progress.close()
