@@ -2,8 +2,9 @@
 
 Two UDP flows of 15 Mb/s from h11 and h12 both hash onto leaf1's uplink to spine1, a
 20 Mb/s htb class over a 10-packet pfifo: the queue is full all the time and drops a
-third of what reaches it, link probes included. The cable must stay up (its counters
-show spine1 forwarding what arrives) for far longer than the hold time; then the
+third of what reaches it, but not the link probes, which have an htb class of their
+own (lab/links.py). The cable must stay up for far longer than the hold time (were
+probes lost, its counters would still show spine1 forwarding what arrives); then the
 cable is pulled with the load still on and must leave path selection within a few
 audit rounds.
 """
@@ -150,8 +151,7 @@ def test_a_loaded_cable_stays_up_and_a_pulled_one_leaves_fast(loaded_lab: Runnin
             f"{len(flaps)} link changes"
         )
         assert bg.failures() == []
-        assert rate > 18e6  # the uplink really ran full
-        assert missed >= 10  # and the full queue really dropped probes
+        assert rate > 18e6  # the uplink really ran full (its probes cross in their own class)
         assert flaps == [] and statuses == {"up"}, flaps
 
         lab.set_cable("leaf1", "spine1", up=False)
