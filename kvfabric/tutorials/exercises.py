@@ -163,6 +163,9 @@ def _check_mri(o: Outcome) -> list[str]:
     counts = {int(c) for c in re.findall(r"\bcount\s*=\s*(\d+)", h2)}
     depths = [int(d) for d in re.findall(r"\bqdepth\s*=\s*(\d+)", h2)]
     problems = []
+    if "cli-status=0" not in o.transcript:
+        problems.append("simple_switch_CLI set_queue_rate/set_queue_depth failed: "
+                        + o.file("cli.txt").strip()[-200:])  # fmt: skip
     if 2 not in counts:
         problems.append(f"MRI count was {sorted(counts)}, expected 2 (two switches)")
     if not depths or max(depths) == 0:
@@ -278,6 +281,9 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise(
         "mri",
         (
+            # the README's "food for thought": s1's queues through simple_switch_CLI
+            "sh printf 'set_queue_rate 50\\nset_queue_depth 100\\n' | "
+            "simple_switch_CLI --thrift-port 9090 > {out}/cli.txt 2>&1; echo cli-status=$?",
             _receive("h2"),
             "h22 iperf -s -u > {out}/h22.txt 2>&1 &",
             "sh sleep 3",

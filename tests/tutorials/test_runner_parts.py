@@ -96,9 +96,14 @@ def test_checks_read_what_the_readmes_promise(tmp_path: Path) -> None:
         in ex["basic"].check(outcome(tmp_path, "*** Results: 25% dropped (9/12 received)"))[0]
     )
     mri = "got a packet\n count = 2\n swid = 2\n qdepth = 0\n swid = 1\n qdepth = 17\n"
-    assert ex["mri"].check(outcome(tmp_path, **{"h2.txt": mri})) == []
+    assert ex["mri"].check(outcome(tmp_path, "cli-status=0", **{"h2.txt": mri})) == []
     flat = mri.replace("17", "0")
-    assert "qdepth was always 0" in ex["mri"].check(outcome(tmp_path, **{"h2.txt": flat}))[0]
+    got = ex["mri"].check(outcome(tmp_path, "cli-status=0", **{"h2.txt": flat}))
+    assert "qdepth was always 0" in got[0]
+    assert (
+        "simple_switch_CLI"
+        in ex["mri"].check(outcome(tmp_path, "cli-status=1", **{"h2.txt": mri}))[0]
+    )
     assert ex["ecn"].check(outcome(tmp_path, **{"h2.txt": "tos = 0x1\ntos = 0x3\n"})) == []
     assert ex["ecn"].check(outcome(tmp_path, **{"h2.txt": "tos = 0x1\n"}))
     calc = "mininet> > 1+1\r\n2\r\n> 7-2\r\n5\r\n> 6&3\r\n2\r\n> mininet> "
