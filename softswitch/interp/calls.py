@@ -57,6 +57,20 @@ def _fixed_width(t: P4Type) -> bool:
     return False
 
 
+def _header_name(e: ir.Expr) -> str:
+    """A header's name in trace messages: its path without the parameter (``ethernet``)."""
+    parts: list[str] = []
+    while True:
+        if isinstance(e, ir.FieldRef):
+            parts.insert(0, e.field)
+            e = e.base
+        elif isinstance(e, ir.StackRef):
+            parts.insert(0, f"[{e.which}]")
+            e = e.base
+        else:
+            return ".".join(parts).replace(".[", "[") or "header"
+
+
 def _enum_name(e: ir.Expr | None) -> str:
     if isinstance(e, ir.Const):
         t = strip_newtype(e.type)
@@ -97,6 +111,8 @@ class CallHost(Protocol):
     ) -> None: ...
 
     def union_fix(self, lhs: ir.Expr) -> None: ...
+
+    def trace_line(self, level: int, message: str) -> None: ...
 
 
 class CallGen:
@@ -510,6 +526,8 @@ class CallGen:
             else:
                 g.line(f"X{n}({pkt}, {g.expr(target)}{extra})")
                 g.union_fix(target)
+            if target is not None:
+                g.trace_line(10, f"Extracting header '{_header_name(target)}'")
             return ""
         if name == "lookahead":
             t = c.type

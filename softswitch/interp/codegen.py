@@ -79,11 +79,23 @@ class FuncState:
     loop_updates: list[list[ir.Stmt]] = field(default_factory=list)
 
 
-class Codegen:
-    """Builds the module source for one program."""
+TRACE, DEBUG = 5, 10  # the logging levels of BMv2's trace and debug messages
 
-    def __init__(self, program: ir.Program, extern_functions: Iterable[str] = ()) -> None:
+
+class Codegen:
+    """Builds the module source for one program.
+
+    A traced build (``trace=True``, for a switch whose log shows packets) adds
+    BMv2's per-packet messages: parser states and select keys, extracted
+    headers, each table applied with its key, hit or miss and action entry, and
+    each action run.  An untraced build has none of these lines.
+    """
+
+    def __init__(
+        self, program: ir.Program, extern_functions: Iterable[str] = (), *, trace: bool = False
+    ) -> None:
         self.program = program
+        self.trace = trace
         # the user extern functions with an implementation, and every call of one
         self.extern_functions = frozenset(extern_functions)
         self.extern_sites: list[CallSite] = []
@@ -109,6 +121,11 @@ class Codegen:
     def line(self, text: str) -> None:
         """Emit one line at the current indentation."""
         self.lines.append("    " * self.indent + text)
+
+    def trace_line(self, level: int, message: str) -> None:
+        """In a traced build, a line that logs ``message`` (a constant) for the packet."""
+        if self.trace:
+            self.line(f"pk.tr({level}, {message!r})")
 
     def fresh(self, base: str = "t") -> str:
         """A new temporary name."""
@@ -261,6 +278,7 @@ class Codegen:
         self.line(f"def a{action.uid}({params}):")
         start = len(self.lines)
         self.indent += 1
+        self.trace_line(TRACE, f"Action {action.name}")
         self._param_prologue(action.params, action.directions)
         self.body_copying_out_on_exit(action.body, self.exits.action(action))
         self.line(self._return_stmt(None))
@@ -282,10 +300,16 @@ class Codegen:
         keys = [k for k in table.keys if k.match_kind != "selector"]
         sel = [k for k in table.keys if k.match_kind == "selector"]
         key = self._key_tuple(keys)
+        if self.trace:
+            self.line(f"kv = {key}")
+            key = "kv"
         if sel:
             self.line(f"r = T{table.uid}.lookup({key}, {self._key_tuple(sel)})")
         else:
             self.line(f"r = T{table.uid}.lookup({key})")
+        if self.trace:
+            names = tuple((k.name, k.width) for k in keys)
+            self.line(f"pk.trace_table({table.name!r}, {names!r}, kv, r)")
         self.line("pk.entry = r.entry")
         if table.direct_counter is not None:
             self.line("if r.entry is not None:")
@@ -384,6 +408,7 @@ class Codegen:
         for i, state in enumerate(inst.states):
             self.line(f"{'if' if i == 0 else 'elif'} st == {i}:")
             self.indent += 1
+            self.trace_line(DEBUG, f"Parser 'parser' entering state '{state.name}'")
             self.stmts(state.body)
             with _located(state.loc, "transition"):
                 self.transition(state, index)
@@ -413,6 +438,10 @@ class Codegen:
                 v = f"int({v})"
             self.line(f"{name} = {v}")
             keys.append((name, k))
+        if self.trace:
+            fields = ", ".join(f"({n}, {bit_width(k.type)})" for n, k in keys)
+            prefix = f"Parser state '{state.name}': key is "
+            self.line(f"pk.tr({DEBUG}, {prefix!r} + _hexkey(({fields},)))")
         first = True
         for case in state.cases:
             cond = "True" if case.keysets is None else self._keyset_cond(case.keysets, keys)

@@ -32,6 +32,7 @@ packet is dropped and a warning logged.  ``log_msg`` goes to the
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import random
 import time
@@ -43,7 +44,7 @@ from typing import Any
 from softswitch.errors import SoftswitchError
 from softswitch.frontend import ir
 from softswitch.frontend.types import StructLike, StructT, strip_newtype
-from softswitch.interp import values
+from softswitch.interp import trace, values
 from softswitch.interp.codegen import Codegen
 from softswitch.interp.extern_funcs import ExternFunction, bind
 from softswitch.interp.objects import ValueSetState, build_objects
@@ -81,6 +82,7 @@ class PacketCtx:
         "length",
         "now_us",
         "payload",
+        "pid",
         "pipeline",
         "recirculate",
         "resubmit",
@@ -88,8 +90,11 @@ class PacketCtx:
         "truncate",
     )
 
-    def __init__(self, pipeline: Pipeline, std: Any, length: int, now_us: int) -> None:
+    def __init__(
+        self, pipeline: Pipeline, std: Any, length: int, now_us: int, pid: str = ""
+    ) -> None:
         self.pipeline = pipeline
+        self.pid = pid
         self.std = std
         self.length = length
         self.now_us = now_us
@@ -101,6 +106,16 @@ class PacketCtx:
         self.resubmit: Any = None
         self.recirculate: Any = None
         self.truncate = 0
+
+    def tr(self, level: int, message: str) -> None:
+        """A trace message about this packet (traced builds only)."""
+        trace.log(level, self.pid, message)
+
+    def trace_table(
+        self, name: str, keys: tuple[tuple[str, int], ...], values: tuple[int, ...], result: Any
+    ) -> None:
+        """A table applied (traced builds only)."""
+        trace.table(self.pid, name, keys, values, result)
 
     def clone(self, session: int, field_list: Any) -> None:
         """clone / clone3 / clone_preserving_field_list."""
@@ -137,6 +152,7 @@ class _Job:
     # standard_metadata.ingress_port when it is not ``port``: simple_switch
     # zeroes all metadata of a resubmitted packet before copying the field list
     std_port: int | None = None
+    pid: str = ""  # "packet.copy" in trace messages (traced pipelines only)
 
 
 @dataclass(slots=True)
@@ -149,6 +165,7 @@ class EgressJob:
     payload: bytes
     port: int
     length: int
+    pid: str = ""
 
     @property
     def priority(self) -> int:
@@ -197,6 +214,7 @@ def _helpers() -> dict[str, Any]:
         "_div": _div,
         "_mod": _mod,
         "_mkstack": _mkstack,
+        "_hexkey": trace.hexkey,
         "Stack": values.Stack,
         "ParserReject": values.ParserReject,
         "ExitSignal": values.ExitSignal,
@@ -223,8 +241,12 @@ class Pipeline:
         clock: Callable[[], int] | None = None,
         seed: int = 0,
         extern_functions: Mapping[str, ExternFunction] | None = None,
+        trace: bool = False,
     ) -> None:
         self.program = program
+        self.trace = trace
+        self._packet_ids = itertools.count()
+        self._copy_ids = itertools.count(1)
         self.drop_port = drop_port
         self.cpu_port = cpu_port
         self.state = RuntimeState()
@@ -241,7 +263,7 @@ class Pipeline:
             vs.name: ns[f"VS{vs.uid}"] for vs in program.value_sets
         }
         externs = dict(extern_functions or {})
-        gen = Codegen(program, externs)
+        gen = Codegen(program, externs, trace=trace)
         ig, eg = pipe["ig"], pipe["eg"]
         for block in (ig, eg):
             gen.roots[block.params[1].name] = "meta"
@@ -277,9 +299,11 @@ class Pipeline:
         clock: Callable[[], int] | None = None,
         seed: int = 0,
         extern_functions: Mapping[str, ExternFunction] | None = None,
+        trace: bool = False,
     ) -> Pipeline:
         """Compile ``program`` and build its runtime state; ``extern_functions``
-        implement the extern functions the program declares itself."""
+        implement the extern functions the program declares itself; ``trace`` logs
+        every packet's way through it (:mod:`softswitch.interp.trace`)."""
         return cls(
             program,
             drop_port=drop_port,
@@ -287,6 +311,7 @@ class Pipeline:
             clock=clock,
             seed=seed,
             extern_functions=extern_functions,
+            trace=trace,
         )
 
     # ------------------------------------------------------------------
@@ -298,7 +323,7 @@ class Pipeline:
         each packet goes through egress as soon as ingress is done with it.
         """
         out: list[tuple[int, bytes]] = []
-        ingress: deque[_Job] = deque([_Job(port, bytes(data))])
+        ingress: deque[_Job] = deque([self._received(port, data)])
         egress: deque[EgressJob] = deque()
         passes = 0
         while ingress or egress:
@@ -314,17 +339,17 @@ class Pipeline:
                 _dropped(port, err)
         return out
 
-    def ingress(self, port: int, data: bytes) -> list[EgressJob]:
+    def ingress(self, port: int, data: bytes) -> deque[EgressJob]:
         """Ingress of one packet received on ``port``, resubmissions included: the
         packets for the traffic manager (each with its ``port`` and ``priority``)."""
-        ingress: deque[_Job] = deque([_Job(port, bytes(data))])
+        ingress: deque[_Job] = deque([self._received(port, data)])
         egress: deque[EgressJob] = deque()
         self._ingress_all(port, ingress, egress)
-        return list(egress)
+        return egress
 
     def egress(
         self, job: EgressJob, ticket: QueueTicket
-    ) -> tuple[list[tuple[int, bytes]], list[EgressJob]]:
+    ) -> tuple[list[tuple[int, bytes]], deque[EgressJob]]:
         """Egress of a packet the traffic manager let out with ``ticket``: the frames to
         send, and the packets for the traffic manager (egress clones, and what a
         recirculated packet's ingress made)."""
@@ -335,8 +360,22 @@ class Pipeline:
             self._egress_with(job, ticket, egress, ingress, out)
         except (values.StackError, values.ParserReject) as err:
             _dropped(job.port, err)
-        self._ingress_all(job.port, ingress, egress)
-        return out, list(egress)
+        if ingress:
+            self._ingress_all(job.port, ingress, egress)
+        return out, egress
+
+    def _received(self, port: int, data: bytes) -> _Job:
+        job = _Job(port, bytes(data))
+        if self.trace:
+            job.pid = f"{next(self._packet_ids)}.0"
+            trace.log(trace.DEBUG, job.pid, f"Processing packet received on port {port}")
+        return job
+
+    def _copy_id(self, pid: str) -> str:
+        """The trace id of a copy (clone, replica) of packet ``pid``."""
+        if not self.trace:
+            return ""
+        return f"{pid.partition('.')[0]}.{next(self._copy_ids)}"
 
     def _ingress_all(self, port: int, ingress: deque[_Job], egress: deque[EgressJob]) -> None:
         passes = 0
@@ -352,11 +391,17 @@ class Pipeline:
 
     def _parse(self, job: _Job, std: Any, hdr: Any, meta: Any, pk: PacketCtx) -> bytes:
         pkt = values.PacketIn(job.data)
+        if self.trace:
+            pk.tr(trace.DEBUG, "Parser 'parser': start")
         try:
             self._parser(pk, pkt, hdr, meta, std)
         except values.ParserReject as err:
             std.f_parser_error = err.code
-        return pkt.payload()
+        payload = pkt.payload()
+        if self.trace:
+            pk.tr(trace.TRACE, f"Bytes parsed: {len(job.data) - len(payload)}")
+            pk.tr(trace.DEBUG, "Parser 'parser': end")
+        return payload
 
     def _fresh(self, job: _Job, now_us: int) -> tuple[Any, Any, Any]:
         hdr, meta, std = self._new_hdr(), self._new_meta(), self._new_std()
@@ -375,32 +420,48 @@ class Pipeline:
         now_ns = self._now()
         now_us = now_ns // 1000
         hdr, meta, std = self._fresh(job, now_us)
-        pk = PacketCtx(self, std, len(job.data), now_us)
+        pk = PacketCtx(self, std, len(job.data), now_us, job.pid)
         payload = self._parse(job, std, hdr, meta, pk)
         pk.payload = payload
         self._verify(pk, hdr, meta)
         std.f_checksum_error = pk.checksum_error
+        traced = self.trace
+        if traced:
+            pk.tr(trace.DEBUG, "Pipeline 'ingress': start")
         with contextlib.suppress(values.ExitSignal):
             self._ingress(pk, hdr, meta, std)
+        if traced:
+            pk.tr(trace.DEBUG, "Pipeline 'ingress': end")
         if pk.clone_spec is not None:
             self._ingress_clone(job, pk, meta, std, egress, now_us=now_us)
         if pk.resubmit is not None:
+            if traced:
+                pk.tr(trace.DEBUG, "Resubmitting packet")
             kept = self._preserve(pk.resubmit, meta, std)
-            ingress.appendleft(_Job(job.port, job.data, RESUBMIT, kept, std_port=0))
+            ingress.appendleft(_Job(job.port, job.data, RESUBMIT, kept, std_port=0, pid=job.pid))
             return
         mgid = std.f_mcast_grp
         if mgid:
             std.f_instance_type = REPLICATION
+            if traced:
+                pk.tr(trace.DEBUG, "Multicast requested for packet")
             for eport, rid in self.state.pre.replicate(mgid):
                 h2, m2, s2 = hdr.copy(), meta.copy(), std.copy()
                 s2.f_egress_rid = rid
-                egress.append(EgressJob(h2, m2, s2, payload, eport, len(job.data)))
+                pid = self._copy_id(job.pid)
+                if traced:
+                    trace.log(trace.DEBUG, pid, f"Replicating packet on port {eport}")
+                egress.append(EgressJob(h2, m2, s2, payload, eport, len(job.data), pid))
             return
         eport = std.f_egress_spec
+        if traced:
+            pk.tr(trace.DEBUG, f"Egress port is {eport}")
         if eport == self.drop_port:
+            if traced:
+                pk.tr(trace.DEBUG, "Dropping packet at the end of ingress")
             return
         std.f_instance_type = NORMAL
-        egress.append(EgressJob(hdr, meta, std, payload, eport, len(job.data)))
+        egress.append(EgressJob(hdr, meta, std, payload, eport, len(job.data), job.pid))
 
     def _ingress_clone(
         self,
@@ -417,10 +478,12 @@ class Pipeline:
         if self.state.pre.clone_session(session) is None:
             return
         kept = self._preserve(fl, meta, std)
+        if self.trace:
+            pk.tr(trace.DEBUG, "Cloning packet at ingress")
         for eport, rid in self.state.pre.clone_targets(session):
-            cjob = _Job(job.port, job.data, INGRESS_CLONE)
+            cjob = _Job(job.port, job.data, INGRESS_CLONE, pid=self._copy_id(job.pid))
             hdr2, meta2, std2 = self._fresh(cjob, now_us)
-            pk2 = PacketCtx(self, std2, len(job.data), now_us)
+            pk2 = PacketCtx(self, std2, len(job.data), now_us, cjob.pid)
             payload2 = self._parse(cjob, std2, hdr2, meta2, pk2)
             meta2, std2 = self._new_meta(), self._new_std()
             std2.f_instance_type = INGRESS_CLONE
@@ -428,7 +491,9 @@ class Pipeline:
             for root, path, value in kept:
                 _set_path(meta2 if root == "meta" else std2, path, value)
             std2.f_egress_rid = rid
-            egress.append(EgressJob(hdr2, meta2, std2, payload2, eport, len(job.data)))
+            if self.trace:
+                pk2.tr(trace.DEBUG, f"Cloning packet to egress port {eport}")
+            egress.append(EgressJob(hdr2, meta2, std2, payload2, eport, len(job.data), cjob.pid))
 
     def _preserve(self, fl: Any, meta: Any, std: Any) -> list[tuple[str, list[str], Any]]:
         if fl is None:
@@ -479,34 +544,60 @@ class Pipeline:
         std.f_egress_port = job.port
         std.f_egress_spec = (self.drop_port + 1) & 0x1FF
         std.f_packet_length = job.length
-        pk = PacketCtx(self, std, job.length, now_us)
+        pk = PacketCtx(self, std, job.length, now_us, job.pid)
         pk.payload = job.payload
+        traced = self.trace
+        if traced:
+            pk.tr(trace.DEBUG, "Pipeline 'egress': start")
         with contextlib.suppress(values.ExitSignal):
             self._egress(pk, hdr, meta, std)
+        if traced:
+            pk.tr(trace.DEBUG, "Pipeline 'egress': end")
         if pk.clone_spec is not None:
-            session, fl = pk.clone_spec
-            if self.state.pre.clone_session(session) is not None:
-                kept = self._preserve(fl, meta, std)
-                for eport, rid in self.state.pre.clone_targets(session):
-                    m2, s2 = self._new_meta(), self._new_std()
-                    for root, path, value in kept:
-                        _set_path(m2 if root == "meta" else s2, path, value)
-                    s2.f_instance_type = EGRESS_CLONE
-                    s2.f_egress_rid = rid
-                    egress.append(EgressJob(hdr.copy(), m2, s2, job.payload, eport, job.length))
+            self._egress_clone(job, pk, egress)
         if std.f_egress_spec == self.drop_port:
+            if traced:
+                pk.tr(trace.DEBUG, "Dropping packet at the end of egress")
             return
         self._compute(pk, hdr, meta)
         o = values.PacketOut()
+        if traced:
+            pk.tr(trace.DEBUG, "Deparser 'deparser': start")
         self._deparser(pk, o, hdr)
+        if traced:
+            pk.tr(trace.DEBUG, "Deparser 'deparser': end")
         data = o.to_bytes() + job.payload
         if pk.truncate:
             data = data[: pk.truncate]
         if pk.recirculate is not None:
+            if traced:
+                pk.tr(trace.DEBUG, "Recirculating packet")
             kept = self._preserve(pk.recirculate, meta, std)
-            ingress.append(_Job(0, data, RECIRC, kept))
+            ingress.append(_Job(0, data, RECIRC, kept, pid=job.pid))
             return
+        if traced:
+            pk.tr(trace.DEBUG, f"Transmitting packet of size {len(data)} out of port {job.port}")
         out.append((job.port, data))
+
+    def _egress_clone(self, job: EgressJob, pk: PacketCtx, egress: deque[EgressJob]) -> None:
+        assert pk.clone_spec is not None
+        session, fl = pk.clone_spec
+        if self.state.pre.clone_session(session) is None:
+            return
+        if self.trace:
+            pk.tr(trace.DEBUG, "Cloning packet at egress")
+        kept = self._preserve(fl, job.meta, job.std)
+        for eport, rid in self.state.pre.clone_targets(session):
+            m2, s2 = self._new_meta(), self._new_std()
+            for root, path, value in kept:
+                _set_path(m2 if root == "meta" else s2, path, value)
+            s2.f_instance_type = EGRESS_CLONE
+            s2.f_egress_rid = rid
+            pid = self._copy_id(job.pid)
+            if self.trace:
+                pk.tr(trace.DEBUG, f"Cloning packet to egress port {eport}")
+            hdr2 = job.hdr.copy()
+            egress.append(EgressJob(hdr2, m2, s2, job.payload, eport, job.length, pid))
 
 
 def _dropped(port: int, err: Exception) -> None:

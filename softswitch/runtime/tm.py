@@ -172,6 +172,27 @@ class TrafficManager:
         self._port_sizes[port] = size + 1
         return ticket
 
+    def pass_through(
+        self, port: int, now_ns: int, item: Any = None, priority: int = 0
+    ) -> QueueTicket | None:
+        """The ticket of a packet that may leave at once (nothing of its port queued, its
+        queue's rate allows it now): :meth:`enqueue` and :meth:`pop` in one step, for
+        the common case. None when the packet must be enqueued instead."""
+        if self._port_sizes.get(port):
+            return None
+        q = self._queues.get((port, priority))
+        if q is None:
+            q = self._queue(port, self._check_pri(priority), now_ns)
+        if not q.depth:
+            return None
+        if q.rate_pps:
+            departure = q.last_departure_ns + 1_000_000_000 // q.rate_pps
+            if departure > now_ns:
+                return None
+        q.last_departure_ns = now_ns
+        self._seq += 1
+        return QueueTicket(port, priority, item, now_ns // 1000, 0, now_ns, 0, 0, self._seq)
+
     def pop(self, port: int, now_ns: int) -> QueueTicket | None:
         """The next packet of ``port`` whose departure time has come, taken out; else None."""
         if not self._port_sizes.get(port):

@@ -27,6 +27,12 @@ here they are Python files (see :mod:`softswitch.interp.extern_funcs`).
 127.0.0.1:N (JSON lines, not Thrift: see :mod:`softswitch.switch.control`);
 without it there is none.
 
+Logging is BMv2's: nothing unless ``--log-console`` or ``--log-file F``, at
+``-L``/``--log-level`` (trace by default, as simple_switch_grpc's).  At trace or
+debug the log shows each packet's way through the pipeline in simple_switch's
+words (:mod:`softswitch.interp.trace`); at info and above, and without a log,
+the pipeline carries no trace code at all.
+
 Additions of this target:
 
 ``--queue-rate [PORT:]PPS``
@@ -101,7 +107,7 @@ class SwitchOptions:
     device_id: int = 0
     log_console: bool = False
     log_file: str | None = None
-    log_level: str = "info"
+    log_level: str = "trace"
     pcap_dir: str | None = None
     dump_packet_data: int = 0
     queue_rates: tuple[tuple[int | None, int], ...] = ()
@@ -336,7 +342,7 @@ def parse_argv(argv: Sequence[str]) -> SwitchOptions:
         device_id=b.values.get("device_id", 0),
         log_console=bool(b.values.get("log_console", False)),
         log_file=_opt_str(b.values.get("log_file")),
-        log_level=str(b.values.get("log_level", "info")),
+        log_level=str(b.values.get("log_level", "trace")),
         pcap_dir=_opt_str(b.values.get("pcap_dir")),
         dump_packet_data=b.values.get("dump_packet_data", 0),
         queue_rates=tuple(b.queue_rates),

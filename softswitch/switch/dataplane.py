@@ -64,6 +64,9 @@ class Dataplane(Protocol):
     @property
     def state(self) -> RuntimeState: ...
 
+    @property
+    def digests(self) -> list[Digest]: ...
+
     def process(self, port: int, data: bytes) -> list[tuple[int, bytes]]: ...
 
     def ingress(self, port: int, data: bytes) -> Sequence[Queued]: ...
@@ -79,7 +82,7 @@ Clock = Callable[[], int]
 
 def take_digests(dataplane: Dataplane) -> list[tuple[str, tuple[int, ...]]]:
     """The digests emitted since the last call, as ``(digest name, field values)``."""
-    pending: list[Digest] | None = getattr(dataplane, "digests", None)
+    pending = dataplane.digests
     if not pending:
         return []
     taken = [(digest.name, digest.values) for digest in pending]
@@ -160,11 +163,17 @@ def _pipeline_from_source(
     clock: Clock | None,
     *,
     externs: Mapping[str, ExternFunction] | None = None,
+    trace: bool = False,
 ) -> tuple[ir.Program, Pipeline]:
     """Compile preprocessed P4 source (with its ``# line`` markers) into a Pipeline."""
     program = elaborate_program(parse_text(program_text, file), file)
     pipeline = Pipeline.load(
-        program, drop_port=drop_port, cpu_port=cpu_port, clock=clock, extern_functions=externs
+        program,
+        drop_port=drop_port,
+        cpu_port=cpu_port,
+        clock=clock,
+        extern_functions=externs,
+        trace=trace,
     )
     return program, pipeline
 
@@ -175,9 +184,11 @@ def make_loader(
     clock: Clock | None = None,
     *,
     externs: Mapping[str, ExternFunction] | None = None,
+    trace: bool = False,
 ) -> DataplaneLoader:
     """A loader for SetForwardingPipelineConfig: device config bytes -> Pipeline;
-    ``externs`` implement the extern functions a program declares (``--load-modules``)."""
+    ``externs`` implement the extern functions a program declares (``--load-modules``);
+    ``trace`` builds pipelines that log each packet's way (the switch's trace log)."""
 
     def load(p4info: p4i.P4Info, device_config: bytes) -> Dataplane:
         if not device_config:
@@ -188,7 +199,13 @@ def make_loader(
         dc.check_matches(config, p4info)
         try:
             _, pipeline = _pipeline_from_source(
-                config.program, config.file, drop_port, cpu_port, clock, externs=externs
+                config.program,
+                config.file,
+                drop_port,
+                cpu_port,
+                clock,
+                externs=externs,
+                trace=trace,
             )
         except SoftswitchError as exc:
             raise RuntimeConfigError("INVALID_ARGUMENT", f"bad p4_device_config: {exc}") from None
@@ -211,12 +228,13 @@ def load_program_file(
     clock: Clock | None = None,
     *,
     externs: Mapping[str, ExternFunction] | None = None,
+    trace: bool = False,
 ) -> tuple[p4i.P4Info, bytes, Dataplane]:
     """Load the PROGRAM of the command line: a ``.p4`` file or a device config file."""
     if path.endswith(".p4"):
         text = preprocess(path)
         program, pipeline = _pipeline_from_source(
-            text, path, drop_port, cpu_port, clock, externs=externs
+            text, path, drop_port, cpu_port, clock, externs=externs, trace=trace
         )
         p4info = p4info_of_program(program)
         bind_value_sets(pipeline, p4info)
@@ -224,7 +242,7 @@ def load_program_file(
         return p4info, device_config, pipeline
     config = dc.read(path)
     program, pipeline = _pipeline_from_source(
-        config.program, config.file, drop_port, cpu_port, clock, externs=externs
+        config.program, config.file, drop_port, cpu_port, clock, externs=externs, trace=trace
     )
     p4info = p4info_of_program(program)
     dc.check_matches(config, p4info)

@@ -26,6 +26,7 @@ from finsy.proto import p4r
 
 from softswitch.errors import SoftswitchError
 from softswitch.interp.extern_funcs import load_modules
+from softswitch.interp.trace import TRACE
 from softswitch.runtime.state import RuntimeState
 from softswitch.switch.argv import SwitchOptions
 from softswitch.switch.control import start_control_server
@@ -39,7 +40,7 @@ from softswitch.switch.packet_path import Switch
 LOG = logging.getLogger("kvfabric.switch")
 TICK_S = 0.005
 _LEVELS = {
-    "trace": logging.DEBUG,
+    "trace": TRACE,
     "debug": logging.DEBUG,
     "info": logging.INFO,
     "warn": logging.WARNING,
@@ -49,6 +50,11 @@ _LEVELS = {
 
 
 def configure_logging(options: SwitchOptions) -> None:
+    """The switch's log: to ``--log-file`` or the console, at ``-L`` (BMv2's flags).
+
+    The switch ("kvfabric") and the interpreter ("softswitch": ``log_msg``, the
+    per-packet trace) log through the same handler.
+    """
     handler: logging.Handler
     if options.log_file is not None:
         handler = logging.FileHandler(options.log_file)
@@ -57,9 +63,17 @@ def configure_logging(options: SwitchOptions) -> None:
     else:
         handler = logging.NullHandler()
     handler.setFormatter(logging.Formatter("[%(asctime)s] [%(levelname)s] %(name)s: %(message)s"))
-    root = logging.getLogger("kvfabric")
-    root.handlers[:] = [handler]
-    root.setLevel(_LEVELS[options.log_level])
+    for name in ("kvfabric", "softswitch"):
+        root = logging.getLogger(name)
+        root.handlers[:] = [handler]
+        root.setLevel(_LEVELS[options.log_level])
+
+
+def traces_packets(options: SwitchOptions) -> bool:
+    """Whether the log shows each packet's way (a log at debug or trace level): only
+    then are pipelines built with the trace lines, which cost time per packet."""
+    logged = options.log_console or options.log_file is not None
+    return logged and _LEVELS[options.log_level] <= logging.DEBUG
 
 
 async def run_switch(  # noqa: C901 - the command line's options, in simple_switch's order
@@ -79,6 +93,7 @@ async def run_switch(  # noqa: C901 - the command line's options, in simple_swit
     for warning in options.warnings:
         print(warning, file=sys.stderr)
     externs = load_modules(options.modules)
+    traced = traces_packets(options)
     loop = asyncio.get_running_loop()
     names = [iface for _, iface in options.interfaces]
     for iface, changed in prepare_interfaces(names, options.offloads).items():
@@ -99,7 +114,8 @@ async def run_switch(  # noqa: C901 - the command line's options, in simple_swit
 
     device = Device(
         options.device_id,
-        loader or make_loader(options.drop_port, options.cpu_port, clock, externs=externs),
+        loader
+        or make_loader(options.drop_port, options.cpu_port, clock, externs=externs, trace=traced),
         cpu_port=options.cpu_port,
     )
     switch = Switch(options, ports, device, clock)
@@ -114,7 +130,12 @@ async def run_switch(  # noqa: C901 - the command line's options, in simple_swit
     try:
         if options.program is not None:
             p4info, device_config, dataplane = load_program_file(
-                options.program, options.drop_port, options.cpu_port, clock, externs=externs
+                options.program,
+                options.drop_port,
+                options.cpu_port,
+                clock,
+                externs=externs,
+                trace=traced,
             )
             config = p4r.ForwardingPipelineConfig(p4info=p4info, p4_device_config=device_config)
             device.configs.install(config, dataplane)

@@ -126,15 +126,37 @@ class Switch:
         except Exception:  # one bad packet must never stop the switch: logged, dropped
             LOG.exception("packet from port %d dropped: the pipeline failed", number)
             return
-        self._digests(dataplane)
+        if dataplane.digests:
+            self._digests(dataplane)
         if jobs:
-            self._enqueue(jobs)
-            self.drain()
+            self._admit(dataplane, jobs)
 
     def inject(self, frame: bytes) -> None:
         """A PacketOut: the frame enters the pipeline on the CPU port."""
         assert self.cpu_port is not None
         self.process(self.cpu_port, frame)
+
+    def _admit(self, dataplane: Dataplane, jobs: Sequence[Queued]) -> None:
+        """Packets from ingress: through egress at once where their queue lets them
+        (nothing queued ahead, no rate holding them, the port not held), else queued."""
+        now = self.clock()
+        tm = self.tm
+        queued = False
+        for job in jobs:
+            queue = tm.queue_for(job.priority)
+            if queue is None:
+                LOG.error("priority out of range, dropping packet (port %d)", job.port)
+                continue
+            if job.port not in self.held and not queued:
+                ticket = tm.pass_through(job.port, now, job, queue)
+                if ticket is not None:
+                    queued = self._egress(dataplane, ticket)
+                    continue
+            queued = True
+            if tm.enqueue(job.port, now, job, queue) is None:
+                self.tail_dropped += 1
+        if queued:
+            self.drain()
 
     def _enqueue(self, jobs: Sequence[Queued]) -> None:
         now = self.clock()
@@ -177,17 +199,21 @@ class Switch:
             return
         self._schedule(now)
 
-    def _egress(self, dataplane: Dataplane, ticket: QueueTicket) -> None:
+    def _egress(self, dataplane: Dataplane, ticket: QueueTicket) -> bool:
+        """Egress of one packet and its frames out; True if it queued new packets."""
         try:
             outputs, jobs = dataplane.egress(ticket.item, ticket)
         except Exception:  # one bad packet must never stop the switch: logged, dropped
             LOG.exception("packet to port %d dropped: the pipeline failed", ticket.port)
-            return
-        self._digests(dataplane)
+            return False
+        if dataplane.digests:
+            self._digests(dataplane)
         for out_port, data in outputs:
             self.emit(out_port, data)
         if jobs:
             self._enqueue(jobs)
+            return True
+        return False
 
     def emit(self, number: int, frame: bytes) -> None:
         if number == self.cpu_port:
