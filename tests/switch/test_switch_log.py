@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from softswitch.switch.p4rt.client import insert
 
 from .conftest import running_fabric
