@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from softswitch.switch.p4rt.client import insert
+
+from tests.support.p4rt_client import insert
 
 from .conftest import running_fabric
 from .harness import action, l2_entry
