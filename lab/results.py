@@ -291,7 +291,9 @@ def markdown_table(results: Mapping[str, object]) -> str:
         bound = bounds.get(mode) if isinstance(bounds, Mapping) else None
         low = set(doc.get("fct_ms_lower_bound") or ())
         cells = [("≥" if k in low else "") + f"{fct[k]:.0f}" for k in STATS]
-        deltas = [_pct(red, bound, k) if mode != "ecmp" else "-" for k in ("p50", "p99", "mean")]
+        deltas = [
+            change_vs_ecmp(red, bound, k) if mode != "ecmp" else "-" for k in ("p50", "p99", "mean")
+        ]
         n = f"{doc['n']} ({doc['timed_out']} timed out)" if doc.get("timed_out") else doc["n"]
         lines.append(f"| {mode} | {n} | " + " | ".join(cells + deltas) + " |")
     lines.append("")
@@ -321,7 +323,9 @@ def markdown_table(results: Mapping[str, object]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _pct(red: Mapping[str, float] | None, bound: Mapping[str, str] | None, key: str) -> str:
+def change_vs_ecmp(
+    red: Mapping[str, float] | None, bound: Mapping[str, str] | None, key: str
+) -> str:
     """The change against ECMP (positive: slower), with its bound when censored."""
     if red is None or key not in red:
         return "n/a"

@@ -22,6 +22,7 @@ from typing import Any
 
 from distributed import Client, Future, as_completed
 
+from lab.results import change_vs_ecmp
 from lab.scenario import Scenario
 from lab.sweep import Sweep, samples, write_sweep
 from simulator.run import Simulation, record, results_document, write_outputs
@@ -114,6 +115,7 @@ def _finish(
         "scenario": point.scenario.name,
         "reduction": reductions.get("kv-aware"),
         "reductions": dict(reductions),
+        "reduction_bounds": dict(doc.get("reduction_bounds") or {}),
         "fct_ms": {m: d["fct_ms"] for m, d in doc["modes"].items()},
         "n": samples(doc),
         "valid": doc["valid"],
@@ -122,7 +124,8 @@ def _finish(
 
 
 def sweep_table(sweep: Sweep, points: Sequence[Mapping[str, Any]], modes: Sequence[str]) -> str:
-    """The grid as a markdown table: each mode's statistic, and its reduction against ECMP."""
+    """The grid as a markdown table: each mode's statistic, and its change against ECMP
+    (negative is faster, as in the experiment's table)."""
     stat = sweep.stat
     axes = [a.name for a in sweep.axes]
     others = [m for m in modes if m != "ecmp"] if "ecmp" in modes else []
@@ -137,8 +140,7 @@ def sweep_table(sweep: Sweep, points: Sequence[Mapping[str, Any]], modes: Sequen
         fct = p["fct_ms"]
         cells = [str(p[a]) for a in axes] + [str(p["n"] if p["n"] is not None else "-")]
         cells += [f"{fct[m][stat]:.1f}" if fct.get(m) else "-" for m in modes]
-        for m in others:
-            red = p["reductions"].get(m)
-            cells.append(f"{red[stat] * 100:.0f}%" if red and stat in red else "-")
+        bounds = p["reduction_bounds"]
+        cells += [change_vs_ecmp(p["reductions"].get(m), bounds.get(m), stat) for m in others]
         lines.append("| " + " | ".join([*cells, "yes" if p["valid"] else "no"]) + " |")
     return "\n".join(lines)

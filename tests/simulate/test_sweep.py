@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -205,3 +206,14 @@ def test_a_simulator_mode_is_allowed_in_a_simulated_sweep(sweep_file: Path) -> N
     assert load_sweep(sweep_file, Tool.SIMULATE).modes == ("ecmp", "ecmp-k")
     with pytest.raises(Exception, match="run only by `kvfabric simulate`"):
         load_sweep(sweep_file)
+
+
+def test_an_unreachable_scheduler_is_an_error_not_a_hang(sweep_file: Path, tmp_path: Path) -> None:
+    with socket.socket() as s:  # a free port that nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    proc = run_cli("--sweep", str(sweep_file), "--scheduler", address, "--out", str(tmp_path))
+    assert proc.returncode == 1
+    assert f"error: cannot reach the Dask scheduler at {address}" in proc.stderr
+    assert "Traceback" not in proc.stderr
