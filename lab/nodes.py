@@ -10,14 +10,16 @@ speaking simple_switch_grpc's command line::
 numbers are the switch's port numbers); ``launch_command`` puts the binary in front
 of it, and is the only method a target overrides: :class:`P4Switch` runs
 ``kvfabric switch``, :class:`Bmv2Switch` runs BMv2's ``simple_switch_grpc`` (the VM
-lab). Starting follows what simple_switch_grpc launchers expect: the process is
-started in its own session, then the node waits until the gRPC port accepts a
-connection (the switch binds it only when ready) or the process exits, which is an
-error carrying the tail of the switch's log. Mininet's ``batchStartup`` hook lets
-all switches start in parallel and be waited for together.
+lab). The process is a :class:`~softswitch.switch.process.SwitchProcess`, the one
+launcher of switches: started in its own session with its output in a log file per
+switch, it is ready once the gRPC port accepts a connection (the switch binds it
+only when ready; BMv2's own ready line may sit in its stdout buffer), and exiting
+first is an error carrying the tail of the switch's log. Mininet's
+``batchStartup`` hook lets all switches start in parallel and be waited for
+together.
 
-The process is tracked by its pid and stopped by pid (SIGTERM, then SIGKILL after a
-grace period); nothing is ever killed by name. Switch nodes live in the root network
+The process is tracked by its pid and stopped by pid (SIGTERM to its session, then
+SIGKILL after a grace period); nothing is ever killed by name. Switch nodes live in the root network
 namespace, as Mininet's switches do, so their interfaces need names unique on the
 machine (:mod:`lab.topo` gives them a per-run prefix).
 
@@ -28,9 +30,6 @@ and a default route, so that hosts reach each other with no manual step.
 
 from __future__ import annotations
 
-import contextlib
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,7 +41,7 @@ from mininet.node import Host, Switch
 
 from lab.errors import SwitchStartError
 from lab.links import JUMBO_MTU, OFFLOADS
-from lab.procs import terminate
+from softswitch.switch.process import LaunchError, SwitchProcess
 
 KV_FABRIC_CPU_PORT = 255
 """The CPU port of p4/kv_fabric.p4 (``KV_CPU_PORT``)."""
@@ -80,7 +79,7 @@ class P4Switch(Switch):  # type: ignore[misc]  # Mininet has no type stubs
         self.log_dir = Path(log_dir or tempfile.gettempdir())
         self.start_timeout = start_timeout
         self.extra_args = tuple(extra_args)
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: SwitchProcess | None = None
 
     # -- the command line ----------------------------------------------------------
 
@@ -128,45 +127,37 @@ class P4Switch(Switch):  # type: ignore[misc]  # Mininet has no type stubs
     def start(self, controllers: Iterable[Any] = ()) -> None:
         """Launch the switch process; :meth:`wait_ready` (or ``batchStartup``) waits for it."""
         del controllers  # P4Runtime controllers connect to the switch, not the reverse
-        if self.process is not None and self.process.poll() is None:
+        if self.process is not None and self.process.running():
             return
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.log_path, "wb") as log:
-            try:
-                self.process = subprocess.Popen(
-                    self.launch_command(),
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
-            except OSError as exc:
-                raise SwitchStartError(f"{self.name}: cannot start the switch: {exc}") from None
+        process = SwitchProcess(
+            command=self.launch_command(),
+            ready_addr=self.grpc_addr,
+            ready_timeout=self.start_timeout,
+            log_path=self.log_path,
+            new_session=True,
+        )
+        try:
+            self.process = process.launch()
+        except OSError as exc:
+            raise SwitchStartError(f"{self.name}: cannot start the switch: {exc}") from None
 
     def wait_ready(self, deadline: float | None = None) -> None:
         """Block until the gRPC port accepts connections; raise if the process died."""
-        deadline = deadline if deadline is not None else time.monotonic() + self.start_timeout
-        host, _, port = self.grpc_addr.rpartition(":")
-        if host in ("0.0.0.0", "", "[::]"):
-            host = "127.0.0.1"
-        while True:
-            if self.process is None:
-                raise SwitchStartError(f"{self.name}: the switch was not started")
-            code = self.process.poll()
-            if code is not None:
-                self.process = None
-                raise SwitchStartError(
-                    f"{self.name}: the switch exited with status {code} before serving "
-                    f"gRPC on {self.grpc_addr}:\n{self.log_tail()}"
-                )
-            with contextlib.suppress(OSError), socket.create_connection((host, int(port)), 0.2):
-                return
-            if time.monotonic() > deadline:
+        if self.process is None:
+            raise SwitchStartError(f"{self.name}: the switch was not started")
+        try:
+            self.process.wait_ready(deadline)
+        except LaunchError as exc:
+            if exc.status is None:
                 raise SwitchStartError(
                     f"{self.name}: no gRPC server on {self.grpc_addr} after "
                     f"{self.start_timeout:g}s:\n{self.log_tail()}"
-                )
-            time.sleep(0.05)
+                ) from None
+            self.process = None
+            raise SwitchStartError(
+                f"{self.name}: the switch exited with status {exc.status} before serving "
+                f"gRPC on {self.grpc_addr}:\n{self.log_tail()}"
+            ) from None
 
     @classmethod
     def batchStartup(cls, switches: Sequence[P4Switch]) -> Sequence[P4Switch]:  # noqa: N802
@@ -185,11 +176,11 @@ class P4Switch(Switch):  # type: ignore[misc]  # Mininet has no type stubs
         return True
 
     def stop_process(self, grace_s: float = 5.0) -> int | None:
-        """Stop the switch process by pid: SIGTERM, then SIGKILL; return its exit status."""
+        """Stop the switch process by pid: SIGTERM, then SIGKILL; exit status, None if killed."""
         process, self.process = self.process, None
         if process is None:
             return None
-        return terminate(process, grace_s)
+        return process.stop(grace_s)
 
     def stop(self, deleteIntfs: bool = True) -> None:  # noqa: N803  (Mininet's signature)
         """Stop the process, then let Mininet delete the interfaces."""
