@@ -22,7 +22,7 @@ CONNECT_TIMEOUT_S = 15.0
 
 
 class ClusterError(LabError):
-    """The Dask scheduler could not be reached, or a worker was lost mid-sweep."""
+    """The Dask scheduler could not be reached, or a task was lost with its workers."""
 
 
 @contextmanager

@@ -10,21 +10,26 @@ in ``--scenario``'s order (repeat, then mode) and written like a single simulati
 (``results.json``, ``results.md``, ``cdf.png``, ``utilisation.png`` in the point's
 directory); at the end ``sweep.json``, ``sweep.md`` (the table) and ``sweep.png``
 (the lab's plot) describe the whole grid. A failed task fails the sweep: the other
-tasks are cancelled and the task's error is raised.
+tasks are cancelled and the task's error is raised; a task whose workers kept dying
+(``distributed``'s ``KilledWorker``) or that was cancelled is a
+:class:`~simulator.cluster.ClusterError` (``distributed`` itself moves a dead worker's
+tasks to the others, up to its ``allowed-failures`` per task).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from distributed import Client, Future, as_completed
+from distributed import Client, Future, KilledWorker, as_completed
 
 from lab.results import change_vs_ecmp
 from lab.scenario import Scenario
 from lab.sweep import Sweep, samples, write_sweep
+from simulator.cluster import ClusterError
 from simulator.run import Simulation, record, results_document, write_outputs
 from simulator.tasks import TaskResult, TaskSpec, run_task, submit_kwargs
 from simulator.workload import build_workload
@@ -80,7 +85,10 @@ def run_sweep(
     try:
         for future in as_completed(futures):
             spec = futures[future]
-            result: TaskResult = future.result()
+            try:
+                result: TaskResult = future.result()
+            except (KilledWorker, CancelledError) as exc:
+                raise ClusterError(f"task {spec.key} was lost: {exc}") from None
             if on_task is not None:
                 on_task(spec, result)
             point = points[spec.point]
