@@ -26,6 +26,7 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
+from controller.service.intent import DELAY_BUCKETS, DEPTH_BUCKETS
 from softswitch.frontend import load_program
 from softswitch.interp.pipeline import Pipeline
 from softswitch.runtime.tables import ActionCall, Exact, Lpm, Range, TableEntry
@@ -37,18 +38,6 @@ UPLINKS = (3, 4, 5, 6)
 KV_DSCP = 10
 PINS = 512
 PAYLOAD = bytes(64)
-# README's default histogram buckets (p4/README.md, "Default buckets"), inclusive ranges
-QDEPTH_BOUNDS = ((0, 0), (1, 1), (2, 3), (4, 7), (8, 15), (16, 31), (32, 47), (48, 2**19 - 1))
-QDELAY_BOUNDS = (
-    (0, 99),
-    (100, 499),
-    (500, 999),
-    (1000, 2499),
-    (2500, 4999),
-    (5000, 9999),
-    (10000, 49999),
-    (50000, 2**32 - 1),
-)
 
 
 def ip(address: str) -> int:
@@ -60,7 +49,13 @@ def mac(text: str) -> int:
 
 
 def configure_leaf(pipeline: Pipeline) -> None:
-    """The entries the controller writes to a leaf (p4/README.md, Roles)."""
+    """The entries the controller writes to a leaf (p4/README.md, Roles).
+
+    Deliberately not derived from :mod:`controller.service.intent`: these are the
+    interpreter's own entries, inserted with no P4Runtime in between, for a fixed leaf
+    with no fabric file (two hosts, four uplinks in one ECMP group behind a /8 route),
+    so that the figure is the pipeline's and stays comparable from run to run.
+    """
     state = pipeline.state
     route = state.table("ipv4_route")
     for port, (address, _) in HOSTS.items():
@@ -94,10 +89,10 @@ def configure_leaf(pipeline: Pipeline) -> None:
 
 
 def configure_histograms(pipeline: Pipeline) -> None:
-    """The bucket entries of both queue histograms, as the controller writes them."""
+    """The bucket entries of both queue histograms, the controller's buckets."""
     for table, action, bounds in (
-        ("qdepth_buckets", "set_qdepth_bucket", QDEPTH_BOUNDS),
-        ("qdelay_buckets", "set_qdelay_bucket", QDELAY_BOUNDS),
+        ("qdepth_buckets", "set_qdepth_bucket", DEPTH_BUCKETS),
+        ("qdelay_buckets", "set_qdelay_bucket", DELAY_BUCKETS),
     ):
         buckets = pipeline.state.table(table)
         for bucket, (low, high) in enumerate(bounds):

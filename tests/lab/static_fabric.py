@@ -22,6 +22,7 @@ from typing import Any
 import finsy as fy
 
 from controller.config import FabricConfig
+from controller.service.intent import mac_int
 from kvfabric.cli import main as kvfabric_main
 from lab.control import FlowKey, Placement
 from lab.errors import ControlError
@@ -32,11 +33,8 @@ KV_DSCP = 10
 
 
 def switch_mac(device_id: int) -> int:
+    """This double's switch MAC (hosts learn it by proxy ARP; intent's is another)."""
     return 0x020000000000 | device_id
-
-
-def mac_int(text: str) -> int:
-    return int(text.replace(":", ""), 16)
 
 
 def compile_program(out: Path) -> fy.SwitchOptions:
@@ -59,6 +57,14 @@ def _port_towards(fabric: FabricConfig, switch: str, peer: str) -> int:
 
 
 def leaf_entries(fabric: FabricConfig, leaf: str) -> list[Any]:
+    """A leaf's entries as this double writes them, on purpose not the controller's.
+
+    :func:`controller.service.intent.intent` gives one ECMP group per destination leaf
+    with the uplink ports as member ids, reduced when a cable is down; this double has
+    one group over every spine behind a /8 route, created in the fabric's spine order,
+    and its own switch MACs: a control plane with no state to get wrong, so that the
+    lab can be checked without the controller.
+    """
     sw = fabric.switch(leaf)
     mac = switch_mac(sw.device_id)
     spines = [s.name for s in fabric.spines]
@@ -118,6 +124,7 @@ def leaf_entries(fabric: FabricConfig, leaf: str) -> list[Any]:
 
 
 def spine_entries(fabric: FabricConfig, spine: str) -> list[Any]:
+    """A spine's entries: a leaf's subnet, else its first host's /24 (intent: its hosts' /32s)."""
     mac = switch_mac(fabric.switch(spine).device_id)
     out: list[Any] = [
         +fy.P4TableEntry(

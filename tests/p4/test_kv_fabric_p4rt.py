@@ -131,7 +131,12 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 
 
 def leaf_entries() -> list[Any]:
-    """The leaf of the lab: h1 on port 1, everything else up the one uplink, port 3."""
+    """The leaf of the lab: h1 on port 1, everything else up the one uplink, port 3.
+
+    Written out rather than taken from :mod:`controller.service.intent`: this test
+    checks the P4 program against p4/README.md on a two-switch lab with no fabric file,
+    and its frames are checked against these literal MACs and ports.
+    """
     return [
         +fy.P4TableEntry("kv_class", match=fy.P4TableMatch(dscp=fabric_model.KV_DSCP),
                          action=fy.P4TableAction("mark_kv")),
@@ -154,7 +159,11 @@ def leaf_entries() -> list[Any]:
 
 
 def bucket_entries() -> list[Any]:
-    """README's default buckets of both histograms, as range entries of priority 1."""
+    """README's default buckets of both histograms, as range entries of priority 1.
+
+    From the test's own model (:mod:`tests.p4.fabric_model`), which also reads the
+    histograms back: the test checks the program against README, not the controller.
+    """
     out = []
     for table, key, action, bounds in (
         ("qdepth_buckets", "enq_qdepth", "set_qdepth_bucket", fabric_model.QDEPTH_BOUNDS),
@@ -209,6 +218,7 @@ def _deltas(
 
 
 def spine_entries() -> list[Any]:
+    """The spine of the lab, written out as :func:`leaf_entries` is."""
     return [
         +fy.P4TableEntry("kv_class", match=fy.P4TableMatch(dscp=fabric_model.KV_DSCP),
                          action=fy.P4TableAction("mark_kv")),
