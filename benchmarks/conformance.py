@@ -1,6 +1,6 @@
 """How faithfully the softswitch behaves compared with p4c + BMv2, on p4c's own tests.
 
-Run: ``.venv/bin/python benchmarks/conformance.py --testdata DIR [--jobs N]
+Run: ``.venv/bin/python -m benchmarks.conformance --testdata DIR [--jobs N]
 [--only GLOB] [--v1model] [--timeout S] [--verbose]`` (``DIR`` defaults to
 ``$KVFABRIC_P4C_TESTDATA``; ``--v1model`` keeps the programs that include
 ``v1model.p4``, whose STF tests p4c runs on BMv2).

@@ -14,7 +14,7 @@ from the moment its request was written; the goal is every answer within 10 ms. 
 same transfers are then asked in one ``POST /v1/transfers/batch``, timed likewise.
 Every transfer is completed after its round.
 
-    .venv/bin/python benchmarks/controller_api.py [--requests N] [--inflight K]
+    .venv/bin/python -m benchmarks.controller_api [--requests N] [--inflight K]
         [--burst 256] [--connections 16]
 
 Prints a summary and, last, one JSON line: ``p50_ms``, ``p99_ms``, ``p999_ms``,

@@ -1,6 +1,6 @@
 """Packets per second through Pipeline.process for the IPv4 LPM router (one core, no I/O).
 
-Run: ``.venv/bin/python benchmarks/interp_router.py [--packets N]``.  Loads
+Run: ``.venv/bin/python -m benchmarks.interp_router [--packets N]``.  Loads
 ``benchmarks/programs/router.p4``, installs 256 LPM routes, and times
 ``process`` on a rotation of 64 IPv4 packets that all hit a route.
 """

@@ -1,6 +1,6 @@
 """Packets per second of p4/kv_fabric.p4 through Pipeline.process (one core, no I/O).
 
-Run: ``.venv/bin/python benchmarks/kv_fabric_pps.py [--packets N]``. Loads the program,
+Run: ``.venv/bin/python -m benchmarks.kv_fabric_pps [--packets N]``. Loads the program,
 configures a leaf the way the controller does (two hosts, four uplinks in one ECMP group,
 the KV class, 512 pins of transfers in flight, MACs per port, proxy ARP, README's default
 buckets of the queue-depth and queueing-delay histograms), and times

@@ -1,6 +1,6 @@
 """Micro-benchmark of table lookups (not a test): prints lookups per second.
 
-    .venv/bin/python benchmarks/runtime_lookup.py
+    .venv/bin/python -m benchmarks.runtime_lookup
 
 Three tables: an exact table (2 keys, 10k entries), an IPv4 LPM table with
 10k prefixes of lengths 8 to 32, and a ternary ACL (5 keys, 1k entries with

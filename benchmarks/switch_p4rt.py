@@ -1,6 +1,6 @@
 """P4Runtime performance of a ``kvfabric switch`` process: table inserts per second, read latency.
 
-Run: ``.venv/bin/python benchmarks/switch_p4rt.py [--inserts N]`` (no root needed).
+Run: ``.venv/bin/python -m benchmarks.switch_p4rt [--inserts N]`` (no root needed).
 
 A real switch process runs benchmarks/programs/router.p4 (no ports) and serves
 P4Runtime on an ephemeral port; a synchronous gRPC client in this process is

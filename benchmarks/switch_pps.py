@@ -1,6 +1,6 @@
 """Packets per second through one ``kvfabric switch`` process, beside a bare Python forwarder.
 
-Run as root: ``.venv/bin/python benchmarks/switch_pps.py [--seconds S]``.
+Run as root: ``.venv/bin/python -m benchmarks.switch_pps [--seconds S]``.
 
 Two veth pairs; their inner ends live in a network namespace where a paced
 sender offers IPv4/UDP frames on one and a receiver counts what arrives on the

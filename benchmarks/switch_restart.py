@@ -16,7 +16,7 @@ process printed ``Server listening``:
 
 Both are polled every 5 ms, so each figure is late by up to that much.
 
-    .venv/bin/python benchmarks/switch_restart.py [--restarts N] [--pins K] [--seed S]
+    .venv/bin/python -m benchmarks.switch_restart [--restarts N] [--pins K] [--seed S]
 
 Prints one line per restart, a summary and, last, one JSON line: ``pins_s`` and
 ``ready_s`` as min/median/max, and ``goal_s`` (1.0) with ``goal_met`` (the max of
