@@ -16,6 +16,17 @@ Phases run one after the other. Offsets are relative to the start of their phase
   collide in the fabric and not on a host's own link;
 - *poisson*: exponential gaps of mean ``mean_gap`` (a Poisson process).
 
+**Staggering.** A burst phase's ``stagger`` spreads the starts of each group over that
+window, as a sender-side alternative to the controller holding transfers: the
+group's ``i``-th arrival (in time order) starts no earlier than ``i x stagger /
+(size - 1)`` after the group's start. The arrival keeps its time (the prefill ended
+then, the decode GPU waits from then) and records how long its sender holds it back
+(``hold_s``): a completion time runs from the arrival, hold included.
+
+**Deadlines.** Given a ``(min, max)`` range, every transfer gets a deadline drawn
+uniformly from it (``deadline_s``, after its arrival), from a generator of its own so
+that the rest of the schedule is the same with or without deadlines.
+
 Every transfer crosses the fabric: its receiver sits on another leaf than its sender.
 ECMP source ports are drawn without replacement from nearly the whole port space (with
 replacement beyond its 55,000 ports, which only the simulator reaches): the
@@ -56,6 +67,8 @@ class Arrival:
     dst: str
     nbytes: int
     ecmp_port: int
+    hold_s: float = 0.0  # the sender starts this long after the arrival (staggering)
+    deadline_s: float | None = None  # after the arrival, when the transfer must be done
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +97,15 @@ class Schedule:
         return tuple(a for p in self.phases for a in p.arrivals)
 
 
-def generate(phases: Sequence[Phase], roles: Roles, nbytes: int, seed: int) -> Schedule:
-    """The transfers of ``phases`` from ``roles.senders`` to receivers on other leaves."""
+def generate(
+    phases: Sequence[Phase],
+    roles: Roles,
+    nbytes: int,
+    seed: int,
+    deadline: tuple[float, float] | None = None,
+) -> Schedule:
+    """The transfers of ``phases`` from ``roles.senders`` to receivers on other leaves;
+    each with a deadline drawn from ``deadline`` (min, max seconds) when given."""
     senders, receivers, leaf_of = roles.senders, roles.receivers, roles.leaf_of
     if not senders or not receivers:
         raise ValueError("a schedule needs at least one sender and one receiver")
@@ -97,14 +117,17 @@ def generate(phases: Sequence[Phase], roles: Roles, nbytes: int, seed: int) -> S
         ports = iter(rng.sample(ECMP_PORTS, total))
     else:  # more transfers than ports (the simulator's largest runs): ports repeat
         ports = iter(rng.choices(ECMP_PORTS, k=total))
+    deadlines = random.Random(f"kvfabric-deadlines:{seed}")
     index = 0
     plans: list[PhasePlan] = []
     for number, phase in enumerate(phases):
         offsets = _offsets(phase, rng)
         pairs = _pairs(phase, len(offsets), roles, rng)
+        holds = staggered(phase, offsets)
         arrivals = []
-        for at, (src, dst) in zip(offsets, pairs, strict=True):
-            arrivals.append(Arrival(index, number, at, src, dst, nbytes, next(ports)))
+        for at, hold, (src, dst) in zip(offsets, holds, pairs, strict=True):
+            due = deadlines.uniform(*deadline) if deadline is not None else None
+            arrivals.append(Arrival(index, number, at, src, dst, nbytes, next(ports), hold, due))
             index += 1
         plans.append(PhasePlan(phase, tuple(arrivals)))
     return Schedule(seed, tuple(plans))
@@ -124,6 +147,20 @@ def _offsets(phase: Phase, rng: random.Random) -> list[float]:
         start = k * phase.every_s
         out.extend(sorted(start + rng.uniform(0.0, phase.window_s) for _ in range(phase.size)))
     return out
+
+
+def staggered(phase: Phase, offsets: Sequence[float]) -> list[float]:
+    """How long each of a phase's arrivals is held back so that every burst's starts
+    spread over its ``stagger`` window (zeros without one; see the module docstring)."""
+    if phase.kind is not PhaseKind.BURST or phase.stagger_s <= 0.0 or phase.size < 1:
+        return [0.0] * len(offsets)
+    step = phase.stagger_s / (phase.size - 1) if phase.size > 1 else 0.0
+    holds = []
+    for k, at in enumerate(offsets):
+        group, i = divmod(k, phase.size)
+        start = group * phase.every_s + i * step
+        holds.append(max(0.0, start - at))
+    return holds
 
 
 def _pairs(phase: Phase, count: int, roles: Roles, rng: random.Random) -> list[tuple[str, str]]:

@@ -11,7 +11,11 @@ with a 12-byte acknowledgement carrying the count it received, then closes::
 **Flow completion time** runs from the moment the sender asks for a path (before
 the controller request in ``kv-aware`` mode, so the decision's latency counts) to
 the moment the acknowledgement arrives: the last byte has been received, not
-merely written into the sender's socket buffer.
+merely written into the sender's socket buffer. Every wait before the first byte
+counts: a hold the sender was given (``hold_s``, a staggered burst) and, in the
+``scheduled`` mode, the controller's hold until it releases the transfer. This is the
+time a decode GPU waits for its KV cache, and it is measured the same way in every
+mode.
 
 **Tagging.** In ``kv-aware`` mode the sender asks the controller through
 :mod:`kvfabric.client` (``POST /v1/transfers``, retried on the backup, ECMP when no
@@ -38,6 +42,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import socket
@@ -160,6 +165,7 @@ class Outcome:
     censored_s: float | None = None
     started_at: float | None = None
     fallback: str | None = None
+    held_s: float | None = None
 
 
 async def send(
@@ -170,15 +176,41 @@ async def send(
     spine: str | None = None,
     timeout_s: float = 120.0,
     clock: Callable[[], float] = time.monotonic,
+    hold_s: float = 0.0,
 ) -> Outcome:
     """Make ``transfer``; ask ``paths`` for its placement first when given (kv-aware):
     a :class:`kvfabric.client.AsyncClient` (the controller's API, with its retries and
-    ECMP fallback), or any other :class:`PathService` (the lab's static fabric)."""
-    if isinstance(paths, AsyncClient):
-        return await _send_with_client(
-            transfer, paths, sockets=sockets, spine=spine, timeout_s=timeout_s, clock=clock
-        )
+    ECMP fallback), or any other :class:`PathService` (the lab's static fabric).
+    ``hold_s``: wait that long first (inside the completion time)."""
     start = clock()
+    if hold_s > 0:
+        await asyncio.sleep(hold_s)
+    attempt = _Attempt(transfer, sockets, spine, timeout_s, clock, start)
+    if isinstance(paths, AsyncClient):
+        outcome = await _send_with_client(attempt, paths)
+    else:
+        outcome = await _send_with_service(attempt, paths)
+    return dataclasses.replace(outcome, held_s=hold_s + (outcome.held_s or 0.0))
+
+
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    """What :func:`send` hands to the way it sends: ``start`` is the request's time."""
+
+    transfer: Transfer
+    sockets: SocketFactory
+    spine: str | None
+    timeout_s: float
+    clock: Callable[[], float]
+    start: float
+
+
+async def _send_with_service(attempt: _Attempt, paths: PathService | None) -> Outcome:
+    """:func:`send` without the client: ask ``paths`` (if any), then connect and stream."""
+    transfer, sockets, spine, timeout_s, clock, start = (
+        attempt.transfer, attempt.sockets, attempt.spine, attempt.timeout_s, attempt.clock,
+        attempt.start,
+    )  # fmt: skip
     placement: Placement | None = None
     decision_s = None
     port = transfer.ecmp_port
@@ -225,18 +257,13 @@ async def send(
     return Outcome(transfer, fct, placement, port, None, decision_s, retransmits, started_at=start)
 
 
-async def _send_with_client(
-    transfer: Transfer,
-    client: AsyncClient,
-    *,
-    sockets: SocketFactory,
-    spine: str | None,
-    timeout_s: float,
-    clock: Callable[[], float],
-) -> Outcome:
+async def _send_with_client(attempt: _Attempt, client: AsyncClient) -> Outcome:
     """:func:`send` through ``client.transfer``: the client asks, tags, binds, connects
     and reports; a fallback (no controller in time) goes untagged from the ECMP port."""
-    start = clock()
+    transfer, sockets, spine, timeout_s, clock, start = (
+        attempt.transfer, attempt.sockets, attempt.spine, attempt.timeout_s, attempt.clock,
+        attempt.start,
+    )  # fmt: skip
     placement: Placement | None = None
     decision_s = None
     port = transfer.ecmp_port

@@ -11,7 +11,8 @@ Each mode's runs (one per repeat) are pooled. ``results.json``::
                          "fct_censored_ms": [60012.3, 60004.1],
                          "fct_real_ms": {...}, "scheduling_efficiency": null,
                          "tier_utilisation": {"inter-rack": {"mean": .., "p95": ..}, ...},
-                         "paths": {"spine1": 12, ...}}, ...},
+                         "paths": {"spine1": 12, ...},
+                         "held_ms": {...}, "deadlines": {"met": 30, "of": 40}}, ...},
       "reduction_vs_ecmp": {"kv-aware": {"p50": 0.21, "p95": .., "p99": .., "mean": ..}},
       "reduction_bounds": {"kv-aware": {"p50": "exact", "p99": "at most", ...}},
       "goals": {...},                                       (lab.goals)
@@ -22,9 +23,13 @@ Each mode's runs (one per repeat) are pooled. ``results.json``::
     }
 
 A reduction is ``1 - mode / ecmp`` (0.4 is 40% lower than ECMP; negative is worse);
-it is null when either side is invalid or empty. Percentiles interpolate linearly
-between ranks. A mode whose run was invalid keeps its numbers in the JSON for
-diagnosis, but the table says why it is invalid instead of showing them.
+it is null when either side is invalid or empty. ``held_ms`` summarises how long
+transfers waited before their sender started (the controller's hold in ``scheduled``,
+a burst's stagger), which their completion times include; ``deadlines`` counts the
+transfers that completed within their deadline (null when they had none).
+Percentiles interpolate linearly between ranks. A mode whose run was invalid keeps
+its numbers in the JSON for diagnosis, but the table says why it is invalid instead
+of showing them.
 
 A transfer that timed out is a result, not a failure of the lab: its completion time
 is censored (at least the time it ran), it is counted in ``timed_out``, and it takes
@@ -78,6 +83,15 @@ class TransferResult:
     censored_s: float | None = None
     room: tuple[str, ...] | None = None
     started_s: float | None = None  # monotonic clock, when the sender started
+    held_s: float | None = None  # waited before sending (controller hold, stagger), in fct_s
+    deadline_s: float | None = None  # after the request, when it had to be done
+
+    @property
+    def met_deadline(self) -> bool | None:
+        """Whether it completed within its deadline (None: it had none)."""
+        if self.deadline_s is None:
+            return None
+        return self.fct_s is not None and self.fct_s <= self.deadline_s
 
     @property
     def timed_out(self) -> bool:
@@ -234,6 +248,8 @@ def _mode_doc(
             [t.decision_s * 1000.0 for t in transfers if t.decision_s is not None]
         ),
         "retransmits": _retransmits(transfers),
+        "held_ms": summarise([t.held_s * 1000.0 for t in transfers if t.held_s is not None]),
+        "deadlines": _deadlines(transfers),
         "transfers": [_transfer_doc(t) for t in transfers],
     }
     return doc, reasons
@@ -245,6 +261,14 @@ def _retransmits(transfers: Sequence[TransferResult]) -> dict[str, int] | None:
     if not known:
         return None
     return {"segments": sum(known), "transfers": sum(1 for n in known if n), "of": len(known)}
+
+
+def _deadlines(transfers: Sequence[TransferResult]) -> dict[str, int] | None:
+    """Transfers that met their deadline, of those that had one."""
+    judged = [t.met_deadline for t in transfers if t.met_deadline is not None]
+    if not judged:
+        return None
+    return {"met": sum(judged), "of": len(judged)}
 
 
 def _transfer_doc(t: TransferResult) -> dict[str, object]:
@@ -260,6 +284,8 @@ def _transfer_doc(t: TransferResult) -> dict[str, object]:
         "timed_out": t.timed_out,
         "censored_ms": t.censored_s * 1000.0 if t.censored_s is not None else None,
         "room": list(t.room) if t.room is not None else None,
+        "held_ms": t.held_s * 1000.0 if t.held_s is not None else None,
+        "deadline_ms": t.deadline_s * 1000.0 if t.deadline_s is not None else None,
     }
 
 
@@ -304,6 +330,12 @@ def markdown_table(results: Mapping[str, object]) -> str:
             "(its completion time is at least that); "
             + ", ".join(f"{m}: {modes[m]['timed_out']} timed out" for m in censored)
             + "."
+        )
+        lines.append("")
+    met = {m: d["deadlines"] for m, d in modes.items() if d.get("deadlines")}
+    if met:
+        lines.append(
+            "Deadlines met: " + ", ".join(f"{m} {x['met']}/{x['of']}" for m, x in met.items()) + "."
         )
         lines.append("")
     verdict = "valid" if results["valid"] else "INVALID"

@@ -69,7 +69,7 @@ from lab.progress import Progress
 from lab.results import ModeRun, TransferResult, build_results, write_results
 from lab.roles import Roles, resolve_roles
 from lab.room import Cable, CableIntfs, down_during, roomiest_spine, spines_with_room
-from lab.scenario import LAB_MODES, ModeName, Scenario
+from lab.scenario import ASKING_MODES, UNSCHEDULED_MODES, ModeName, Scenario
 from lab.topo import MAX_LAB_BPS, FabricTopo, socket_queue_limit
 from lab.traffic import (
     BG_CLIENT_PORTS,
@@ -99,7 +99,7 @@ class Experiment:
     scenario: Scenario
     fabric: FabricConfig
     out: Path
-    modes: tuple[str, ...] = tuple(str(m) for m in LAB_MODES)
+    modes: tuple[str, ...] = tuple(str(m) for m in UNSCHEDULED_MODES)
     repeat: int = 1
     seed: int = 1
     lab_link_bps: int = 20_000_000
@@ -372,7 +372,11 @@ class Session:
         try:
             for r in range(exp.repeat):
                 schedule = generate(
-                    exp.scenario.phases, self.plan.roles, self.plan.scaling.lab_bytes, exp.seed + r
+                    exp.scenario.phases,
+                    self.plan.roles,
+                    self.plan.scaling.lab_bytes,
+                    exp.seed + r,
+                    exp.scenario.scheduling.deadline_s,
                 )
                 for mode in exp.modes:
                     self.progress.set_stage(f"{mode}, repeat {r + 1}/{exp.repeat}")
@@ -393,7 +397,7 @@ class Session:
     async def run_mode(self, control: FabricControl, schedule: Schedule, run: ModeRun) -> None:
         """One mode: background, warm-up, transfers under the monitor, then the verdict."""
         exp, lab, plan = self.exp, self.lab, self.plan
-        await control.set_mode("kv-aware" if run.mode == ModeName.ISOLATED else run.mode)
+        await control.set_mode("kv-aware" if run.mode in ASKING_MODES else run.mode)
         flows = plan.background_for(run.mode, run.repeat)
         bg = Background.start(lab, flows, exp.out / "logs" / f"{run.mode}-r{run.repeat}")
         monitor: Monitor | None = None
@@ -465,7 +469,7 @@ class Session:
         """The schedule's transfers, phase after phase, as the mode wants them."""
         mode, plan = run.mode, self.plan
         paths: PathService | AsyncClient | None = None
-        if mode in (ModeName.KV_AWARE, ModeName.ISOLATED):  # the controller's client
+        if mode in ASKING_MODES:  # the controller's client
             paths = control.client if isinstance(control, HttpControl) else control
         timeout = self.exp.scenario.run.transfer_timeout_s
         cables = _cable_intfs(self.lab)
@@ -482,6 +486,7 @@ class Session:
                 paths=paths,
                 spine=spine,
                 timeout_s=timeout,
+                hold_s=a.hold_s,
             )
             taken = outcome.placement.spine if outcome.placement is not None else None
             if mode == ModeName.ECMP:  # no placement: the documented hash says where it went
@@ -500,6 +505,8 @@ class Session:
                     retransmits=outcome.retransmits,
                     censored_s=outcome.censored_s,
                     started_s=outcome.started_at,
+                    held_s=outcome.held_s,
+                    deadline_s=a.deadline_s,
                 )
             )
             self.progress.advance()

@@ -21,13 +21,18 @@ keys, exactly as the fabric file's errors (it uses the same located YAML reader)
     events:
       - {at: 20s, link: {leaf: leaf1, spine: spine1}, state: down}
     run: {warmup: 3s, transfer_timeout: 120s, settle: 2s}
-    modes: [ecmp, flowlet, kv-aware, isolated]
+    scheduling: {policy: srpt, max_wait: 2s, deadline: {min: 1s, max: 3s}}
+    modes: [ecmp, flowlet, kv-aware, isolated, scheduled]
 
 ``fabric`` builds the fabric from parameters when the experiment is given no
 topology file; ``shaping`` (queue size, slower links) applies to either. Host roles
 default to the fabric's pools (prefill sends, decode receives, other carries the
 background). Arrival phases run one after the other; what they generate is
-:mod:`lab.arrivals`' business.
+:mod:`lab.arrivals`' business. A burst phase's ``stagger`` spreads its starts over a
+window (the sender holds each transfer back; its completion time still runs from
+its arrival). ``scheduling`` is the ``scheduled`` mode's policy and the transfers'
+deadlines (:mod:`lab.scenario_sched`); ``modes`` defaults to every mode the tool runs,
+``scheduled`` only when the scenario has a ``scheduling`` section.
 
 Two tools read scenarios: the lab (``kvfabric experiment``) and the simulator
 (``kvfabric simulate``). The simulator honours a few keys for scale that the lab
@@ -59,6 +64,7 @@ from controller.errors import ConfigError
 from kvfabric.suggest import did_you_mean
 from lab.errors import ScenarioError
 from lab.kvsize import PRESETS, Dtype, ModelShape, preset
+from lab.scenario_sched import SchedulingSettings, parse_scheduling
 from lab.scenario_sim import SimulationSettings, parse_simulation
 
 
@@ -104,10 +110,21 @@ class ModeName(StrEnum):
     KV_AWARE = "kv-aware"
     ISOLATED = "isolated"
     ECMP_K = "ecmp-k"  # the simulator only: k sub-flows, each hashed on its own
+    SCHEDULED = "scheduled"  # kv-aware with the controller's temporal scheduling
 
 
-LAB_MODES = (ModeName.ECMP, ModeName.FLOWLET, ModeName.KV_AWARE, ModeName.ISOLATED)
+LAB_MODES = (
+    ModeName.ECMP,
+    ModeName.FLOWLET,
+    ModeName.KV_AWARE,
+    ModeName.ISOLATED,
+    ModeName.SCHEDULED,
+)
 """The modes the lab runs (ecmp-k needs several connections per transfer)."""
+UNSCHEDULED_MODES = tuple(m for m in LAB_MODES if m is not ModeName.SCHEDULED)
+"""The lab's modes when a scenario has no ``scheduling`` section."""
+ASKING_MODES = (ModeName.KV_AWARE, ModeName.ISOLATED, ModeName.SCHEDULED)
+"""The modes whose senders ask the controller for every transfer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +203,7 @@ class Phase:
     window_s: float = 0.0
     every_s: float = 0.0
     mean_gap_s: float = 1.0
+    stagger_s: float = 0.0  # burst: starts spread evenly over this window
 
     @property
     def transfers(self) -> int:
@@ -246,7 +264,8 @@ class Scenario:
     background: tuple[BackgroundLoad, ...] = ()
     events: tuple[LinkEvent, ...] = ()
     run: RunSettings = RunSettings()
-    modes: tuple[ModeName, ...] = LAB_MODES
+    modes: tuple[ModeName, ...] = UNSCHEDULED_MODES
+    scheduling: SchedulingSettings = field(default_factory=SchedulingSettings)
     simulation: SimulationSettings = field(default_factory=SimulationSettings)
     source: str = field(default="<memory>", compare=False)
 
@@ -316,6 +335,7 @@ _SECTIONS = [
     "events",
     "run",
     "modes",
+    "scheduling",
     "simulation",
 ]
 
@@ -374,7 +394,14 @@ def _parse_document(root: Node, file: str, tool: Tool = Tool.LAB) -> Scenario:
         background=background,
         events=events,
         run=_parse_run(f["run"]) if "run" in f else RunSettings(),
-        modes=_parse_modes(f["modes"], tool) if "modes" in f else _default_modes(tool),
+        modes=(
+            _parse_modes(f["modes"], tool)
+            if "modes" in f
+            else _default_modes(tool, scheduled="scheduling" in f)
+        ),
+        scheduling=(
+            parse_scheduling(f["scheduling"]) if "scheduling" in f else SchedulingSettings()
+        ),
         simulation=(
             parse_simulation(f["simulation"], Path(file).parent)
             if "simulation" in f
@@ -512,11 +539,12 @@ def _parse_transfer(node: Node) -> TransferSize:
     )
 
 
-# arrivals: [{kind: sequential, count, gap} | {kind: burst, size, bursts, window, every}
+# arrivals: [{kind: sequential, count, gap}
+#            | {kind: burst, size, bursts, window, every, stagger}
 #            | {kind: poisson, count, mean_gap}]
 _PHASE_KEYS = {
     PhaseKind.SEQUENTIAL: (["count"], ["gap"]),
-    PhaseKind.BURST: (["size", "bursts", "every"], ["window"]),
+    PhaseKind.BURST: (["size", "bursts", "every"], ["window", "stagger"]),
     PhaseKind.POISSON: (["count", "mean_gap"], []),
 }
 
@@ -539,12 +567,16 @@ def _parse_phase(node: Node) -> Phase:
     every = located.duration(f["every"], 1e-3, 3600.0)
     if window > every:
         raise f["window"].error(f"a burst's window must fit in its period ('every': {every:g}s)")
+    stagger = located.duration(f["stagger"], 0.0, 3600.0) if "stagger" in f else 0.0
+    if stagger > every:
+        raise f["stagger"].error(f"a burst's stagger must fit in its period ('every': {every:g}s)")
     return Phase(
         kind,
         size=located.integer(f["size"], 1, 1024),
         bursts=located.integer(f["bursts"], 1, 100_000),
         window_s=window,
         every_s=every,
+        stagger_s=stagger,
     )
 
 
@@ -610,8 +642,9 @@ def _parse_run(node: Node) -> RunSettings:
     )
 
 
-def _default_modes(tool: Tool) -> tuple[ModeName, ...]:
-    return tuple(ModeName) if tool is Tool.SIMULATE else LAB_MODES
+def _default_modes(tool: Tool, *, scheduled: bool) -> tuple[ModeName, ...]:
+    modes = tuple(ModeName) if tool is Tool.SIMULATE else LAB_MODES
+    return modes if scheduled else tuple(m for m in modes if m is not ModeName.SCHEDULED)
 
 
 def _parse_modes(node: Node, tool: Tool) -> tuple[ModeName, ...]:

@@ -9,6 +9,9 @@ lives here:
 - transfers start after the scenario's warm-up (the background and, in kv-aware, the
   telemetry polls run from time 0), and one that has not finished after the
   scenario's ``transfer_timeout`` fails;
+- a transfer's completion time runs from its arrival (its request) to its last byte,
+  as in the lab: a staggered burst's hold (``Arrival.hold_s``: the transfer is placed
+  that much later) and a controller's hold (``scheduled``) count;
 - the scenario's cable events (relative to the end of the warm-up) change link
   capacities; a cable that goes down leaves the leaves' ECMP groups after the audit
   would find it (``audit_misses`` rounds of ``audit_interval``), as the controller
@@ -70,6 +73,7 @@ class Live:
     timeout: Timer | None = None
     spine: str | None = None
     decision_s: float | None = None
+    held_s: float = 0.0  # from the arrival to its first flow's start
 
 
 class Driver:
@@ -184,7 +188,16 @@ class Driver:
             self.engine.now + timeout, lambda: self._fail(live, f"timed out after {timeout:g}s")
         )
         self._then[a.index] = then
-        self.place(live)
+        if a.hold_s > 0:
+            live.held_s = a.hold_s
+            self.engine.at(self.engine.now + a.hold_s, partial(self._placed, live))
+        else:
+            self.place(live)
+
+    def _placed(self, live: Live) -> None:
+        """Place a held-back transfer, unless it already failed (timed out)."""
+        if live.arrival.index in self.live:
+            self.place(live)
 
     def place(self, live: Live) -> None:
         """Start the transfer's flows (ECMP: one, hashed)."""
@@ -254,8 +267,11 @@ class Driver:
         """Add the transfer's result to the record."""
         a = live.arrival
         self.run_record.transfers.append(
-            TransferResult(a.index, a.src, a.dst, a.nbytes, fct, live.spine, error, live.decision_s)
-        )
+            TransferResult(
+                a.index, a.src, a.dst, a.nbytes, fct, live.spine, error, live.decision_s,
+                held_s=live.held_s, deadline_s=a.deadline_s,
+            )
+        )  # fmt: skip
         if self._on_transfer is not None:
             self._on_transfer()
 

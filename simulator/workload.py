@@ -61,7 +61,13 @@ class Workload:
     def schedule(self, seed: int) -> Schedule:
         """The transfers of one run (the lab's generator, the lab's seed)."""
         try:
-            return generate(self.scenario.phases, self.roles, self.nbytes, seed)
+            return generate(
+                self.scenario.phases,
+                self.roles,
+                self.nbytes,
+                seed,
+                self.scenario.scheduling.deadline_s,
+            )
         except ValueError as exc:
             raise ScenarioError(self.scenario.source, "arrivals", str(exc)) from None
 

@@ -1,7 +1,7 @@
 """``kvfabric experiment``: run a scenario's modes on the emulated fabric (needs root).
 
     kvfabric experiment --scenario topologies/scenarios/design-example.yaml \\
-        [--topology FILE] [--modes ecmp,flowlet,kv-aware,isolated] [--repeat N] \\
+        [--topology FILE] [--modes ecmp,flowlet,kv-aware,isolated,scheduled] [--repeat N] \\
         [--seed S] [--out DIR] [--switch kvfabric|bmv2] [--program FILE] \\
         [--p4info FILE --p4blob FILE] [--pin-background]
     kvfabric experiment --sweep topologies/scenarios/sweep.yaml [--out DIR] ...
@@ -44,7 +44,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     what.add_argument("--scenario", type=Path, help="scenario file (topologies/scenarios/*.yaml)")
     what.add_argument("--sweep", type=Path, help="sweep file: run a scenario over a grid")
     parser.add_argument("--topology", type=Path, help="fabric file (default: the scenario's)")
-    parser.add_argument("--modes", help="comma-separated: ecmp,flowlet,kv-aware,isolated")
+    parser.add_argument("--modes", help="comma-separated: ecmp,flowlet,kv-aware,isolated,scheduled")
     parser.add_argument("--repeat", type=int, default=1, help="runs of every mode (default 1)")
     parser.add_argument("--seed", type=int, default=1, help="arrival seed of the first run")
     parser.add_argument("--out", type=Path, help="output directory (default results/NAME)")

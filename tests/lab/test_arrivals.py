@@ -85,3 +85,39 @@ def test_receivers_on_the_senders_leaf_are_never_chosen():
 def test_no_remote_pair_is_an_error():
     with pytest.raises(ValueError):
         generate(PHASES, Roles(("h11",), ("h12",), (), LEAF), 1, seed=1)
+
+
+def test_a_stagger_spreads_each_bursts_starts_and_keeps_its_arrivals():
+    plain = Phase(PhaseKind.BURST, size=4, bursts=3, window_s=0.01, every_s=2.0)
+    staggered = Phase(PhaseKind.BURST, size=4, bursts=3, window_s=0.01, every_s=2.0, stagger_s=0.3)
+    a = generate((plain,), ROLES, 1, seed=6).arrivals
+    b = generate((staggered,), ROLES, 1, seed=6).arrivals
+    # the same transfers arrive at the same times: only the senders' starts move
+    assert [(x.at_s, x.src, x.dst, x.ecmp_port) for x in a] == [
+        (x.at_s, x.src, x.dst, x.ecmp_port) for x in b
+    ]
+    assert all(x.hold_s == 0.0 for x in a)
+    for k in range(3):
+        group = b[4 * k : 4 * k + 4]
+        starts = [x.at_s + x.hold_s for x in group]
+        # the i-th starts no earlier than 0.1 s x i after the burst's start, and never
+        # before it arrived
+        for i, (x, start) in enumerate(zip(group, starts, strict=True)):
+            assert start == pytest.approx(max(x.at_s, 2.0 * k + 0.1 * i))
+            assert x.hold_s >= 0.0
+        assert starts[-1] == pytest.approx(2.0 * k + 0.3)
+
+
+def test_a_stagger_does_not_touch_other_phases():
+    assert all(x.hold_s == 0.0 for x in generate(PHASES, ROLES, 1, seed=6).arrivals)
+
+
+def test_deadlines_are_drawn_in_their_range_without_changing_the_schedule():
+    plain = generate(PHASES, ROLES, 1, seed=9)
+    due = generate(PHASES, ROLES, 1, seed=9, deadline=(0.5, 1.5))
+    assert all(a.deadline_s is None for a in plain.arrivals)
+    assert [a.at_s for a in plain.arrivals] == [a.at_s for a in due.arrivals]
+    deadlines = [a.deadline_s for a in due.arrivals]
+    assert all(d is not None and 0.5 <= d <= 1.5 for d in deadlines)
+    assert len(set(deadlines)) > 1
+    assert due == generate(PHASES, ROLES, 1, seed=9, deadline=(0.5, 1.5))

@@ -327,3 +327,21 @@ def test_a_kv_aware_transfer_that_times_out_is_censored_at_its_deadline():
             server.close()
 
     asyncio.run(main())
+
+
+def test_a_held_transfer_counts_its_hold_from_the_request():
+    async def main() -> None:
+        receiver, port = await receiver_on_free_port()
+        try:
+            t = Transfer("h11", "h21", "127.0.0.1", "127.0.0.1", 1000, dst_port=port)
+            asked = asyncio.get_running_loop().time()
+            out = await send(t, hold_s=0.2, clock=asyncio.get_running_loop().time)
+            (r,) = receiver.received
+            assert out.error is None and out.held_s == 0.2
+            # nothing was sent before the hold was over, and the hold is in the time
+            assert out.fct_s is not None and out.fct_s >= 0.2
+            assert r.first_byte_at >= asked + 0.2 - 0.01  # the loop's clock is monotonic
+        finally:
+            await receiver.close()
+
+    asyncio.run(main())

@@ -132,7 +132,7 @@ def test_decision_latency_and_retransmissions_are_reported_per_mode():
     assert mode["transfers"][1] == {
         "index": 1, "src": "h12", "dst": "h21", "spine": "spine2", "fct_ms": 700.0,
         "decision_ms": 4.0, "retransmits": 9, "error": None, "timed_out": False,
-        "censored_ms": None, "room": None,
+        "censored_ms": None, "room": None, "held_ms": None, "deadline_ms": None,
     }  # fmt: skip
     assert mode["transfers"][2]["fct_ms"] is None and mode["transfers"][2]["error"] == "refused"
     ecmp = doc["modes"]["ecmp"]
@@ -223,3 +223,23 @@ def test_goals_undecided_when_bounds_cannot_settle_or_room_unmeasured():
     assert g["no_timeout_while_room"]["unmeasured"] == 1
     assert g["holds"] is None
     assert build_results("s", [ecmp], modes=["ecmp"])["goals"] is None
+
+
+def test_deadlines_met_and_holds_are_counted_per_mode(tmp_path):
+    late = ModeRun("kv-aware", 0)
+    late.transfers = [
+        TransferResult(0, "h11", "h21", 1000, 0.5, deadline_s=1.0),
+        TransferResult(1, "h11", "h21", 1000, 1.5, deadline_s=1.0),
+        TransferResult(2, "h11", "h21", 1000, None, deadline_s=1.0, censored_s=2.0),
+    ]
+    early = ModeRun("scheduled", 0)
+    early.transfers = [
+        TransferResult(k, "h11", "h21", 1000, 0.8, deadline_s=1.0, held_s=0.2 * k) for k in range(3)
+    ]
+    doc = build_results("s", [run("ecmp", [1.0, 2.0]), late, early], modes=["ecmp"])
+    assert doc["modes"]["ecmp"]["deadlines"] is None
+    assert doc["modes"]["kv-aware"]["deadlines"] == {"met": 1, "of": 3}
+    assert doc["modes"]["scheduled"]["deadlines"] == {"met": 3, "of": 3}
+    assert doc["modes"]["scheduled"]["held_ms"]["mean"] == pytest.approx(200.0)
+    assert doc["modes"]["scheduled"]["transfers"][1]["held_ms"] == pytest.approx(200.0)
+    assert "Deadlines met: kv-aware 1/3, scheduled 3/3." in markdown_table(doc)

@@ -9,6 +9,7 @@ import pytest
 from lab.errors import ScenarioError
 from lab.scenario import (
     LAB_MODES,
+    UNSCHEDULED_MODES,
     ModeName,
     PhaseKind,
     Protocol,
@@ -17,6 +18,7 @@ from lab.scenario import (
     parse_bytes,
     parse_scenario,
 )
+from lab.scenario_sched import Policy, SchedulingSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted((ROOT / "topologies" / "scenarios").glob("*.yaml"))
@@ -27,6 +29,7 @@ transfer: {bytes: 2MB}
 arrivals:
   - {kind: sequential, count: 3}
 """
+BURST = MINIMAL.replace("sequential, count: 3", "burst, size: 2, bursts: 2, every: 1s")
 
 
 def test_minimal_scenario_and_defaults():
@@ -35,7 +38,7 @@ def test_minimal_scenario_and_defaults():
     assert s.transfer.real_bytes == 2_000_000
     assert s.phases[0].kind is PhaseKind.SEQUENTIAL
     assert s.transfers == 3
-    assert s.modes == LAB_MODES
+    assert s.modes == UNSCHEDULED_MODES
     assert s.shaping.queue_packets == 10
     assert s.max_concurrency == 1
 
@@ -126,6 +129,20 @@ modes: [ecmp, kv-aware]
         ),
         (MINIMAL + "modes: [ecmp, ecmp]\n", "modes", "listed twice"),
         (MINIMAL + "run: {warmup: 3}\n", "run.warmup", "expected a duration"),
+        (BURST.replace("1s}", "1s, stagger: 2s}"), "arrivals[0].stagger", "must fit in its"),
+        (MINIMAL.replace("count: 3", "count: 3, stagger: 1s"), "arrivals[0].stagger", "unknown"),
+        (MINIMAL + "scheduling: {policy: sjf}\n", "x.yaml:5:22: scheduling.policy", "one of fifo"),
+        (MINIMAL + "scheduling: {policy: none}\n", "scheduling.policy", "is the 'kv-aware' mode"),
+        (MINIMAL + "scheduling: {policy: edf}\n", "scheduling.policy", "give 'deadline'"),
+        (MINIMAL + "scheduling: {max_wait: 0s}\n", "scheduling.max_wait", "expected"),
+        (MINIMAL + "scheduling: {max_wiat: 1s}\n", "scheduling.max_wiat", "did you mean"),
+        (
+            MINIMAL + "scheduling: {deadline: {min: 2s, max: 1s}}\n",
+            "scheduling.deadline.max",
+            "must be at least 'min'",
+        ),
+        (MINIMAL + "scheduling: {deadline: {min: 2s}}\n", "scheduling.deadline", "'max'"),
+        (MINIMAL + "modes: [scheduled, ecmp-k]\n", "modes[1]", "run only by `kvfabric simulate`"),
         ("", "x.yaml", "the file is empty"),
         ("transfer: [\n", "x.yaml", "invalid YAML"),
     ],
@@ -152,6 +169,33 @@ def test_after_failure_and_the_failure_it_is_planned_for():
     # the first failure: every cable taken down at the earliest 'down' time
     assert s.failed_cables == {("leaf1", "spine3"), ("leaf2", "spine2")}
     assert parse_scenario(MINIMAL).failed_cables == frozenset()
+
+
+def test_scheduling_section_and_the_modes_it_brings():
+    s = parse_scenario(MINIMAL)
+    assert ModeName.SCHEDULED not in s.modes
+    assert s.scheduling == SchedulingSettings(Policy.SRPT, None, None)
+    s = parse_scenario(
+        MINIMAL + "scheduling: {policy: edf, max_wait: 2s, deadline: {min: 500ms, max: 3s}}\n"
+    )
+    assert s.modes == LAB_MODES and ModeName.SCHEDULED in s.modes
+    assert s.scheduling == SchedulingSettings(Policy.EDF, 2.0, (0.5, 3.0))
+    assert parse_scenario(MINIMAL + "scheduling: {deadline: 1s}\n").scheduling.deadline_s == (
+        1.0,
+        1.0,
+    )
+    sim = parse_scenario(MINIMAL + "scheduling: {}\n", tool=Tool.SIMULATE)
+    assert ModeName.SCHEDULED in sim.modes and ModeName.ECMP_K in sim.modes
+    assert ModeName.SCHEDULED not in parse_scenario(MINIMAL, tool=Tool.SIMULATE).modes
+
+
+def test_a_burst_stagger():
+    s = parse_scenario(
+        MINIMAL.replace(
+            "sequential, count: 3", "burst, size: 4, bursts: 2, every: 1s, stagger: 60ms"
+        )
+    )
+    assert s.phases[0].stagger_s == pytest.approx(0.06)
 
 
 def test_missing_file_is_a_scenario_error(tmp_path):

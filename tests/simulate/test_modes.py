@@ -124,3 +124,13 @@ def test_a_dead_cable_delays_transfers_but_loses_none(mode):
     # for the audit (2 x 100 ms) to take the cable out of its group or its pin
     assert min(m["fct_samples_ms"]) >= 100.0 - 1e-6
     assert max(m["fct_samples_ms"]) < 1000.0
+
+
+def test_a_staggered_transfers_hold_counts_in_its_completion_time():
+    # 125 MB at 10 Gb/s: 100 ms alone; the burst's second transfer is held 1 s back,
+    # so the first has finished: 100 ms, then 1 s + 100 ms from its arrival
+    text = TWO_PATHS.replace("every: 1s}", "every: 2s, stagger: 1s}")
+    sim = Simulation(parse_scenario(text, "tiny.yaml", Tool.SIMULATE), ("ecmp",))
+    transfers = simulate(sim)["modes"]["ecmp"]["transfers"]
+    assert [t["fct_ms"] for t in transfers] == [pytest.approx(100.0), pytest.approx(1100.0)]
+    assert [t["held_ms"] for t in transfers] == [0.0, pytest.approx(1000.0)]

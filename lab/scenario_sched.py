@@ -1,0 +1,86 @@
+"""The scenario's ``scheduling`` section: when the ``scheduled`` mode sends.
+
+    scheduling:
+      policy: srpt              # fifo | srpt | edf: how the controller orders a path's queue
+      max_wait: 2s              # the longest the controller holds a transfer (default:
+                                # the controller's own)
+      deadline: {min: 1s, max: 3s}   # each transfer's deadline after its request, drawn
+                                     # uniformly (or one duration for all)
+
+The ``scheduled`` mode is ``kv-aware`` with the controller's temporal scheduling on:
+the lab writes ``policy`` and ``max_wait`` into the controller's settings (the fabric
+file's ``controller.scheduling``), the simulator hands them to the decision engine.
+``kv-aware`` runs with scheduling off (policy ``none``), so the two modes differ only
+in when transfers start. Without this section ``scheduled`` uses ``srpt``.
+
+``deadline`` gives every transfer a deadline (``deadline_ms`` of its request in the
+modes that ask the controller), drawn from the arrival seed so every mode sees the
+same ones; each mode's results count the transfers that met theirs. ``edf`` orders by
+deadline, so it needs one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from controller.config import located
+from controller.config.located import Node
+
+
+class Policy(StrEnum):
+    """How the controller orders the transfers it holds on a path (``none`` is not one:
+    that is the ``kv-aware`` mode)."""
+
+    FIFO = "fifo"  # by arrival
+    SRPT = "srpt"  # shortest first
+    EDF = "edf"  # earliest deadline first
+
+
+MAX_DEADLINE_S = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulingSettings:
+    """The ``scheduled`` mode's policy; ``deadline_s`` (min, max) None: no deadlines."""
+
+    policy: Policy = Policy.SRPT
+    max_wait_s: float | None = None
+    deadline_s: tuple[float, float] | None = None
+
+
+def parse_scheduling(node: Node) -> SchedulingSettings:
+    """Validate a ``scheduling`` section."""
+    f = node.fields([], ["policy", "max_wait", "deadline"])
+    deadline = _parse_deadline(f["deadline"]) if "deadline" in f else None
+    policy = Policy.SRPT
+    if "policy" in f:
+        if f["policy"].is_scalar and f["policy"].text("a policy") == "none":
+            raise f["policy"].error(
+                "policy 'none' is the 'kv-aware' mode; the 'scheduled' mode needs one of "
+                "fifo, srpt, edf"
+            )
+        policy = located.choice(f["policy"], Policy)
+        if policy is Policy.EDF and deadline is None:
+            raise f["policy"].error(
+                "'edf' orders transfers by their deadlines: give 'deadline' (a duration, "
+                "or {min, max})"
+            )
+    return SchedulingSettings(
+        policy=policy,
+        max_wait_s=located.duration(f["max_wait"], 1e-3, 3600.0) if "max_wait" in f else None,
+        deadline_s=deadline,
+    )
+
+
+# deadline: DURATION | {min: DURATION, max: DURATION}
+def _parse_deadline(node: Node) -> tuple[float, float]:
+    if node.is_scalar:
+        d = located.duration(node, 1e-3, MAX_DEADLINE_S)
+        return d, d
+    f = node.fields(["min", "max"])
+    lo = located.duration(f["min"], 1e-3, MAX_DEADLINE_S)
+    hi = located.duration(f["max"], 1e-3, MAX_DEADLINE_S)
+    if hi < lo:
+        raise f["max"].error(f"'max' must be at least 'min' ({lo:g}s), got {hi:g}s")
+    return lo, hi
