@@ -89,6 +89,9 @@ def plot_sweep(
                     fontsize=7, color=colour,
                 )  # fmt: skip
     ax.axhline(0, color="black", linewidth=0.8)
+    xs = [e[0] for pts in lines.values() for e in pts]
+    if xs and min(xs) > 0 and max(xs) >= 100 * min(xs):  # decades apart (polls of 10ms-1s)
+        ax.set_xscale("log")
     ax.set_xlabel(x_key.replace("_", " "))
     ax.set_ylabel(f"{mode} {stat} reduction vs ECMP (%)")
     ax.grid(True, alpha=0.3)

@@ -38,6 +38,7 @@ import yaml
 
 from controller.config import located
 from controller.config.located import Node, compose
+from controller.config.units import UnitError, parse_duration
 from controller.errors import ConfigError
 from lab.errors import ScenarioError
 from lab.plots import plot_sweep
@@ -255,5 +256,10 @@ def _number(x: Any) -> float | None:
         try:
             return float(x.strip()[:-1])
         except ValueError:
+            return None
+    if isinstance(x, str):  # a duration: seconds
+        try:
+            return parse_duration(x)
+        except UnitError:
             return None
     return None

@@ -166,6 +166,7 @@ _SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("selection", "util_delta", "util_delta", "percent"),
     ("selection", "latency_factor", "latency_factor", "number"),
     ("selection", "max_cost_ratio", "max_cost_ratio", "number"),
+    ("selection", "inflight_accounting", "inflight_accounting", "bool"),
     ("safety", "slow_factor", "slow_factor", "number"),
     ("safety", "baseline_window", "baseline_window", "number"),
     ("safety", "baseline_min_samples", "baseline_min_samples", "number"),
@@ -228,7 +229,7 @@ def _controller(c: ControllerSettings) -> dict[str, object]:
     return out
 
 
-def _unit(value: float, unit: str) -> object:
+def _unit(value: float | bool, unit: str) -> object:
     if unit == "duration":
         return format_duration(value)
     if unit == "percent":

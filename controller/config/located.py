@@ -202,6 +202,14 @@ def number(node: Node, lo: float, hi: float | None = None) -> float:
     return float(value)
 
 
+def boolean(node: Node) -> bool:
+    """``true`` or ``false`` (YAML 1.1's ``yes``/``no``/``on``/``off`` are refused)."""
+    text = node.text("true or false")
+    if text.lower() not in ("true", "false"):
+        raise node.error(f"expected true or false, got {text!r}")
+    return text.lower() == "true"
+
+
 def name(node: Node) -> str:
     """An identifier: a letter or '_' first, then letters, digits, '_', '-' or '.'."""
     text = node.text("a name")

@@ -98,12 +98,16 @@ class SelectionSettings:
 
     ``max_cost_ratio``: no rule (hysteresis, rate limit, a reroute mark) keeps a path
     whose expected completion exceeds this many times the best candidate's.
+    ``inflight_accounting``: count the bytes of the engine's own placements on their
+    ports until they complete (off: every decision sees only the last poll, as a
+    controller that does not track its own transfers would; for studies of herding).
     """
 
     hysteresis: float = 0.10
     util_delta: float = 0.10
     latency_factor: float = 1.5
     max_cost_ratio: float = 2.0
+    inflight_accounting: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -198,7 +198,8 @@ def _parse_telemetry(node: Node) -> TelemetrySettings:
 
 
 def _parse_selection(node: Node) -> SelectionSettings:
-    f = node.fields([], ["hysteresis", "util_delta", "latency_factor", "max_cost_ratio"])
+    keys = ["hysteresis", "util_delta", "latency_factor", "max_cost_ratio", "inflight_accounting"]
+    f = node.fields([], keys)
     d = SelectionSettings()
     ratio = located.number(f["max_cost_ratio"], 1.0, 1000.0) if "max_cost_ratio" in f else None
     return SelectionSettings(
@@ -214,6 +215,11 @@ def _parse_selection(node: Node) -> SelectionSettings:
             else d.latency_factor
         ),
         max_cost_ratio=ratio if ratio is not None else d.max_cost_ratio,
+        inflight_accounting=(
+            located.boolean(f["inflight_accounting"])
+            if "inflight_accounting" in f
+            else d.inflight_accounting
+        ),
     )
 
 

@@ -111,7 +111,12 @@ class Engine:
         self.topology = topology
         self.settings = s = settings or topology.config.controller
         history_s = s.safety.transfer_timeout_max_s + 4 * s.telemetry.staleness_limit_s
-        self.table = LoadTable(topology.egress.values(), history_s, s.telemetry.staleness_limit_s)
+        self.table = LoadTable(
+            topology.egress.values(),
+            history_s,
+            s.telemetry.staleness_limit_s,
+            count_placements=s.selection.inflight_accounting,
+        )
         self.inflight = InFlight()
         self.tags = TagPool(s.kv_class.tag_port_first, s.kv_class.tag_port_last)
         self.pairs: dict[Pair, PairMemory] = {}

@@ -8,7 +8,9 @@ decision reads a few list slots per candidate path and nothing else:
 - ``qdelay_s[i]``: queueing delay from the deepest queue of the last read;
 - ``inflight[i]``: bytes of KV transfers the engine placed on the port and has not
   yet seen complete. Adding or removing a transfer touches only its own ports, so a
-  decision costs O(paths), however many transfers are in flight.
+  decision costs O(paths), however many transfers are in flight. A table built with
+  ``count_placements=False`` keeps them at zero (the ``inflight_accounting`` setting:
+  a controller that sees only its polls, for studies of herding).
 
 Each port also keeps a short history of (time, bytes sent so far, KV bytes sent so
 far), as lists that bisect searches directly, which the offline recomputation of
@@ -32,7 +34,15 @@ MIN_AVAILABLE = 0.01
 class LoadTable:
     """Per egress port: capacity, measured load, queueing, in-flight bytes, history."""
 
-    def __init__(self, ports: Iterable[EgressPort], history_s: float, staleness_s: float) -> None:
+    def __init__(
+        self,
+        ports: Iterable[EgressPort],
+        history_s: float,
+        staleness_s: float,
+        *,
+        count_placements: bool = True,
+    ) -> None:
+        self.count_placements = count_placements
         self.ports: list[EgressPort] = list(ports)
         self.index: dict[PortRef, int] = {p.ref: i for i, p in enumerate(self.ports)}
         n = len(self.ports)
@@ -109,7 +119,10 @@ class LoadTable:
     # -- the engine's own placements -------------------------------------------------
 
     def add(self, contributions: Sequence[tuple[int, int]]) -> None:
-        """Count ``(port, bytes)`` of a newly placed transfer."""
+        """Count ``(port, bytes)`` of a newly placed transfer (unless placements are not
+        counted)."""
+        if not self.count_placements:
+            return
         inflight = self.inflight
         for i, b in contributions:
             inflight[i] += b

@@ -300,6 +300,11 @@ CONTROLLER_BAD = [
         "got 0.5",
     ),
     (
+        "selection: {inflight_accounting: no}",
+        "fabric.yaml:16:36: controller.selection.inflight_accounting: expected true or "
+        "false, got 'no'",
+    ),
+    (
         "safety: {transfer_timeout: 2m, transfer_timeout_max: 90s}",
         "fabric.yaml:16:56: controller.safety.transfer_timeout_max: the longest transfer "
         "timeout (1.5m) must be at least transfer_timeout (2m)",
@@ -371,6 +376,14 @@ def test_the_cost_ratio_is_read_and_written_back() -> None:
     assert cfg.controller.selection.max_cost_ratio == 3.0
     assert parse_config(to_yaml(cfg), "x.yaml").controller == cfg.controller
     assert parse_config(BASE, "fabric.yaml").controller.selection.max_cost_ratio == 2.0
+
+
+def test_in_flight_accounting_is_read_and_written_back() -> None:
+    text = BASE + "controller:\n  selection: {inflight_accounting: false}\n"
+    cfg = parse_config(text, "fabric.yaml")
+    assert cfg.controller.selection.inflight_accounting is False
+    assert parse_config(to_yaml(cfg), "x.yaml").controller == cfg.controller
+    assert parse_config(BASE, "fabric.yaml").controller.selection.inflight_accounting is True
 
 
 def test_transfer_timeouts_are_read_and_written_back() -> None:

@@ -121,6 +121,22 @@ def test_without_in_flight_accounting_a_burst_would_herd() -> None:
     assert f.inflight("leaf1:4") == 0
 
 
+def test_with_in_flight_accounting_off_a_burst_herds_onto_the_idle_spine() -> None:
+    """The ``inflight_accounting`` setting turned off: every request of a burst sees
+    only the last poll, so all of them go where the poll looked best."""
+    off = settings(telemetry={"smoothing_s": 0.0}, selection={"inflight_accounting": False})
+    f = FakeClockEngine(spines=4, controller=off)
+    f.set_load("leaf1:4", 0.1)
+    f.set_load("leaf1:5", 0.1)
+    f.set_load("leaf1:6", 0.1)
+    f.warm()
+    spines = [
+        f.spine(f.decide(*pair, size=4 * MB)) for pair in [("h11", "h21"), ("h12", "h22")] * 4
+    ]
+    assert spines == ["spine1"] * 8
+    assert all(f.inflight(f"leaf1:{2 + s}") == 0 for s in range(1, 5))
+
+
 # -- hysteresis and rate limits ----------------------------------------------------------
 
 
