@@ -15,7 +15,10 @@ drives it through the small :class:`FabricControl` protocol:
     a flow pin for a background flow that holds in *every* mode, so that
     background traffic takes the same spine whatever the mode under test;
 ``fabric()``
-    ``GET /v1/fabric`` (utilisation, tiers, efficiency counts).
+    ``GET /v1/fabric`` (utilisation, tiers, efficiency counts);
+``poll_seconds()``
+    how long one telemetry poll of every switch takes (``GET /metrics``), the floor of
+    a polling period (:mod:`lab.timescale`).
 
 :class:`HttpControl` speaks the controller's HTTP/JSON API, including three parts
 the lab asked for: ``PUT /v1/mode {"mode"}`` and the optional
@@ -40,6 +43,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+
+from prometheus_client.parser import text_string_to_metric_families
 
 from controller.config import FabricConfig
 from kvfabric.client import AsyncClient
@@ -83,6 +88,9 @@ class PathService(Protocol):
         ...
 
 
+POLL_SECONDS = "kvfabric_telemetry_poll_seconds"
+
+
 class FabricControl(PathService, Protocol):
     """Everything the experiment asks of the controller service."""
 
@@ -104,6 +112,10 @@ class FabricControl(PathService, Protocol):
 
     async def fabric(self) -> Mapping[str, Any]:
         """The controller's fabric view (``GET /v1/fabric``)."""
+        ...
+
+    async def poll_seconds(self) -> float | None:
+        """How long one telemetry poll of every switch takes (None: not measured)."""
         ...
 
 
@@ -133,6 +145,16 @@ class HttpControl:
 
     async def request(self, method: str, path: str, body: object = None) -> Any:
         """One HTTP request; the decoded JSON answer, or :class:`ControlError`."""
+        text = await self.text(method, path, body)
+        if not text.strip():
+            return None
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            raise ControlError(f"{method} {path}: the answer is not JSON: {text[:200]!r}") from None
+
+    async def text(self, method: str, path: str, body: object = None) -> str:
+        """One HTTP request; the answer's text, or :class:`ControlError`."""
         try:
             return await asyncio.wait_for(self._request(method, path, body), self.timeout_s)
         except TimeoutError:
@@ -143,7 +165,7 @@ class HttpControl:
                 f"{exc.strerror or exc}"
             ) from None
 
-    async def _request(self, method: str, path: str, body: object) -> Any:
+    async def _request(self, method: str, path: str, body: object) -> str:
         data = b"" if body is None else json.dumps(body).encode()
         head = [
             f"{method} {path} HTTP/1.1",
@@ -168,12 +190,7 @@ class HttpControl:
         text = payload.decode("utf-8", "replace")
         if not 200 <= status < 300:
             raise ControlError(f"{method} {path}: HTTP {status}: {text.strip()[:300]}")
-        if not text.strip():
-            return None
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError:
-            raise ControlError(f"{method} {path}: the answer is not JSON: {text[:200]!r}") from None
+        return text
 
     async def ready(self, timeout_s: float) -> None:
         """Poll until ``GET /healthz`` says ready and every switch has telemetry."""
@@ -246,6 +263,28 @@ class HttpControl:
         if not isinstance(answer, Mapping):
             raise ControlError("GET /v1/fabric: expected a JSON object")
         return answer
+
+    async def poll_seconds(self) -> float | None:
+        """The mean time of one concurrent poll of every switch so far, from the
+        controller's ``kvfabric_telemetry_poll_seconds`` (``GET /metrics``)."""
+        return poll_seconds(await self.text("GET", "/metrics"))
+
+
+def poll_seconds(metrics: str) -> float | None:
+    """Mean of the ``kvfabric_telemetry_poll_seconds`` histogram in Prometheus text
+    (None before the first poll)."""
+    total = count = None
+    for family in text_string_to_metric_families(metrics):
+        if family.name != POLL_SECONDS:
+            continue
+        for sample in family.samples:
+            if sample.name == f"{POLL_SECONDS}_sum":
+                total = sample.value
+            elif sample.name == f"{POLL_SECONDS}_count":
+                count = sample.value
+    if total is None or not count:
+        return None
+    return float(total / count)
 
 
 async def _read_head(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]:

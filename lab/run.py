@@ -70,6 +70,7 @@ from lab.results import ModeRun, TransferResult, build_results, write_results
 from lab.roles import Roles, resolve_roles
 from lab.room import Cable, CableIntfs, down_during, roomiest_spine, spines_with_room
 from lab.scenario import ASKING_MODES, UNSCHEDULED_MODES, ModeName, Scenario
+from lab.timescale import check_poll_floor, check_scaled, scale_controller, settle_s
 from lab.topo import MAX_LAB_BPS, FabricTopo, socket_queue_limit
 from lab.traffic import (
     BG_CLIENT_PORTS,
@@ -113,6 +114,8 @@ class Experiment:
     oracle: PathOracle | None = None
     pin_background: bool = False
     limits: Limits = field(default_factory=Limits)
+    scale_controller_time: bool = False
+    """Multiply the controller's time constants by the run's time scale (:mod:`lab.timescale`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +135,12 @@ class Plan:
     oracle_steered: bool = True
     failed: frozenset[tuple[str, str]] = frozenset()
     """The scenario's failure (cables), for which the background's moves are planned."""
+    warmup_s: float = 3.0
+    """From a mode's background start to its first transfer."""
+    controller_time_scale: float | None = None
+    """The factor the controller's time constants were multiplied by (None: not scaled)."""
+    poll_seconds: float | None = None
+    """One telemetry poll of every switch, as the controller measured it once ready."""
 
     def background_for(self, mode: str, repeat: int) -> tuple[BackgroundFlow, ...]:
         """The background flows of ``mode``'s run number ``repeat``."""
@@ -157,6 +166,18 @@ def plan_experiment(exp: Experiment) -> Plan:
     fastest = max((link.capacity_bps for link in exp.fabric.links), default=0)
     scale_to = exp.lab_link_bps if fastest > MAX_LAB_BPS else None
     fabric = lab_fabric(exp.fabric, link_bps=scale_to, link_rates=exp.scenario.shaping.links)
+    scaling = scaling_for(exp.scenario, fabric)
+    warmup_s = exp.scenario.run.warmup_s
+    factor = None
+    if exp.scale_controller_time:
+        factor = scaling.time_scale
+        settings = scale_controller(
+            fabric.controller, factor, exp.scenario.transfer.real_poll_interval_s
+        )
+        fabric = dataclasses.replace(fabric, controller=settings)
+        check_scaled(fabric, factor)
+        scaling = scaling_for(exp.scenario, fabric)
+        warmup_s = settle_s(settings, warmup_s)
     roles = resolve_roles(exp.scenario, fabric)
     oracle = exp.oracle or (None if exp.pin_background else EcmpOracle(fabric, salts=(0,)))
     failed = exp.scenario.failed_cables
@@ -176,10 +197,12 @@ def plan_experiment(exp: Experiment) -> Plan:
         fabric,
         roles,
         tuple(flows),
-        scaling_for(exp.scenario, fabric),
+        scaling,
         exp.scenario.shaping.queue_packets,
         oracle_steered=steered,
         failed=failed,
+        warmup_s=warmup_s,
+        controller_time_scale=factor,
     )
 
 
@@ -238,6 +261,7 @@ class Collector:
                 for f in self.plan.background
             ],
             "scaling": self.plan.scaling.as_dict(),
+            "controller_time": controller_time(self.plan),
             "notes": self.notes,
             "started_at": self.started,
             "finished_at": time.time(),
@@ -250,6 +274,21 @@ class Collector:
         write_results(self.exp.out, doc)
         plot_cdf(doc, self.exp.out / "cdf.png")
         return doc
+
+
+def controller_time(plan: Plan) -> dict[str, object]:
+    """What results.json says of the controller's clock: scaled or not, and its figures."""
+    c = plan.fabric.controller
+    return {
+        "scaled_by": plan.controller_time_scale,
+        "poll_interval_s": c.telemetry.poll_interval_s,
+        "staleness_limit_s": c.telemetry.staleness_limit_s,
+        "smoothing_s": c.telemetry.smoothing_s,
+        "audit_interval_s": c.audit_interval_s,
+        "audit_hold_s": c.audit_hold_s,
+        "warmup_s": plan.warmup_s,
+        "measured_poll_s": plan.poll_seconds,
+    }
 
 
 def run_experiment(exp: Experiment, progress: Progress | None = None) -> dict[str, Any]:
@@ -364,6 +403,10 @@ class Session:
         self.control = control = exp.control_factory(self.plan.fabric)
         self.progress.set_stage("waiting for the controller to provision the fabric")
         await control.ready(READY_TIMEOUT_S)
+        measured = await control.poll_seconds()
+        self.collector.plan = dataclasses.replace(self.plan, poll_seconds=measured)
+        if self.plan.controller_time_scale is not None:
+            check_poll_floor(self.plan.fabric.controller.telemetry.poll_interval_s, measured)
         rtt = measure_rtt(self.lab, self.plan)
         if rtt is not None:
             scaling = scaling_for(exp.scenario, self.plan.fabric, rtt)
@@ -407,7 +450,7 @@ class Session:
             for f in flows:
                 if f.pinned:
                     await control.pin_flow(f.key, f.spine)
-            await asyncio.sleep(exp.scenario.run.warmup_s)
+            await asyncio.sleep(plan.warmup_s)
             placement_errors = await _check_background(lab, flows) if flows else []
             before = _efficiency(await control.fabric())
             monitor = Monitor(lab.topo, lab.switch_pids)

@@ -3,7 +3,7 @@
     kvfabric experiment --scenario topologies/scenarios/design-example.yaml \\
         [--topology FILE] [--modes ecmp,flowlet,kv-aware,isolated,scheduled] [--repeat N] \\
         [--seed S] [--out DIR] [--switch kvfabric|bmv2] [--program FILE] \\
-        [--p4info FILE --p4blob FILE] [--pin-background]
+        [--p4info FILE --p4blob FILE] [--pin-background] [--scale-controller-time]
     kvfabric experiment --sweep topologies/scenarios/sweep.yaml [--out DIR] ...
 
 Without ``--topology`` the fabric is built from the scenario's ``fabric`` section.
@@ -15,7 +15,10 @@ compiles ``p4/kv_fabric.p4`` with ``kvfabric compile`` unless ``--p4info`` and
 and BMv2 JSON: simple_switch_grpc loads only its own compiler's output).
 ``--pin-background`` holds every background flow on its planned spine with a static
 pin (``POST /v1/pins``) rather than choosing source ports that ECMP hashes there; the
-controller then moves those pins off a cable that goes down. Exit statuses:
+controller then moves those pins off a cable that goes down.
+``--scale-controller-time`` runs the lab in the production regime: the controller's
+time constants are multiplied by the run's time scale, so that a transfer spans as
+many polls as the real one it stands for (:mod:`lab.timescale`). Exit statuses:
 0 for a valid run, 3 for a run that completed but is invalid, 1 for an error, 2 for
 a bad command line, 130 after Ctrl-C (the partial results are written).
 """
@@ -59,6 +62,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="hold background flows on their spines with POST /v1/pins (flow_pin) instead "
         "of steering them through the ECMP hash",
+    )
+    parser.add_argument(
+        "--scale-controller-time",
+        action="store_true",
+        help="multiply the controller's time constants (polling, telemetry and audit hold "
+        "times, timeouts, latency limits) by the run's time scale: the production regime",
     )
     parser.add_argument("--verbose", action="store_true", help="show Mininet's own output")
 
@@ -177,6 +186,7 @@ def _build(
         program=args.program,
         pipeline_files=(args.p4info, args.p4blob) if args.p4info is not None else None,
         pin_background=args.pin_background,
+        scale_controller_time=args.scale_controller_time,
     )
 
 

@@ -238,3 +238,6 @@ class StaticControl:
 
     async def fabric(self) -> Mapping[str, Any]:  # FabricControl.fabric
         return {"efficiency": None}
+
+    async def poll_seconds(self) -> float | None:  # FabricControl.poll_seconds: no poller
+        return None
