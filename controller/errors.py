@@ -8,6 +8,7 @@
      +-- EngineError                     a request the engine refuses (HTTP 4xx)
      |    +-- UnknownHostError           a host not in the fabric
      |    +-- UnknownTransferError       a completion for a transfer not in flight
+     |    +-- TransferStartedError       a cancel of a transfer already released to start
      |    +-- PathDownError              a forced spine whose path has a cable down or miswired
      |    +-- ForcedSpineError           a forced spine with no path between the two hosts
      |    +-- UnknownPinError            a flow pin id the engine does not hold
@@ -88,6 +89,10 @@ class UnknownHostError(EngineError):
 
 class UnknownTransferError(EngineError):
     """A completion names a transfer that is not in flight (done, timed out or never)."""
+
+
+class TransferStartedError(EngineError):
+    """A cancel names a transfer that is no longer held: it may have started (complete it)."""
 
 
 class PathDownError(EngineError):

@@ -17,6 +17,7 @@ settings. An example::
     controller:
       telemetry: {poll_interval: 100ms, staleness_limit: 500ms}
       api: {bind: 127.0.0.1:8080}
+      scheduling: {policy: srpt, max_wait: 50ms}
 
 Loading validates everything once, so the rest of kvfabric can trust the model:
 
@@ -50,6 +51,7 @@ from __future__ import annotations
 from controller.config.load import load_config, parse_config
 from controller.config.model import (
     MAX_PORT,
+    MAX_WAIT_LIMIT_S,
     AlertSettings,
     ApiSettings,
     ControllerSettings,
@@ -59,9 +61,11 @@ from controller.config.model import (
     LinkConfig,
     LinkEnd,
     Mode,
+    Policy,
     Pool,
     Role,
     SafetySettings,
+    SchedulingSettings,
     SelectionSettings,
     SwitchConfig,
     TelemetrySettings,
@@ -70,6 +74,7 @@ from controller.config.model import (
 
 __all__ = [
     "MAX_PORT",
+    "MAX_WAIT_LIMIT_S",
     "AlertSettings",
     "ApiSettings",
     "ControllerSettings",
@@ -79,9 +84,11 @@ __all__ = [
     "LinkConfig",
     "LinkEnd",
     "Mode",
+    "Policy",
     "Pool",
     "Role",
     "SafetySettings",
+    "SchedulingSettings",
     "SelectionSettings",
     "SwitchConfig",
     "TelemetrySettings",

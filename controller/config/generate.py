@@ -185,6 +185,7 @@ _SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("alerts", "efficiency_tolerance", "efficiency_tolerance", "percent"),
     ("alerts", "tier_mean_max", "tier_mean_max", "percent"),
     ("alerts", "tier_p95_max", "tier_p95_max", "percent"),
+    ("scheduling", "max_wait", "max_wait_s", "duration"),
 )
 
 
@@ -194,6 +195,8 @@ def _controller(c: ControllerSettings) -> dict[str, object]:
     out: dict[str, object] = {}
     if c.mode != d.mode:
         out["mode"] = str(c.mode)
+    if c.scheduling.policy != d.scheduling.policy:
+        out["scheduling"] = {"policy": str(c.scheduling.policy)}
     for section, key, attr, unit in _SETTINGS:
         value, default = getattr(getattr(c, section), attr), getattr(getattr(d, section), attr)
         if value != default:

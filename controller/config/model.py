@@ -37,6 +37,17 @@ class Mode(StrEnum):
     FLOWLET = "flowlet"
 
 
+class Policy(StrEnum):
+    """When a transfer whose best path is shared may start: ``none`` sends every
+    transfer at once (no holding); the others order each path's queue by arrival
+    (``fifo``), by size (``srpt``, shortest first) or by deadline (``edf``)."""
+
+    NONE = "none"
+    FIFO = "fifo"
+    SRPT = "srpt"
+    EDF = "edf"
+
+
 @dataclass(frozen=True, slots=True)
 class SwitchConfig:
     """A P4 switch; ``p4runtime`` is its gRPC target ``host:port``."""
@@ -172,6 +183,22 @@ class AlertSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class SchedulingSettings:
+    """Temporal scheduling of KV transfers (:mod:`controller.engine.schedule`).
+
+    ``policy`` orders the transfers held behind others on a path; none is ever held
+    longer than ``max_wait_s``.
+    """
+
+    policy: Policy = Policy.NONE
+    max_wait_s: float = 0.05
+
+
+MAX_WAIT_LIMIT_S = 60.0
+"""The longest ``max_wait`` the fabric file accepts."""
+
+
+@dataclass(frozen=True, slots=True)
 class ControllerSettings:
     """Everything the controller service reads from the ``controller:`` section."""
 
@@ -183,6 +210,7 @@ class ControllerSettings:
     api: ApiSettings = ApiSettings()
     p4runtime_tls: TlsSettings | None = None
     alerts: AlertSettings = AlertSettings()
+    scheduling: SchedulingSettings = SchedulingSettings()
     audit_interval_s: float = 0.1
     audit_hold_s: float = 2.0
     audit_misses: int = 2

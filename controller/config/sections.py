@@ -16,6 +16,7 @@ from controller.config.checks import Placed, check_fabric
 from controller.config.located import Node, compose
 from controller.config.model import (
     MAX_PORT,
+    MAX_WAIT_LIMIT_S,
     AlertSettings,
     ApiSettings,
     ControllerSettings,
@@ -25,9 +26,11 @@ from controller.config.model import (
     LinkConfig,
     LinkEnd,
     Mode,
+    Policy,
     Pool,
     Role,
     SafetySettings,
+    SchedulingSettings,
     SelectionSettings,
     SwitchConfig,
     TelemetrySettings,
@@ -124,7 +127,7 @@ def _parse_link(node: Node) -> Placed[LinkConfig]:
     return Placed(link, node, ends)
 
 
-# -- controller: {mode, telemetry, selection, safety, kv_class, api, ...} ------------
+# -- controller: {mode, telemetry, selection, safety, kv_class, api, scheduling, ...} ------------
 
 
 def _parse_controller(node: Node, base_dir: Path) -> ControllerSettings:
@@ -139,6 +142,7 @@ def _parse_controller(node: Node, base_dir: Path) -> ControllerSettings:
             "api",
             "p4runtime_tls",
             "alerts",
+            "scheduling",
             "audit_interval",
             "audit_hold",
             "audit_misses",
@@ -155,6 +159,7 @@ def _parse_controller(node: Node, base_dir: Path) -> ControllerSettings:
         api=_parse_api(f["api"], base_dir) if "api" in f else d.api,
         p4runtime_tls=_parse_tls(f["p4runtime_tls"], base_dir) if "p4runtime_tls" in f else None,
         alerts=_parse_alerts(f["alerts"]) if "alerts" in f else d.alerts,
+        scheduling=_parse_scheduling(f["scheduling"]) if "scheduling" in f else d.scheduling,
         audit_interval_s=(
             located.duration(f["audit_interval"], 0.001, 3600.0)
             if "audit_interval" in f
@@ -394,6 +399,19 @@ def _parse_alerts(node: Node) -> AlertSettings:
         where = f.get("median_window") or f["window"]
         raise where.error("the median window must be at least one alert window long")
     return settings
+
+
+def _parse_scheduling(node: Node) -> SchedulingSettings:
+    f = node.fields([], ["policy", "max_wait"])
+    d = SchedulingSettings()
+    return SchedulingSettings(
+        policy=located.choice(f["policy"], Policy) if "policy" in f else d.policy,
+        max_wait_s=(
+            located.duration(f["max_wait"], 0.0, MAX_WAIT_LIMIT_S)
+            if "max_wait" in f
+            else d.max_wait_s
+        ),
+    )
 
 
 def _existing_file(node: Node, base_dir: Path) -> Path:

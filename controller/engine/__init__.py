@@ -8,7 +8,8 @@ returns. Nothing in this package reads a clock or does I/O.
 
 Modules, in the order data flows through them: ``events`` (inputs), ``loads`` (the
 per-port picture), ``selection`` (path choice), ``inflight`` (transfers and tags),
-``safety`` (baselines, reroutes, fallback), ``audit`` (model vs probed wiring),
+``safety`` (baselines, reroutes, fallback), ``schedule`` (when held
+transfers start), ``audit`` (model vs probed wiring),
 ``efficiency`` (offline recomputation), ``static_pins`` (flows held on a spine),
 ``alerts`` (windowed conditions), ``updates``
 (outputs), ``view`` (log records and the fabric view), ``core`` (the engine).
@@ -30,6 +31,7 @@ from controller.engine.updates import (
     InstallPin,
     LinkStatusChanged,
     LogRecord,
+    Released,
     RemovePin,
     SetMode,
     Tag,
@@ -40,6 +42,7 @@ from controller.errors import (
     DuplicatePinError,
     EngineError,
     PathDownError,
+    TransferStartedError,
     UnknownHostError,
     UnknownPinError,
     UnknownTransferError,
@@ -63,12 +66,14 @@ __all__ = [
     "LogRecord",
     "PathDownError",
     "ProbeSeen",
+    "Released",
     "RemoveFlowPin",
     "RemovePin",
     "SetMode",
     "SwitchReading",
     "Tag",
     "TransferRequest",
+    "TransferStartedError",
     "UnknownHostError",
     "UnknownPinError",
     "UnknownTransferError",

@@ -5,13 +5,15 @@ Every entry point takes an event and ``now`` (seconds on the caller's clock) and
 shell feeds it and applies what comes back, so everything here runs in unit tests
 with a fake clock:
 
-    decide(request, now)          -> (Decision, [InstallPin?, RemovePin* of timeouts])
-    complete(id, duration, now)   -> [RemovePin?, LogRecord, SetMode?, Alert?, ...]
+    decide(request, now)          -> (Decision, [InstallPin?, RemovePin* of timeouts,
+                                                   Released*])
+    complete(id, duration, now)   -> [RemovePin?, LogRecord, SetMode?, Alert?, Released*]
                                      (late, after a timeout: [LogRecord(late), Alert?])
+    cancel(id, now)               -> [RemovePin?, LogRecord, Released*]  (a held transfer)
     telemetry(reading, now)       -> [Alert?]                    (a switch's counters)
     audit(round, now)             -> [LinkStatusChanged, InstallPin, Alert, ...]
     tick(now)                     -> timeouts, staleness alerts, the quiet period,
-                                     offline recomputation, alert windows
+                                     offline recomputation, alert windows, releases
     set_mode(mode, now)           -> [SetMode?]                  (the operator)
     pin_flow(id, flow, spine, now) -> (FlowPin, [InstallFlowPin, LogRecord])
     unpin_flow(id, now)           -> [RemoveFlowPin?, LogRecord]
@@ -38,6 +40,13 @@ too many reroutes trip the fallback (:mod:`safety`).
 
 Flow pins (:mod:`static_pins`) hold one flow each on a spine in every mode; the
 audit moves them off a broken cable as it moves transfers.
+
+With a scheduling policy (:mod:`schedule`), a transfer whose candidate paths all
+carry transfers may be *held*: placed and pinned, but told to start later, when a
+:class:`Released` update says so (a completion, a timeout or a cancel freed its
+path, or it waited ``max_wait``). ``waiting(id, now)`` says how long a held transfer
+is still expected to wait; ``next_release()`` when the next one is released
+whatever happens, so the shell can tick then.
 """
 
 from __future__ import annotations
@@ -63,12 +72,14 @@ from controller.engine.inflight import Adoption, InFlight, Placement, TagPool, T
 from controller.engine.liveness import SPAN_POLLS, Liveness, counter_evidence
 from controller.engine.loads import LoadTable
 from controller.engine.safety import PairMemory, RerouteGuard
+from controller.engine.schedule import CLOCK_SLACK_S, REASON_HELD, Queue
 from controller.engine.selection import REASON_REROUTE_YIELDS, PathIndex, choose, evaluate
 from controller.engine.updates import (
     Decision,
     InstallPin,
     LinkStatusChanged,
     LogRecord,
+    Released,
     RemovePin,
     SetMode,
     Tag,
@@ -78,6 +89,7 @@ from controller.errors import (
     EngineError,
     PathDownError,
     TopologyError,
+    TransferStartedError,
     UnknownHostError,
     UnknownTransferError,
 )
@@ -139,6 +151,7 @@ class Engine:
         self._unexpected: set[str] = set()
         self.liveness = Liveness(s.audit_misses, s.audit_hold_s)
         self.flow_pins = FlowPins()
+        self.queue = Queue(s.scheduling.policy, s.scheduling.max_wait_s)
         self._timed_out: dict[int, Transfer] = {}
         self._next_id = 1
         for src in topology.leaves:
@@ -181,7 +194,11 @@ class Engine:
             raise EngineError(f"source and destination are both {src.name!r}")
         pair = (src.leaf, dst.leaf)
         forced = self._forced_path(pair, request.spine) if request.spine is not None else None
+        if request.deadline_s is not None and not request.deadline_s > 0:
+            raise EngineError(f"a deadline must be positive, got {request.deadline_s} s")
         updates = self._expire(now)
+        updates += self._release(now)
+        due = now + request.deadline_s if request.deadline_s is not None else None
         tid = self._next_id
         self._next_id += 1
         trace = request.trace_id or f"kv-{tid:08x}"
@@ -195,7 +212,7 @@ class Engine:
         elif forced is not None and tag is not None:
             decision, placement = self._force(ident, pair, tag, forced)
         else:
-            decision, placement = self._place(ident, pair, tag, now)
+            decision, placement = self._place(ident, pair, tag, now, due)
         if placement.path is not None:
             assert tag is not None
             path = placement.path.path
@@ -203,8 +220,13 @@ class Engine:
                 InstallPin(tid, src.leaf, src.ipv4, dst.ipv4, tag, path.spine, path.up.port)
             )
         deadline = now + self.timeout_s(decision.expected_s)
+        if decision.held:
+            deadline += self.queue.max_wait_s
         self.table.add(placement.contributions)
-        self.inflight.add(Transfer(decision, pair, now, deadline, placement))
+        transfer = Transfer(decision, pair, now, deadline, placement, granted=decision.start_at)
+        self.inflight.add(transfer)
+        if decision.held:
+            self._hold(transfer, now, due)
         self.counts.decisions += 1
         return decision, updates
 
@@ -224,7 +246,7 @@ class Engine:
         )
 
     def _place(
-        self, ident: _Ident, pair: Pair, tag: Tag | None, now: float
+        self, ident: _Ident, pair: Pair, tag: Tag | None, now: float, due: float | None = None
     ) -> tuple[Decision, Placement]:
         """Place a transfer between two racks: a pin, or ECMP and the reasons why."""
         size = ident[4]
@@ -276,10 +298,18 @@ class Engine:
             latency_high=latency_high,
             alone=alone,
         )
-        chosen = candidates[choice.chosen]
-        memory.last_spine = chosen.path.spine
         if choice.reason == REASON_REROUTE_YIELDS:
             memory.avoid_spine = None  # the spine it avoided is now clearly best
+        k, reason, expected = choice.chosen, choice.reason, choice.costs[choice.chosen]
+        hold = self._hold_option(
+            ident[0], candidates, choice.costs, alone, chosen=k, now=now, due=due
+        )
+        start_at = None
+        if hold is not None:
+            k, start_at = hold
+            reason, expected = REASON_HELD, alone[k]
+        chosen = candidates[k]
+        memory.last_spine = chosen.path.spine
         self.counts.pinned += 1
         placement = Placement(
             contributions=((chosen.up, size), (chosen.down, size)),
@@ -287,7 +317,7 @@ class Engine:
             candidates=candidates,
             costs=choice.costs,
             loads=choice.loads,
-            chosen=choice.chosen,
+            chosen=k,
             best=choice.best,
             snapshot=tuple(snapshot),
             shared_bytes=max(self.table.inflight[chosen.up], self.table.inflight[chosen.down]),
@@ -297,11 +327,136 @@ class Engine:
             chosen.path,
             candidates[choice.best].path,
             tag,
-            choice.reason,
-            expected_s=choice.costs[choice.chosen],
+            reason,
+            expected_s=expected,
             fallbacks=tuple(fallbacks),
+            held=start_at is not None,
+            start_at=start_at,
         )
         return decision, placement
+
+    # -- holding ------------------------------------------------------------------------
+
+    def _hold_option(
+        self,
+        tid: int,
+        candidates: tuple[PathIndex, ...],
+        costs: tuple[float, ...],
+        alone: list[float],
+        *,
+        chosen: int,
+        now: float,
+        due: float | None,
+    ) -> tuple[int, float] | None:
+        """The candidate to hold a new transfer on and its expected start, when that
+        completes no later than sending it now on ``chosen`` (:mod:`schedule`)."""
+        queue, inflight = self.queue, self.table.inflight
+        if not queue.active or self.effective_mode is not Mode.KV_AWARE:
+            return None
+        if any(inflight[c.up] == 0 and inflight[c.down] == 0 for c in candidates):
+            return None  # a path nothing shares: go now
+        now_end = now + costs[chosen]
+        best: tuple[int, float] | None = None
+        best_end = now_end + _TIE_S
+        for k, c in enumerate(candidates):
+            h = queue.candidate(tid, (c.up, c.down), now, alone[k], due)
+            start = queue.plan(self._busy_until, now, h)[tid]
+            end = start + alone[k]
+            if now < start <= h.latest and end <= best_end:
+                best, best_end = (k, start), end - _TIE_S
+        return best
+
+    def _busy_until(self, port: int) -> float:
+        """When the transfers running on ``port`` are expected to end (0: none runs)."""
+        transfers = self.inflight.transfers
+        end = 0.0
+        for tid in self.inflight.running_on(port):
+            t = transfers[tid]
+            if t.began is not None and t.decision.expected_s is not None:
+                end = max(end, t.began + t.decision.expected_s)
+        return end
+
+    def _hold(self, t: Transfer, now: float, due: float | None) -> None:
+        """Queue a transfer the decision held (``due``: its deadline, if any)."""
+        d, path = t.decision, t.path
+        assert path is not None and d.expected_s is not None and d.start_at is not None
+        h = self.queue.candidate(d.transfer_id, (path.up, path.down), now, d.expected_s, due)
+        self.queue.add(h)
+        self.queue.replan(self._busy_until, now)  # those it overtook start later
+        self.counts.held += 1
+
+    def _release(self, now: float) -> list[Update]:
+        """Release the held transfers that may start now; refresh the others' starts.
+
+        Outside kv-aware placement nothing is held: every held transfer goes.
+        """
+        queue = self.queue
+        if not queue.held:
+            return []
+        running = self.inflight.running_on
+        if self.effective_mode is Mode.KV_AWARE:
+            due = queue.due(lambda p: bool(running(p)), now)
+        else:
+            due = queue.ordered()
+            queue.held.clear()
+        updates: list[Update] = []
+        for h in due:
+            t = self.inflight.transfers[h.transfer_id]
+            self.inflight.start(t, now)
+            expired = now >= h.latest - CLOCK_SLACK_S
+            updates.append(Released(t.id, now, now - t.requested, expired=expired))
+        queue.replan(self._busy_until, now)
+        return updates
+
+    def waiting(self, transfer_id: int, now: float) -> float:
+        """Seconds a transfer is still expected to be held; 0.0 when it may start.
+
+        UnknownTransferError when it is not in flight (completed, timed out, cancelled
+        or never decided).
+        """
+        if transfer_id not in self.inflight.transfers:
+            raise UnknownTransferError(f"no transfer {transfer_id} is held or in flight")
+        h = self.queue.held.get(transfer_id)
+        return 0.0 if h is None else max(0.0, h.start_at - now)
+
+    def next_release(self) -> float | None:
+        """When the next held transfer is released whatever runs (None: none is held)."""
+        return self.queue.next_due()
+
+    def held_by_path(self) -> dict[str, int]:
+        """How many transfers are held on each path (``leaf>spine>leaf``)."""
+        out: dict[str, int] = {}
+        for tid in self.queue.held:
+            path = self.inflight.transfers[tid].path
+            if path is not None:
+                key = str(path.path)
+                out[key] = out.get(key, 0) + 1
+        return out
+
+    def cancel(self, transfer_id: int, now: float) -> list[Update]:
+        """Give up a held transfer before its release: its pin, tag and bytes go back and
+        the transfers behind it move forward. TransferStartedError once released (report
+        its completion instead), UnknownTransferError when not in flight."""
+        t = self.inflight.transfers.get(transfer_id)
+        if t is None:
+            raise UnknownTransferError(f"no transfer {transfer_id} is held or in flight")
+        if t.began is not None:
+            raise TransferStartedError(
+                f"transfer {transfer_id} is not held (released at {t.began:.3f}): it may have "
+                "started; report its completion instead"
+            )
+        self.queue.drop(transfer_id)
+        self.inflight.pop(transfer_id)
+        updates = self._free(t)
+        self.counts.cancelled += 1
+        updates.append(
+            view.transfer_record(
+                t, now, duration_s=None, baseline_s=None, slow=False, rerouted=False,
+                cancelled=True,
+            )
+        )  # fmt: skip
+        updates += self._release(now)
+        return updates
 
     def _forced_path(self, pair: Pair, spine: str) -> int:
         """The index among the pair's paths of the one through ``spine``."""
@@ -361,13 +516,17 @@ class Engine:
                 raise UnknownTransferError(f"no transfer {transfer_id} in flight")
             updates = self._late(late, duration_s, now)
         else:
+            if t.began is None:  # its sender did not wait for the release
+                self.queue.drop(t.id)
+                t.began = max(t.requested, now - duration_s)
             updates = self._finish(t, duration_s, now)
         updates += self._expire(now)
+        updates += self._release(now)
         updates += self._roll(now)
         return updates
 
-    def _finish(self, t: Transfer, duration_s: float | None, now: float) -> list[Update]:
-        """Release a transfer that completed (``duration_s``) or timed out (None)."""
+    def _free(self, t: Transfer) -> list[Update]:
+        """Give back what a transfer held: its bytes on the load table, its tag, its pin."""
         d = t.decision
         self.table.remove(t.placement.contributions)
         if d.tag is not None:
@@ -376,6 +535,13 @@ class Engine:
         src, dst = self.topology.hosts[d.src], self.topology.hosts[d.dst]
         if t.path is not None and d.tag is not None:
             updates.append(RemovePin(d.transfer_id, src.leaf, src.ipv4, dst.ipv4, d.tag))
+        return updates
+
+    def _finish(self, t: Transfer, duration_s: float | None, now: float) -> list[Update]:
+        """Release a transfer that completed (``duration_s``) or timed out (None)."""
+        d = t.decision
+        self.queue.drop(t.id)
+        updates = self._free(t)
         memory = self.pairs.setdefault(t.pair, PairMemory())
         safety = self.settings.safety
         baseline = memory.baseline_s(d.bytes, safety.baseline_min_samples)
@@ -409,7 +575,7 @@ class Engine:
             )
         )
         if t.path is not None and not t.moved and self._judge_token(now):
-            self._pending.append((t, t.started, now))
+            self._pending.append((t, t.began if t.began is not None else t.requested, now))
         return updates
 
     def timed_out(self, transfer_id: int) -> bool:
@@ -629,6 +795,13 @@ class Engine:
             t.moved.append(f"{old} -> ecmp at {now:.3f}")
         self.table.add(pl.contributions)
         self.counts.moved += 1
+        held = self.queue.held.get(d.transfer_id)
+        if held is not None and t.path is not None:
+            held.up, held.down = t.path.up, t.path.down
+        elif held is not None:  # left to ECMP: nothing to wait for
+            self.queue.drop(d.transfer_id)
+            self.inflight.start(t, now)
+            return [update, Released(d.transfer_id, now, now - t.requested)]
         return [update]
 
     # -- flow pins -----------------------------------------------------------------------
@@ -723,6 +896,7 @@ class Engine:
     def tick(self, now: float) -> list[Update]:
         """Periodic work: timeouts, staleness alerts, the quiet period, alert windows."""
         updates = self._expire(now)
+        updates += self._release(now)
         limit = self.settings.telemetry.staleness_limit_s
         if now - self.started > limit:
             for sw in self.topology.config.switches:
@@ -853,6 +1027,9 @@ class Engine:
         self._fresh[pair] = (table.fresh_epoch, valid_until, *result)
         return result
 
+
+_TIE_S = 1e-9
+"""Completions this close are equal: a tie holds (sending now would slow the others)."""
 
 _LATE_KEPT = 4096
 """Timed-out transfers remembered for a late completion (the oldest are forgotten)."""

@@ -20,6 +20,8 @@ class TransferRequest:
 
     ``spine`` forces the path through that spine (the lab's ``isolated`` reference):
     the engine pins it whatever it would choose, and counts it there.
+    ``deadline_s``: the time from the request by which it should be complete (the
+    ``edf`` policy's key).
     """
 
     src: str
@@ -27,6 +29,7 @@ class TransferRequest:
     bytes: int
     trace_id: str | None = None
     spine: str | None = None
+    deadline_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,14 +50,27 @@ class Placement:
 
 @dataclass(slots=True)
 class Transfer:
-    """A transfer in flight; ``moved`` lists the pins a link failure forced on it."""
+    """A transfer in flight; ``moved`` lists the pins a link failure forced on it.
+
+    ``requested`` is when it was decided, ``granted`` the start its answer gave (the
+    request time unless it was held), ``began`` when it was released to start (None
+    while held).
+    """
 
     decision: Decision
     pair: tuple[str, str]
-    started: float
+    requested: float
     deadline: float
     placement: Placement
     moved: list[str] = field(default_factory=list)
+    granted: float | None = None
+    began: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.granted is None:
+            self.granted = self.requested
+        if self.began is None and not self.decision.held:
+            self.began = self.requested
 
     @property
     def id(self) -> int:
@@ -121,15 +134,35 @@ class InFlight:
         return len(self.transfers)
 
     def add(self, transfer: Transfer) -> None:
-        """Track a new transfer; the pinned ones already on its ports share with it."""
+        """Track a new transfer; the pinned ones already on its ports share with it. A
+        held transfer (``began`` None) runs nowhere until :meth:`start`."""
+        self.transfers[transfer.id] = transfer
+        heapq.heappush(self._deadlines, (transfer.deadline, transfer.id))
+        if transfer.began is not None:
+            self._run(transfer)
+
+    def start(self, transfer: Transfer, now: float) -> None:
+        """A held transfer is released: it runs on its path from ``now``."""
+        transfer.began = now
+        path = transfer.path
+        if path is not None:
+            running = self.transfers
+            transfer.placement.shared_bytes = sum(
+                running[tid].decision.bytes for tid in self._beside(path)
+            )
+        self._run(transfer)
+
+    def _run(self, transfer: Transfer) -> None:
         path = transfer.path
         if path is not None:
             size = transfer.decision.bytes
             for tid in self._beside(path):
                 self.transfers[tid].placement.shared_bytes += size
-        self.transfers[transfer.id] = transfer
-        heapq.heappush(self._deadlines, (transfer.deadline, transfer.id))
         self._index(transfer)
+
+    def running_on(self, port: int) -> set[int]:
+        """The ids of the pinned transfers running on ``port`` (held ones are not)."""
+        return self._on_port.get(port, set())
 
     def pop(self, transfer_id: int) -> Transfer | None:
         """Stop tracking a transfer; None if it is not in flight."""
@@ -148,12 +181,12 @@ class InFlight:
         return self._on_port.get(path.up, set()) | self._on_port.get(path.down, set())
 
     def _index(self, t: Transfer) -> None:
-        if t.path is not None:
+        if t.path is not None and t.began is not None:
             for port in (t.path.up, t.path.down):
                 self._on_port.setdefault(port, set()).add(t.id)
 
     def _unindex(self, t: Transfer) -> None:
-        if t.path is not None:
+        if t.path is not None and t.began is not None:
             for port in (t.path.up, t.path.down):
                 ids = self._on_port.get(port)
                 if ids is not None:

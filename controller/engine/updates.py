@@ -1,7 +1,7 @@
 """What the engine asks the world to do: plain data that the I/O shell applies.
 
     Update = InstallPin | RemovePin | InstallFlowPin | RemoveFlowPin | SetMode
-             | LinkStatusChanged | Alert | LogRecord
+             | LinkStatusChanged | Alert | LogRecord | Released
 
 - :class:`InstallPin`: write (or overwrite) the pin entry of a transfer on its source
   leaf: packets from ``src_ipv4`` to ``dst_ipv4`` carrying ``tag`` leave by
@@ -17,6 +17,8 @@
 - :class:`Alert`: an alert started (``firing``) or stopped; the shell logs it and sets
   its metric.
 - :class:`LogRecord`: one JSON-ready line of the transfer log.
+- :class:`Released`: a held transfer may start now (:mod:`schedule`); the shell
+  answers its sender's ``GET /v1/transfers/{id}/start``.
 
 The :class:`Decision` answers the coordinator; ``tag`` says exactly which header
 values its sender must set.
@@ -50,6 +52,10 @@ class Decision:
     completion time at decision time (it differs from ``path`` under hysteresis and
     rate limiting). ``fallbacks`` says why a transfer was not pinned, or which paths
     were left out. ``tag`` is None only when every tag port is in use.
+
+    ``held``: the transfer must not start before a :class:`Released` (its pin is
+    written already); ``start_at`` is the expected start (engine clock) then, and
+    ``expected_s`` its duration once started.
     """
 
     transfer_id: int
@@ -65,6 +71,8 @@ class Decision:
     expected_s: float | None = None
     local: bool = False
     fallbacks: tuple[str, ...] = ()
+    held: bool = False
+    start_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +139,20 @@ class LogRecord:
         return {"event": self.event, **self.fields}
 
 
+@dataclass(frozen=True, slots=True)
+class Released:
+    """A held transfer may start: released at ``at`` after ``queued_s`` held.
+
+    ``expired`` when it was released because it had been held ``max_wait``, not
+    because its path freed.
+    """
+
+    transfer_id: int
+    at: float
+    queued_s: float
+    expired: bool = False
+
+
 Update = (
     InstallPin
     | RemovePin
@@ -140,4 +162,5 @@ Update = (
     | LinkStatusChanged
     | Alert
     | LogRecord
+    | Released
 )

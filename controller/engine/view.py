@@ -31,6 +31,8 @@ class Counts:
     completed: int = 0
     timeouts: int = 0
     late: int = 0
+    held: int = 0
+    cancelled: int = 0
     reroutes: int = 0
     trips: int = 0
     moved: int = 0
@@ -52,11 +54,18 @@ def transfer_record(
     slow: bool,
     rerouted: bool,
     late: bool = False,
+    cancelled: bool = False,
 ) -> LogRecord:
     """The log line of a finished (``duration_s``) or timed-out (None) transfer.
 
     ``late``: a completion reported after the transfer had timed out (its timeout
-    has its own record, earlier, with ``timed_out``).
+    has its own record, earlier, with ``timed_out``). ``cancelled``: a held transfer
+    given up before its release.
+
+    The times of a transfer: ``requested_at`` (the decision), ``granted_start_at``
+    (the start its answer gave: the request time unless it was held),
+    ``started_at`` (its release; None when it never was), ``completed_at``;
+    ``queue_s`` is the time from the request to the release.
 
     ``utilisation`` is the decision-time snapshot, one list per figure with one entry
     per candidate spine (columns keep a 64-spine record compact).
@@ -82,10 +91,15 @@ def transfer_record(
         "dst": d.dst,
         "pair": f"{t.pair[0]}>{t.pair[1]}",
         "bytes": d.bytes,
-        "requested_at": t.started,
+        "requested_at": t.requested,
+        "granted_start_at": t.granted,
+        "started_at": t.began,
         "completed_at": now if duration_s is not None else None,
         "duration_s": duration_s,
-        "timed_out": duration_s is None,
+        "held": d.held,
+        "queue_s": t.began - t.requested if t.began is not None else None,
+        "timed_out": duration_s is None and not cancelled,
+        "cancelled": cancelled,
         "late": late,
         "mode": str(d.mode),
         "path": path,
@@ -161,7 +175,8 @@ def fabric_view(engine: Engine, now: float) -> dict[str, object]:
             "bytes": t.decision.bytes,
             "path": str(t.path.path) if t.path is not None else None,
             "tag": t.decision.tag.src_port if t.decision.tag is not None else None,
-            "started": t.started,
+            "started": t.requested,
+            "held": t.began is None,
         }
         for t in engine.inflight.transfers.values()
     ]

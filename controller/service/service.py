@@ -489,7 +489,7 @@ class Service:
             src=d.src,
             dst=d.dst,
             size=d.bytes,
-            requested_wall=t.started + offset,
+            requested_wall=t.requested + offset,
             deadline_wall=t.deadline + offset,
             spine=u.spine,
         )

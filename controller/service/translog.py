@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO
 
-_TIMES = ("time", "requested_at", "completed_at")
+_TIMES = ("time", "requested_at", "granted_start_at", "started_at", "completed_at")
 
 
 class TransferLog:

@@ -16,6 +16,7 @@ from controller.config import (
     ControllerSettings,
     FabricConfig,
     SafetySettings,
+    SchedulingSettings,
     SelectionSettings,
     TelemetrySettings,
 )
@@ -35,6 +36,7 @@ def settings(**sections: dict[str, Any]) -> ControllerSettings:
         "selection": SelectionSettings,
         "safety": SafetySettings,
         "alerts": AlertSettings,
+        "scheduling": SchedulingSettings,
     }
     changes: dict[str, Any] = {}
     for section, fields in sections.items():

@@ -14,8 +14,10 @@ from controller.config import (
     FabricConfig,
     LinkEnd,
     Mode,
+    Policy,
     Pool,
     Role,
+    SchedulingSettings,
     load_config,
     parse_config,
 )
@@ -361,6 +363,21 @@ CONTROLLER_BAD = [
         "telemetry: 100ms",
         "fabric.yaml:16:14: controller.telemetry: expected a mapping, got '100ms'",
     ),
+    (
+        "scheduling: {policy: lifo}",
+        "fabric.yaml:16:24: controller.scheduling.policy: expected one of none, fifo, srpt, edf, "
+        "got 'lifo'; did you mean 'fifo'?",
+    ),
+    (
+        "scheduling: {max_wait: 2m}",
+        "fabric.yaml:16:26: controller.scheduling.max_wait: expected a duration between 0us and "
+        "1m, got '2m'",
+    ),
+    (
+        "scheduling: {max_wait: -1ms}",
+        "fabric.yaml:16:26: controller.scheduling.max_wait: expected a duration such as '100ms' "
+        "or '2s', got '-1ms'",
+    ),
 ]
 
 
@@ -384,6 +401,17 @@ def test_in_flight_accounting_is_read_and_written_back() -> None:
     assert cfg.controller.selection.inflight_accounting is False
     assert parse_config(to_yaml(cfg), "x.yaml").controller == cfg.controller
     assert parse_config(BASE, "fabric.yaml").controller.selection.inflight_accounting is True
+
+
+def test_scheduling_is_read_and_written_back() -> None:
+    cfg = parse_config(
+        BASE + "controller:\n  scheduling: {policy: srpt, max_wait: 20ms}\n", "f.yaml"
+    )
+    assert cfg.controller.scheduling == SchedulingSettings(Policy.SRPT, 0.02)
+    assert parse_config(to_yaml(cfg), "x.yaml").controller == cfg.controller
+    assert parse_config(BASE, "fabric.yaml").controller.scheduling == SchedulingSettings(
+        Policy.NONE, 0.05
+    )
 
 
 def test_transfer_timeouts_are_read_and_written_back() -> None:
