@@ -65,7 +65,6 @@ pin cannot be written, and the sender must not wait for a controller to come bac
 from __future__ import annotations
 
 import hmac
-import math
 import time
 import urllib.parse
 from collections.abc import Awaitable, Callable
@@ -83,7 +82,7 @@ from controller.engine import (
 )
 from controller.errors import NotReadyError, PinNotWrittenError
 from controller.service import openapi, schema, ui
-from controller.service.http import HttpError, Request, Response, error_response
+from controller.service.http import HttpError, Request, Response, error_response, finite
 from controller.service.metrics import CONTENT_TYPE
 from controller.service.routes import ROUTES, Route, match
 from controller.service.service import Service
@@ -214,7 +213,7 @@ class Api:
         return Response(200, schema.encode(answer))
 
     async def _fabric(self, _r: Request, _p: dict[str, str]) -> Response:
-        return Response(200, _finite(self.service.fabric()))
+        return Response(200, finite(self.service.fabric()))
 
     async def _get_mode(self, _r: Request, _p: dict[str, str]) -> Response:
         return Response(200, schema.encode(self.service.modes()))
@@ -275,14 +274,3 @@ class Api:
             raise HttpError(502, str(exc)) from None
         except EngineError as exc:
             raise HttpError(422, str(exc)) from None
-
-
-def _finite(value: object) -> object:
-    """``value`` with NaN and infinities replaced by None (JSON has neither)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value

@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -150,6 +151,17 @@ class Response:
 
 def _json(body: object) -> bytes:
     return json.dumps(body, separators=(",", ":"), allow_nan=False, default=str).encode()
+
+
+def finite(value: object) -> object:
+    """``value`` with NaN and infinities replaced by None (JSON has neither)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
 
 
 def error_response(exc: HttpError) -> Response:

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,6 +40,7 @@ from typing import TYPE_CHECKING
 from controller.config import Role
 from controller.engine import tier_utilisation
 from controller.engine.telemetry_math import percentile
+from controller.service.http import finite
 
 if TYPE_CHECKING:
     from controller.service.service import Service
@@ -164,7 +164,7 @@ async def events(service: Service) -> AsyncIterator[bytes]:
     last = ""
     quiet = 0.0
     while True:
-        text = json.dumps(_finite(ui_state(service)), separators=(",", ":"), allow_nan=False)
+        text = json.dumps(finite(ui_state(service)), separators=(",", ":"), allow_nan=False)
         if text != last:
             last, quiet = text, 0.0
             yield f"event: fabric\ndata: {text}\n\n".encode()
@@ -173,14 +173,3 @@ async def events(service: Service) -> AsyncIterator[bytes]:
             yield b": keep-alive\n\n"
         await asyncio.sleep(PUSH_S)
         quiet += PUSH_S
-
-
-def _finite(value: object) -> object:
-    """``value`` with NaN and infinities replaced by None (JSON has neither)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
