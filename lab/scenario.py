@@ -302,13 +302,7 @@ class Scenario:
 
 def load_scenario(path: str | Path, tool: Tool = Tool.LAB) -> Scenario:
     """Load and validate a scenario file for ``tool``."""
-    file = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ScenarioError(file, "", f"cannot read the file: {reason}") from None
-    return parse_scenario(text, file, tool)
+    return parse_scenario(located.read_file(path, ScenarioError), str(path), tool)
 
 
 def parse_scenario(text: str, file: str = "<string>", tool: Tool = Tool.LAB) -> Scenario:
@@ -386,22 +380,20 @@ def _parse_document(root: Node, file: str, tool: Tool = Tool.LAB) -> Scenario:
     return Scenario(
         name=located.name(f["name"]) if "name" in f else Path(file).stem,
         description=located.string(f["description"]).strip() if "description" in f else "",
-        fabric=_parse_fabric(f["fabric"]) if "fabric" in f else FabricParams(),
-        shaping=_parse_shaping(f["shaping"]) if "shaping" in f else Shaping(),
-        hosts=_parse_hosts(f["hosts"]) if "hosts" in f else HostRoles(),
+        fabric=located.optional(f, "fabric", FabricParams(), _parse_fabric),
+        shaping=located.optional(f, "shaping", Shaping(), _parse_shaping),
+        hosts=located.optional(f, "hosts", HostRoles(), _parse_hosts),
         transfer=_parse_transfer(f["transfer"]),
         phases=phases,
         background=background,
         events=events,
-        run=_parse_run(f["run"]) if "run" in f else RunSettings(),
+        run=located.optional(f, "run", RunSettings(), _parse_run),
         modes=(
             _parse_modes(f["modes"], tool)
             if "modes" in f
             else _default_modes(tool, scheduled="scheduling" in f)
         ),
-        scheduling=(
-            parse_scheduling(f["scheduling"]) if "scheduling" in f else SchedulingSettings()
-        ),
+        scheduling=located.optional(f, "scheduling", SchedulingSettings(), parse_scheduling),
         simulation=(
             parse_simulation(f["simulation"], Path(file).parent)
             if "simulation" in f
@@ -422,11 +414,9 @@ def _parse_fabric(node: Node) -> FabricParams:
     keys += ["uplinks_per_leaf", "spine_rates", "prefill_hosts_per_leaf"]
     f = node.fields([], keys)
     d = FabricParams()
-    leaves = located.integer(f["leaves"], 1, 254) if "leaves" in f else d.leaves
-    spines = located.integer(f["spines"], 1, 64) if "spines" in f else d.spines
-    hosts = (
-        located.integer(f["hosts_per_leaf"], 1, 64) if "hosts_per_leaf" in f else d.hosts_per_leaf
-    )
+    leaves = located.optional(f, "leaves", d.leaves, located.integer, 1, 254)
+    spines = located.optional(f, "spines", d.spines, located.integer, 1, 64)
+    hosts = located.optional(f, "hosts_per_leaf", d.hosts_per_leaf, located.integer, 1, 64)
     uplinks = None
     if "uplinks_per_leaf" in f:
         uplinks = located.integer(f["uplinks_per_leaf"], spines, 64 * spines)
@@ -452,11 +442,9 @@ def _parse_fabric(node: Node) -> FabricParams:
         prefill_hosts_per_leaf=prefill_hosts,
         leaves=leaves,
         hosts_per_leaf=hosts,
-        link_bps=located.capacity(f["link_rate"]) if "link_rate" in f else d.link_bps,
-        host_bps=located.capacity(f["host_rate"]) if "host_rate" in f else None,
-        prefill_leaves=(
-            located.integer(f["prefill_leaves"], 1, leaves - 1) if "prefill_leaves" in f else None
-        ),
+        link_bps=located.optional(f, "link_rate", d.link_bps, located.capacity),
+        host_bps=located.optional(f, "host_rate", None, located.capacity),
+        prefill_leaves=located.optional(f, "prefill_leaves", None, located.integer, 1, leaves - 1),
     )
 
 
@@ -470,7 +458,7 @@ def _parse_shaping(node: Node) -> Shaping:
             LinkRate(located.name(g["leaf"]), located.name(g["spine"]), located.capacity(g["rate"]))
         )
     return Shaping(
-        queue_packets=located.integer(f["queue"], 2, 100_000) if "queue" in f else 10,
+        queue_packets=located.optional(f, "queue", 10, located.integer, 2, 100_000),
         links=tuple(links),
     )
 
@@ -509,7 +497,7 @@ def _parse_transfer(node: Node) -> TransferSize:
             model = preset(name)
         except KeyError as exc:
             raise f["model"].error(str(exc.args[0])) from None
-        dtype = located.choice(f["dtype"], Dtype) if "dtype" in f else Dtype.BF16
+        dtype = located.optional(f, "dtype", Dtype.BF16, located.choice, Dtype)
         tokens = located.integer(f["tokens"], 1, 10_000_000)
         real_bytes = model.kv_bytes(tokens, dtype)
     elif "bytes" in f:
@@ -525,17 +513,13 @@ def _parse_transfer(node: Node) -> TransferSize:
         model=model,
         dtype=dtype,
         tokens=tokens,
-        real_link_bps=located.capacity(f["real_link_rate"])
-        if "real_link_rate" in f
-        else d.real_link_bps,
-        real_poll_interval_s=(
-            located.duration(f["real_poll_interval"], 1e-6, 3600.0)
-            if "real_poll_interval" in f
-            else d.real_poll_interval_s
+        real_link_bps=located.optional(f, "real_link_rate", d.real_link_bps, located.capacity),
+        real_poll_interval_s=located.optional(
+            f, "real_poll_interval", d.real_poll_interval_s, located.duration, 1e-6, 3600.0
         ),
-        real_rtt_s=located.duration(f["real_rtt"], 1e-9, 10.0) if "real_rtt" in f else d.real_rtt_s,
-        lab_bytes=byte_size(f["lab_bytes"]) if "lab_bytes" in f else None,
-        time_scale=located.number(f["time_scale"], 1e-9) if "time_scale" in f else None,
+        real_rtt_s=located.optional(f, "real_rtt", d.real_rtt_s, located.duration, 1e-9, 10.0),
+        lab_bytes=located.optional(f, "lab_bytes", None, byte_size),
+        time_scale=located.optional(f, "time_scale", None, located.number, 1e-9),
     )
 
 
@@ -555,7 +539,7 @@ def _parse_phase(node: Node) -> Phase:
     required, optional = _PHASE_KEYS[kind]
     f = node.fields(["kind", *required], optional)
     if kind is PhaseKind.SEQUENTIAL:
-        gap = located.duration(f["gap"], 0.0, 3600.0) if "gap" in f else 1.0
+        gap = located.optional(f, "gap", 1.0, located.duration, 0.0, 3600.0)
         return Phase(kind, count=located.integer(f["count"], 1, 100_000), gap_s=gap)
     if kind is PhaseKind.POISSON:
         return Phase(
@@ -563,7 +547,7 @@ def _parse_phase(node: Node) -> Phase:
             count=located.integer(f["count"], 1, 100_000),
             mean_gap_s=located.duration(f["mean_gap"], 1e-3, 3600.0),
         )
-    window = located.duration(f["window"], 0.0, 3600.0) if "window" in f else 0.0
+    window = located.optional(f, "window", 0.0, located.duration, 0.0, 3600.0)
     every = located.duration(f["every"], 1e-3, 3600.0)
     if window > every:
         raise f["window"].error(f"a burst's window must fit in its period ('every': {every:g}s)")
@@ -589,7 +573,7 @@ def _parse_background(node: Node) -> BackgroundLoad:
     f = node.fields(*_BACKGROUND_KEYS)
     located.one_of_keys(node, f, ["spine", "link"])
     load = located.fraction(f["load"], 0.0, 1.0)
-    protocol = located.choice(f["protocol"], Protocol) if "protocol" in f else Protocol.UDP
+    protocol = located.optional(f, "protocol", Protocol.UDP, located.choice, Protocol)
     if "link" in f:
         if "after_failure" in f:
             raise f["after_failure"].error("'after_failure' goes with 'spine', not with 'link'")
@@ -603,7 +587,7 @@ def _parse_background(node: Node) -> BackgroundLoad:
         spine=None if spine_text == "all" else located.name(f["spine"]),
         load=load,
         protocol=protocol,
-        after_failure=located.name(f["after_failure"]) if "after_failure" in f else None,
+        after_failure=located.optional(f, "after_failure", None, located.name),
     )
 
 
@@ -632,13 +616,11 @@ def _parse_run(node: Node) -> RunSettings:
     f = node.fields([], ["warmup", "transfer_timeout", "settle"])
     d = RunSettings()
     return RunSettings(
-        warmup_s=located.duration(f["warmup"], 0.0, 600.0) if "warmup" in f else d.warmup_s,
-        transfer_timeout_s=(
-            located.duration(f["transfer_timeout"], 0.1, 86400.0)
-            if "transfer_timeout" in f
-            else d.transfer_timeout_s
+        warmup_s=located.optional(f, "warmup", d.warmup_s, located.duration, 0.0, 600.0),
+        transfer_timeout_s=located.optional(
+            f, "transfer_timeout", d.transfer_timeout_s, located.duration, 0.1, 86400.0
         ),
-        settle_s=located.duration(f["settle"], 0.0, 600.0) if "settle" in f else d.settle_s,
+        settle_s=located.optional(f, "settle", d.settle_s, located.duration, 0.0, 600.0),
     )
 
 
@@ -687,15 +669,4 @@ def parse_bytes(text: str) -> int:
 
 def byte_size(node: Node) -> int:
     """A positive size in bytes: an integer, or text such as ``2MB``."""
-    raw = node.value() if node.is_scalar else None
-    if isinstance(raw, int) and not isinstance(raw, bool):
-        size = raw
-    else:
-        text = node.text("a size such as '2MB'")
-        try:
-            size = parse_bytes(text)
-        except ValueError as exc:
-            raise node.error(f"{exc}, got {text!r}") from None
-    if size <= 0:
-        raise node.error(f"expected a positive size, got {node.got()}")
-    return size
+    return located.positive_amount(node, "size", "'2MB'", parse_bytes)

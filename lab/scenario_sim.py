@@ -43,26 +43,18 @@ def parse_simulation(node: Node, base_dir: Path) -> SimulationSettings:
     f = node.fields([], [*keys, "controller"])
     d = SimulationSettings()
     return SimulationSettings(
-        ecmp_k=located.integer(f["ecmp_k"], 1, 64) if "ecmp_k" in f else d.ecmp_k,
-        flowlet_period_s=(
-            located.duration(f["flowlet_period"], 1e-6, 3600.0)
-            if "flowlet_period" in f
-            else d.flowlet_period_s
+        ecmp_k=located.optional(f, "ecmp_k", d.ecmp_k, located.integer, 1, 64),
+        flowlet_period_s=located.optional(
+            f, "flowlet_period", d.flowlet_period_s, located.duration, 1e-6, 3600.0
         ),
-        write_latency_s=(
-            located.duration(f["write_latency"], 0.0, 60.0)
-            if "write_latency" in f
-            else d.write_latency_s
+        write_latency_s=located.optional(
+            f, "write_latency", d.write_latency_s, located.duration, 0.0, 60.0
         ),
-        telemetry_delay_s=(
-            located.duration(f["telemetry_delay"], 0.0, 60.0)
-            if "telemetry_delay" in f
-            else d.telemetry_delay_s
+        telemetry_delay_s=located.optional(
+            f, "telemetry_delay", d.telemetry_delay_s, located.duration, 0.0, 60.0
         ),
-        sample_interval_s=(
-            located.duration(f["sample_interval"], 1e-6, 3600.0) if "sample_interval" in f else None
+        sample_interval_s=located.optional(
+            f, "sample_interval", None, located.duration, 1e-6, 3600.0
         ),
-        controller=(
-            parse_controller_settings(f["controller"], base_dir) if "controller" in f else None
-        ),
+        controller=located.optional(f, "controller", None, parse_controller_settings, base_dir),
     )

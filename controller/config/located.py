@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TypeVar
+from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
 import yaml
 
@@ -35,11 +36,21 @@ from controller.config.units import (
     parse_duration,
     parse_fraction,
 )
-from controller.errors import ConfigError
+from controller.errors import ConfigError, LocatedError
 from kvfabric.suggest import did_you_mean
 
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 _NULL_TAG = "tag:yaml.org,2002:null"
+
+
+def read_file(path: str | Path, error: type[LocatedError] = ConfigError) -> str:
+    """The UTF-8 text of the file at ``path``; ``error`` located at the file when it
+    cannot be read."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise error(str(path), "", f"cannot read the file: {reason}") from None
 
 
 def compose(file: str, text: str) -> Node:
@@ -174,6 +185,9 @@ def _one_of(names: Iterable[str]) -> str:
 
 
 E = TypeVar("E", bound=StrEnum)
+D = TypeVar("D")
+T = TypeVar("T")
+P = ParamSpec("P")
 
 _MAC = re.compile(r"^[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5}$")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
@@ -237,29 +251,43 @@ def choice(node: Node, enum: type[E]) -> E:
     )
 
 
+def optional(
+    fields: Mapping[str, Node],
+    key: str,
+    default: D,
+    parse: Callable[Concatenate[Node, P], T],
+    *args: P.args,
+    **kwargs: P.kwargs,
+) -> T | D:
+    """``parse(fields[key], *args)`` when the optional ``key`` is there, else ``default``."""
+    return parse(fields[key], *args, **kwargs) if key in fields else default
+
+
 def capacity(node: Node) -> int:
     """A positive capacity in bit/s: ``20Mbps``, ``400Gbps`` or an integer of bit/s."""
+    return positive_amount(node, "capacity", "'20Mbps' or '400Gbps'", parse_capacity)
+
+
+def positive_amount(node: Node, noun: str, example: str, parse: Callable[[str], int]) -> int:
+    """A positive integer amount: an integer, or text that ``parse`` reads (it raises
+    ValueError on bad text); ``noun`` and ``example`` name it in errors."""
     value = node.value() if node.is_scalar else None
     if isinstance(value, int) and not isinstance(value, bool):
-        bps = value
+        amount = value
     else:
-        text = node.text("a capacity such as '20Mbps' or '400Gbps'")
+        text = node.text(f"a {noun} such as {example}")
         try:
-            bps = parse_capacity(text)
-        except UnitError as exc:
+            amount = parse(text)
+        except ValueError as exc:
             raise node.error(f"{exc}, got {text!r}") from None
-    if bps <= 0:
-        raise node.error(f"expected a positive capacity, got {node.got()}")
-    return bps
+    if amount <= 0:
+        raise node.error(f"expected a positive {noun}, got {node.got()}")
+    return amount
 
 
 def duration(node: Node, lo: float, hi: float) -> float:
     """Seconds of a duration with a unit, in ``lo..hi`` seconds."""
-    text = node.text("a duration such as '100ms' or '2s'")
-    try:
-        seconds = parse_duration(text)
-    except UnitError as exc:
-        raise node.error(f"{exc}, got {node.got()}") from None
+    text, seconds = _with_unit(node, "a duration such as '100ms' or '2s'", parse_duration)
     if not lo <= seconds <= hi:
         raise node.error(
             f"expected a duration between {format_duration(lo)} and "
@@ -270,14 +298,19 @@ def duration(node: Node, lo: float, hi: float) -> float:
 
 def fraction(node: Node, lo: float = 0.0, hi: float = 1.0) -> float:
     """A fraction in ``lo..hi`` written as ``10%`` or ``0.1``."""
-    text = node.text("a percentage such as '10%'")
-    try:
-        value = parse_fraction(text)
-    except UnitError as exc:
-        raise node.error(f"{exc}, got {node.got()}") from None
+    text, value = _with_unit(node, "a percentage such as '10%'", parse_fraction)
     if not lo <= value <= hi:
         raise node.error(f"expected a percentage {lo:.0%}..{hi:.0%}, got {text!r}")
     return value
+
+
+def _with_unit(node: Node, what: str, parse: Callable[[str], float]) -> tuple[str, float]:
+    """The node's text and what ``parse`` reads in it; a located error otherwise."""
+    text = node.text(what)
+    try:
+        return text, parse(text)
+    except UnitError as exc:
+        raise node.error(f"{exc}, got {node.got()}") from None
 
 
 def ipv4_interface(node: Node) -> ipaddress.IPv4Interface:

@@ -80,10 +80,8 @@ def _parse_switch(node: Node) -> Placed[SwitchConfig]:
         role=located.choice(f["role"], Role),
         p4runtime=f"{host}:{port}",
         device_id=located.integer(f["device_id"], 0, _UINT64_MAX),
-        election_id=located.integer(f["election_id"], 1, _UINT128_MAX)
-        if "election_id" in f
-        else None,
-        subnet=located.ipv4_network(f["subnet"]) if "subnet" in f else None,
+        election_id=located.optional(f, "election_id", None, located.integer, 1, _UINT128_MAX),
+        subnet=located.optional(f, "subnet", None, located.ipv4_network),
     )
     if switch.subnet is not None and switch.role is Role.SPINE:
         raise f["subnet"].error("only leaves have a subnet (the prefix of their hosts)")
@@ -103,8 +101,8 @@ def _parse_host(node: Node) -> Placed[HostConfig]:
         ipv4=iface.ip,
         prefix_len=iface.network.prefixlen,
         mac=located.mac(f["mac"]),
-        pool=located.choice(f["pool"], Pool) if "pool" in f else Pool.OTHER,
-        capacity_bps=located.capacity(f["capacity"]) if "capacity" in f else 0,
+        pool=located.optional(f, "pool", Pool.OTHER, located.choice, Pool),
+        capacity_bps=located.optional(f, "capacity", 0, located.capacity),
     )
     return Placed(host, node, f)
 
@@ -151,30 +149,24 @@ def _parse_controller(node: Node, base_dir: Path) -> ControllerSettings:
     )
     d = ControllerSettings()
     return ControllerSettings(
-        mode=located.choice(f["mode"], Mode) if "mode" in f else d.mode,
-        telemetry=_parse_telemetry(f["telemetry"]) if "telemetry" in f else d.telemetry,
-        selection=_parse_selection(f["selection"]) if "selection" in f else d.selection,
-        safety=_parse_safety(f["safety"]) if "safety" in f else d.safety,
-        kv_class=_parse_kv_class(f["kv_class"]) if "kv_class" in f else d.kv_class,
-        api=_parse_api(f["api"], base_dir) if "api" in f else d.api,
-        p4runtime_tls=_parse_tls(f["p4runtime_tls"], base_dir) if "p4runtime_tls" in f else None,
-        alerts=_parse_alerts(f["alerts"]) if "alerts" in f else d.alerts,
-        scheduling=_parse_scheduling(f["scheduling"]) if "scheduling" in f else d.scheduling,
-        audit_interval_s=(
-            located.duration(f["audit_interval"], 0.001, 3600.0)
-            if "audit_interval" in f
-            else d.audit_interval_s
+        mode=located.optional(f, "mode", d.mode, located.choice, Mode),
+        telemetry=located.optional(f, "telemetry", d.telemetry, _parse_telemetry),
+        selection=located.optional(f, "selection", d.selection, _parse_selection),
+        safety=located.optional(f, "safety", d.safety, _parse_safety),
+        kv_class=located.optional(f, "kv_class", d.kv_class, _parse_kv_class),
+        api=located.optional(f, "api", d.api, _parse_api, base_dir),
+        p4runtime_tls=located.optional(f, "p4runtime_tls", None, _parse_tls, base_dir),
+        alerts=located.optional(f, "alerts", d.alerts, _parse_alerts),
+        scheduling=located.optional(f, "scheduling", d.scheduling, _parse_scheduling),
+        audit_interval_s=located.optional(
+            f, "audit_interval", d.audit_interval_s, located.duration, 0.001, 3600.0
         ),
-        audit_hold_s=(
-            located.duration(f["audit_hold"], 0.0, 3600.0) if "audit_hold" in f else d.audit_hold_s
+        audit_hold_s=located.optional(
+            f, "audit_hold", d.audit_hold_s, located.duration, 0.0, 3600.0
         ),
-        audit_misses=(
-            located.integer(f["audit_misses"], 1, 1000) if "audit_misses" in f else d.audit_misses
-        ),
-        flowlet_timeout_s=(
-            located.duration(f["flowlet_timeout"], 1e-6, 10.0)
-            if "flowlet_timeout" in f
-            else d.flowlet_timeout_s
+        audit_misses=located.optional(f, "audit_misses", d.audit_misses, located.integer, 1, 1000),
+        flowlet_timeout_s=located.optional(
+            f, "flowlet_timeout", d.flowlet_timeout_s, located.duration, 1e-6, 10.0
         ),
     )
 
@@ -182,15 +174,9 @@ def _parse_controller(node: Node, base_dir: Path) -> ControllerSettings:
 def _parse_telemetry(node: Node) -> TelemetrySettings:
     f = node.fields([], ["poll_interval", "staleness_limit", "smoothing"])
     d = TelemetrySettings()
-    poll = (
-        located.duration(f["poll_interval"], 0.001, 60.0)
-        if "poll_interval" in f
-        else d.poll_interval_s
-    )
-    stale = (
-        located.duration(f["staleness_limit"], 0.001, 3600.0)
-        if "staleness_limit" in f
-        else d.staleness_limit_s
+    poll = located.optional(f, "poll_interval", d.poll_interval_s, located.duration, 0.001, 60.0)
+    stale = located.optional(
+        f, "staleness_limit", d.staleness_limit_s, located.duration, 0.001, 3600.0
     )
     if stale < poll:
         where = f.get("staleness_limit") or f["poll_interval"]
@@ -198,7 +184,7 @@ def _parse_telemetry(node: Node) -> TelemetrySettings:
             f"the staleness limit ({stale * 1e3:g}ms) must be at least the poll interval "
             f"({poll * 1e3:g}ms), or every switch would always be stale"
         )
-    smoothing = located.duration(f["smoothing"], 0.0, 600.0) if "smoothing" in f else d.smoothing_s
+    smoothing = located.optional(f, "smoothing", d.smoothing_s, located.duration, 0.0, 600.0)
     return TelemetrySettings(poll, stale, smoothing)
 
 
@@ -206,18 +192,12 @@ def _parse_selection(node: Node) -> SelectionSettings:
     keys = ["hysteresis", "util_delta", "latency_factor", "max_cost_ratio", "inflight_accounting"]
     f = node.fields([], keys)
     d = SelectionSettings()
-    ratio = located.number(f["max_cost_ratio"], 1.0, 1000.0) if "max_cost_ratio" in f else None
+    ratio = located.optional(f, "max_cost_ratio", None, located.number, 1.0, 1000.0)
     return SelectionSettings(
-        hysteresis=located.fraction(f["hysteresis"], 0.0, 1.0)
-        if "hysteresis" in f
-        else d.hysteresis,
-        util_delta=located.fraction(f["util_delta"], 0.0, 1.0)
-        if "util_delta" in f
-        else d.util_delta,
-        latency_factor=(
-            located.number(f["latency_factor"], 1.0, 100.0)
-            if "latency_factor" in f
-            else d.latency_factor
+        hysteresis=located.optional(f, "hysteresis", d.hysteresis, located.fraction, 0.0, 1.0),
+        util_delta=located.optional(f, "util_delta", d.util_delta, located.fraction, 0.0, 1.0),
+        latency_factor=located.optional(
+            f, "latency_factor", d.latency_factor, located.number, 1.0, 100.0
         ),
         max_cost_ratio=ratio if ratio is not None else d.max_cost_ratio,
         inflight_accounting=(
@@ -242,10 +222,8 @@ def _parse_safety(node: Node) -> SafetySettings:
     ]
     f = node.fields([], keys)
     d = SafetySettings()
-    timeout = (
-        located.duration(f["transfer_timeout"], 0.001, 86400.0)
-        if "transfer_timeout" in f
-        else d.transfer_timeout_s
+    timeout = located.optional(
+        f, "transfer_timeout", d.transfer_timeout_s, located.duration, 0.001, 86400.0
     )
     timeout_max = (
         located.duration(f["transfer_timeout_max"], 0.001, 86400.0)
@@ -257,12 +235,8 @@ def _parse_safety(node: Node) -> SafetySettings:
             f"the longest transfer timeout ({format_duration(timeout_max)}) must be at least "
             f"transfer_timeout ({format_duration(timeout)})"
         )
-    window = located.integer(f["baseline_window"], 1, 10_000) if "baseline_window" in f else None
-    min_samples = (
-        located.integer(f["baseline_min_samples"], 1, 10_000)
-        if "baseline_min_samples" in f
-        else None
-    )
+    window = located.optional(f, "baseline_window", None, located.integer, 1, 10_000)
+    min_samples = located.optional(f, "baseline_min_samples", None, located.integer, 1, 10_000)
     window = window or d.baseline_window
     min_samples = min_samples or min(d.baseline_min_samples, window)
     if min_samples > window:
@@ -270,31 +244,21 @@ def _parse_safety(node: Node) -> SafetySettings:
             f"expected at most baseline_window ({window}), got {min_samples}"
         )
     return SafetySettings(
-        slow_factor=located.number(f["slow_factor"], 1.0, 100.0)
-        if "slow_factor" in f
-        else d.slow_factor,
+        slow_factor=located.optional(f, "slow_factor", d.slow_factor, located.number, 1.0, 100.0),
         baseline_window=window,
         baseline_min_samples=min_samples,
-        reroute_limit=(
-            located.integer(f["reroute_limit"], 0, 1_000_000)
-            if "reroute_limit" in f
-            else d.reroute_limit
+        reroute_limit=located.optional(
+            f, "reroute_limit", d.reroute_limit, located.integer, 0, 1_000_000
         ),
-        reroute_window_s=(
-            located.duration(f["reroute_window"], 0.001, 86400.0)
-            if "reroute_window" in f
-            else d.reroute_window_s
+        reroute_window_s=located.optional(
+            f, "reroute_window", d.reroute_window_s, located.duration, 0.001, 86400.0
         ),
-        quiet_period_s=(
-            located.duration(f["quiet_period"], 0.0, 7 * 86400.0)
-            if "quiet_period" in f
-            else d.quiet_period_s
+        quiet_period_s=located.optional(
+            f, "quiet_period", d.quiet_period_s, located.duration, 0.0, 7 * 86400.0
         ),
         transfer_timeout_s=timeout,
-        timeout_factor=(
-            located.number(f["timeout_factor"], 1.0, 1000.0)
-            if "timeout_factor" in f
-            else d.timeout_factor
+        timeout_factor=located.optional(
+            f, "timeout_factor", d.timeout_factor, located.number, 1.0, 1000.0
         ),
         transfer_timeout_max_s=timeout_max,
     )
@@ -303,7 +267,7 @@ def _parse_safety(node: Node) -> SafetySettings:
 def _parse_kv_class(node: Node) -> KvClassSettings:
     f = node.fields([], ["dscp", "tag_ports"])
     d = KvClassSettings()
-    dscp = located.integer(f["dscp"], 1, 63) if "dscp" in f else d.dscp
+    dscp = located.optional(f, "dscp", d.dscp, located.integer, 1, 63)
     first, last = d.tag_port_first, d.tag_port_last
     if "tag_ports" in f:
         text = f["tag_ports"].text("a port range such as '40000-40999'")
@@ -347,8 +311,8 @@ def _parse_tls(node: Node, base_dir: Path) -> TlsSettings:
         raise f[given].error(f"a client {given!r} needs its {missing!r} too")
     return TlsSettings(
         ca_cert=_existing_file(f["ca_cert"], base_dir),
-        cert=_existing_file(f["cert"], base_dir) if "cert" in f else None,
-        key=_existing_file(f["key"], base_dir) if "key" in f else None,
+        cert=located.optional(f, "cert", None, _existing_file, base_dir),
+        key=located.optional(f, "key", None, _existing_file, base_dir),
     )
 
 
@@ -367,33 +331,21 @@ def _parse_alerts(node: Node) -> AlertSettings:
     f = node.fields([], keys)
     d = AlertSettings()
     settings = AlertSettings(
-        window_s=located.duration(f["window"], 1.0, 86400.0) if "window" in f else d.window_s,
-        p99_limit_s=located.duration(f["p99_limit"], 1e-6, 3600.0)
-        if "p99_limit" in f
-        else d.p99_limit_s,
-        p99_rise=located.fraction(f["p99_rise"], 0.0, 10.0) if "p99_rise" in f else d.p99_rise,
-        median_window_s=(
-            located.duration(f["median_window"], 60.0, 365 * 86400.0)
-            if "median_window" in f
-            else d.median_window_s
+        window_s=located.optional(f, "window", d.window_s, located.duration, 1.0, 86400.0),
+        p99_limit_s=located.optional(f, "p99_limit", d.p99_limit_s, located.duration, 1e-6, 3600.0),
+        p99_rise=located.optional(f, "p99_rise", d.p99_rise, located.fraction, 0.0, 10.0),
+        median_window_s=located.optional(
+            f, "median_window", d.median_window_s, located.duration, 60.0, 365 * 86400.0
         ),
-        efficiency_min=(
-            located.fraction(f["efficiency_min"]) if "efficiency_min" in f else d.efficiency_min
+        efficiency_min=located.optional(f, "efficiency_min", d.efficiency_min, located.fraction),
+        efficiency_windows=located.optional(
+            f, "efficiency_windows", d.efficiency_windows, located.integer, 1, 1000
         ),
-        efficiency_windows=(
-            located.integer(f["efficiency_windows"], 1, 1000)
-            if "efficiency_windows" in f
-            else d.efficiency_windows
+        efficiency_tolerance=located.optional(
+            f, "efficiency_tolerance", d.efficiency_tolerance, located.fraction
         ),
-        efficiency_tolerance=(
-            located.fraction(f["efficiency_tolerance"])
-            if "efficiency_tolerance" in f
-            else d.efficiency_tolerance
-        ),
-        tier_mean_max=located.fraction(f["tier_mean_max"])
-        if "tier_mean_max" in f
-        else d.tier_mean_max,
-        tier_p95_max=located.fraction(f["tier_p95_max"]) if "tier_p95_max" in f else d.tier_p95_max,
+        tier_mean_max=located.optional(f, "tier_mean_max", d.tier_mean_max, located.fraction),
+        tier_p95_max=located.optional(f, "tier_p95_max", d.tier_p95_max, located.fraction),
     )
     if settings.median_window_s < settings.window_s:
         where = f.get("median_window") or f["window"]
@@ -405,11 +357,9 @@ def _parse_scheduling(node: Node) -> SchedulingSettings:
     f = node.fields([], ["policy", "max_wait"])
     d = SchedulingSettings()
     return SchedulingSettings(
-        policy=located.choice(f["policy"], Policy) if "policy" in f else d.policy,
-        max_wait_s=(
-            located.duration(f["max_wait"], 0.0, MAX_WAIT_LIMIT_S)
-            if "max_wait" in f
-            else d.max_wait_s
+        policy=located.optional(f, "policy", d.policy, located.choice, Policy),
+        max_wait_s=located.optional(
+            f, "max_wait", d.max_wait_s, located.duration, 0.0, MAX_WAIT_LIMIT_S
         ),
     )
 
