@@ -35,12 +35,7 @@ from collections import deque
 from pathlib import Path
 
 from controller.engine.telemetry_math import percentile
-from tests.controller_service.harness import (
-    Api,
-    ControllerProc,
-    RunningSwitches,
-    compile_pipeline,
-)
+from tests.controller_service.harness import Api, served_fabric
 
 HOSTS = (("h11", "h21"), ("h12", "h22"), ("h11", "h22"), ("h12", "h21"))
 
@@ -54,51 +49,41 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=16, help="connections of the burst")
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory(prefix="kvfabric-bench-") as tmp:
-        work = Path(tmp)
-        pipeline = compile_pipeline(work)
-        fabric = RunningSwitches(work).start()
-        controller = ControllerProc(fabric.path, pipeline, "--no-audit")
-        try:
-            controller.start()
-            api = controller.api()
-            api.wait_ready()
-            post: list[float] = []
-            complete: list[float] = []
-            pinned = 0
-            open_ids: deque[str] = deque()
-            for n in range(args.warmup + args.requests):
-                src, dst = HOSTS[n % len(HOSTS)]
-                body = {"src": src, "dst": dst, "bytes": 4_000_000}
+    with (
+        tempfile.TemporaryDirectory(prefix="kvfabric-bench-") as tmp,
+        served_fabric(Path(tmp)) as served,
+    ):
+        controller, api = served.controller, served.api
+        post: list[float] = []
+        complete: list[float] = []
+        pinned = 0
+        open_ids: deque[str] = deque()
+        for n in range(args.warmup + args.requests):
+            src, dst = HOSTS[n % len(HOSTS)]
+            body = {"src": src, "dst": dst, "bytes": 4_000_000}
+            t0 = time.perf_counter()
+            status, answer = api.call("POST", "/v1/transfers", body)
+            took = time.perf_counter() - t0
+            if status != 201:
+                raise SystemExit(f"POST /v1/transfers answered {status}: {answer}")
+            open_ids.append(str(answer["id"]))
+            if n >= args.warmup:
+                post.append(took)
+                pinned += answer["placement"] == "pinned"
+            if len(open_ids) > args.inflight:
+                tid = open_ids.popleft()
                 t0 = time.perf_counter()
-                status, answer = api.call("POST", "/v1/transfers", body)
-                took = time.perf_counter() - t0
-                if status != 201:
-                    raise SystemExit(f"POST /v1/transfers answered {status}: {answer}")
-                open_ids.append(str(answer["id"]))
+                status, answer = api.call(
+                    "POST", f"/v1/transfers/{tid}/complete", {"duration_s": 0.05}
+                )
+                if status != 200:
+                    raise SystemExit(f"complete answered {status}: {answer}")
                 if n >= args.warmup:
-                    post.append(took)
-                    pinned += answer["placement"] == "pinned"
-                if len(open_ids) > args.inflight:
-                    tid = open_ids.popleft()
-                    t0 = time.perf_counter()
-                    status, answer = api.call(
-                        "POST", f"/v1/transfers/{tid}/complete", {"duration_s": 0.05}
-                    )
-                    if status != 200:
-                        raise SystemExit(f"complete answered {status}: {answer}")
-                    if n >= args.warmup:
-                        complete.append(time.perf_counter() - t0)
-            for tid in open_ids:
-                api.call("POST", f"/v1/transfers/{tid}/complete", {"duration_s": 0.05})
-            burst = asyncio.run(
-                _burst(controller.host, controller.port, args.burst, args.connections)
-            )
-            batch_ms = _batch(api, args.burst)
-            api.close()
-        finally:
-            controller.close()
-            fabric.close()
+                    complete.append(time.perf_counter() - t0)
+        for tid in open_ids:
+            api.call("POST", f"/v1/transfers/{tid}/complete", {"duration_s": 0.05})
+        burst = asyncio.run(_burst(controller.host, controller.port, args.burst, args.connections))
+        batch_ms = _batch(api, args.burst)
 
     ms = [t * 1e3 for t in post]
     cms = [t * 1e3 for t in complete]

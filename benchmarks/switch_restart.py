@@ -33,12 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.controller_service.harness import (
-    ControllerProc,
-    Reader,
-    RunningSwitches,
-    compile_pipeline,
-)
+from tests.controller_service.harness import Reader, RunningSwitches, served_fabric
 
 POLL_S = 0.005
 TIMEOUT_S = 30.0
@@ -71,45 +66,37 @@ def main() -> None:
 
     pins_s: list[float] = []
     ready_s: list[float] = []
-    with tempfile.TemporaryDirectory(prefix="kvfabric-bench-") as tmp:
-        work = Path(tmp)
-        pipeline = compile_pipeline(work)
-        reader = Reader(pipeline[0])
-        fabric = RunningSwitches(work).start()
-        controller = ControllerProc(fabric.path, pipeline, "--no-audit")
-        try:
-            controller.start()
-            api = controller.api()
-            api.wait_ready()
-            for k in range(args.pins):
-                body = {"src": ("h11", "h12")[k % 2], "dst": "h21", "bytes": 1 << 30}
-                status, answer = api.call("POST", "/v1/transfers", body)
-                if status != 201 or answer["placement"] != "pinned":
-                    raise SystemExit(f"POST /v1/transfers answered {status}: {answer}")
-            for n in range(args.restarts):
-                fabric.kill("leaf1")
-                down = rng.uniform(0.0, args.max_down)
-                time.sleep(down)
-                listening = fabric.restart("leaf1")
-                pins = ready = None
-                while time.monotonic() - listening < TIMEOUT_S and ready is None:
-                    if pins is None and _pins(reader, fabric) == args.pins:
-                        pins = time.monotonic() - listening
-                    if pins is not None:
-                        health = api.call("GET", "/healthz")[1]
-                        if health["switches"]["leaf1"]["role"] == "primary":
-                            ready = time.monotonic() - listening
-                    time.sleep(POLL_S)
-                if pins is None or ready is None:
-                    raise SystemExit(f"restart {n}: leaf1 not re-provisioned in {TIMEOUT_S}s")
-                pins_s.append(pins)
-                ready_s.append(ready)
-                print(f"restart {n + 1}: down {down:.2f} s; pins back {pins * 1e3:.0f} ms, "
-                      f"ready {ready * 1e3:.0f} ms after listening", flush=True)  # fmt: skip
-            api.close()
-        finally:
-            controller.close()
-            fabric.close()
+    with (
+        tempfile.TemporaryDirectory(prefix="kvfabric-bench-") as tmp,
+        served_fabric(Path(tmp)) as served,
+    ):
+        reader = Reader(served.pipeline[0])
+        fabric, api = served.fabric, served.api
+        for k in range(args.pins):
+            body = {"src": ("h11", "h12")[k % 2], "dst": "h21", "bytes": 1 << 30}
+            status, answer = api.call("POST", "/v1/transfers", body)
+            if status != 201 or answer["placement"] != "pinned":
+                raise SystemExit(f"POST /v1/transfers answered {status}: {answer}")
+        for n in range(args.restarts):
+            fabric.kill("leaf1")
+            down = rng.uniform(0.0, args.max_down)
+            time.sleep(down)
+            listening = fabric.restart("leaf1")
+            pins = ready = None
+            while time.monotonic() - listening < TIMEOUT_S and ready is None:
+                if pins is None and _pins(reader, fabric) == args.pins:
+                    pins = time.monotonic() - listening
+                if pins is not None:
+                    health = api.call("GET", "/healthz")[1]
+                    if health["switches"]["leaf1"]["role"] == "primary":
+                        ready = time.monotonic() - listening
+                time.sleep(POLL_S)
+            if pins is None or ready is None:
+                raise SystemExit(f"restart {n}: leaf1 not re-provisioned in {TIMEOUT_S}s")
+            pins_s.append(pins)
+            ready_s.append(ready)
+            print(f"restart {n + 1}: down {down:.2f} s; pins back {pins * 1e3:.0f} ms, "
+                  f"ready {ready * 1e3:.0f} ms after listening", flush=True)  # fmt: skip
 
     result: dict[str, object] = {
         "benchmark": "switch_restart",

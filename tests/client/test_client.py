@@ -16,8 +16,8 @@ from collections.abc import Iterator
 import pytest
 
 from kvfabric.client import AsyncClient, Client, Refused
-from tests.controller_service.conftest import Controllers
 from tests.controller_service.harness import RunningSwitches, metric, wait_for
+from tests.support.controllers import Controllers
 
 
 class Listener:
@@ -94,10 +94,7 @@ def test_a_transfer_gets_a_tagged_socket_and_reports_its_completion(
 def test_503_from_the_backup_then_success_from_the_primary(
     fabric: RunningSwitches, controllers: Controllers
 ) -> None:
-    primary = controllers.start(fabric.path, "--no-audit")
-    primary.api().wait_ready()
-    backup = controllers.start(fabric.path, "--no-audit", "--backup")
-    wait_for(lambda: backup.api().call("GET", "/healthz")[1]["role"] == "backup")
+    primary, backup = controllers.primary_and_backup(fabric.path)
 
     async def ask() -> tuple[str | None, bool]:
         async with AsyncClient([address(backup), address(primary)], deadline_s=5) as client:
@@ -114,10 +111,7 @@ def test_503_from_the_backup_then_success_from_the_primary(
 def test_the_backup_takes_over_when_the_primary_is_killed(
     fabric: RunningSwitches, controllers: Controllers
 ) -> None:
-    primary = controllers.start(fabric.path, "--no-audit")
-    primary.api().wait_ready()
-    backup = controllers.start(fabric.path, "--no-audit", "--backup")
-    wait_for(lambda: backup.api().call("GET", "/healthz")[1]["role"] == "backup")
+    primary, backup = controllers.primary_and_backup(fabric.path)
     with Client([address(primary), address(backup)], deadline_s=10) as client:
         first = client.request_path("h11", "h21", 1_000)
         assert first.controller == address(primary) and first.placement == "pinned"

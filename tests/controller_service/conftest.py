@@ -11,17 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.controller_service.harness import (
-    ControllerProc,
-    Reader,
-    RunningSwitches,
-    compile_pipeline,
-)
+from tests.controller_service.harness import Reader, RunningSwitches
+from tests.support.controllers import controllers, pipeline
 
-
-@pytest.fixture(scope="session")
-def pipeline(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    return compile_pipeline(tmp_path_factory.mktemp("pipeline"))
+__all__ = ["controllers", "fabric", "pipeline", "reader"]
 
 
 @pytest.fixture(scope="session")
@@ -36,29 +29,3 @@ def fabric(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSwitches
         yield f.start()
     finally:
         f.close()
-
-
-class Controllers:
-    """Controller processes a test starts; all are stopped at its end."""
-
-    def __init__(self, pipeline: tuple[Path, Path]) -> None:
-        self.pipeline = pipeline
-        self.started: list[ControllerProc] = []
-
-    def start(self, fabric: Path, *extra: str) -> ControllerProc:
-        proc = ControllerProc(fabric, self.pipeline, *extra)
-        self.started.append(proc)
-        return proc.start()
-
-    def close(self) -> None:
-        for proc in self.started:
-            proc.close()
-
-
-@pytest.fixture
-def controllers(pipeline: tuple[Path, Path]) -> Iterator[Controllers]:
-    c = Controllers(pipeline)
-    try:
-        yield c
-    finally:
-        c.close()

@@ -28,8 +28,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
-from contextlib import ExitStack
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -277,6 +277,33 @@ class Api:
 
     def close(self) -> None:
         self.conn.close()
+
+
+@dataclass(frozen=True)
+class Served:
+    """A compiled pipeline, four switches and a ready controller (``--no-audit``)."""
+
+    pipeline: tuple[Path, Path]
+    fabric: RunningSwitches
+    controller: ControllerProc
+    api: Api
+
+
+@contextmanager
+def served_fabric(work: Path) -> Iterator[Served]:
+    """:class:`Served` in ``work``; the controller and the switches are stopped on exit."""
+    pipeline = compile_pipeline(work)
+    fabric = RunningSwitches(work).start()
+    controller = ControllerProc(fabric.path, pipeline, "--no-audit")
+    try:
+        controller.start()
+        api = controller.api()
+        api.wait_ready()
+        yield Served(pipeline, fabric, controller, api)
+        api.close()
+    finally:
+        controller.close()
+        fabric.close()
 
 
 def metric(text: str, series: str, /, **labels: str) -> float | None:

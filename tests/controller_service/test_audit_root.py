@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from controller.service.prober import probe_frame
-from tests.controller_service.conftest import Controllers
 from tests.controller_service.harness import Api, Reader, RunningSwitches, metric, wait_for
+from tests.support.controllers import Controllers
 
 pytestmark = pytest.mark.root
 
@@ -58,9 +58,7 @@ def _flow_egress(reader: Reader, fabric: RunningSwitches) -> list[int]:
 def test_a_downed_cable_leaves_path_selection_and_comes_back(
     cabled: RunningSwitches, controllers: Controllers, reader: Reader, tmp_path: Path
 ) -> None:
-    c = controllers.start(cabled.path)
-    api = c.api()
-    api.wait_ready()
+    c, api = controllers.ready(cabled.path)
     wait_for(lambda: api.call("GET", "/v1/fabric")[1]["controller"]["audited"])
     view = api.call("GET", "/v1/fabric")[1]
     assert {x["status"] for x in view["links"]} == {"up"}, view["links"]
@@ -145,9 +143,7 @@ def test_a_restarted_leaf_gets_its_transfers_pinned_again(
 ) -> None:
     """The audit takes a dead leaf's cables down and moves its transfers to ECMP; when
     the leaf is back, they are pinned again and the book is what the leaf holds."""
-    c = controllers.start(cabled.path)
-    api = c.api()
-    api.wait_ready()
+    _, api = controllers.ready(cabled.path)
     wait_for(lambda: api.call("GET", "/v1/fabric")[1]["controller"]["audited"])
     out = [api.call("POST", "/v1/transfers", {**TRANSFER, "src": s})[1] for s in ("h11", "h12")]
     back = api.call("POST", "/v1/transfers", {"src": "h21", "dst": "h11", "bytes": 2_000_000})[1]
@@ -175,9 +171,7 @@ def test_probes_forged_by_a_host_are_dropped(
 ) -> None:
     """6,000 probe frames from h11's port, claiming every cable end and every nonce a
     counter would have reached: none counts, no alert fires, every cable stays up."""
-    c = controllers.start(cabled.path)
-    api = c.api()
-    api.wait_ready()
+    _, api = controllers.ready(cabled.path)
     wait_for(lambda: api.call("GET", "/v1/fabric")[1]["controller"]["audited"])
     origins = [(3, 1), (3, 2), (4, 1), (4, 2), (1, 3), (1, 4), (2, 3), (2, 4), (9, 1)]
     sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)

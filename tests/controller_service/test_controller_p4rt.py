@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from tests.controller_service.conftest import Controllers
 from tests.controller_service.harness import Reader, RunningSwitches, metric, wait_for
+from tests.support.controllers import Controllers
 
 TRANSFER = {"src": "h11", "dst": "h21", "bytes": 2_000_000}
 
@@ -75,9 +75,7 @@ def test_provisioning_installs_the_intent_once(
     # a second controller on the same switches writes nothing: the state is already right
     c.stop()
     total_before = sum(reader.count(fabric, s) for s in fabric.switches)
-    c2 = controllers.start(fabric.path, "--no-audit")
-    api2 = c2.api()
-    api2.wait_ready()
+    _, api2 = controllers.ready(fabric.path, "--no-audit")
     scrape = api2.call("GET", "/metrics")[1]
     for switch in fabric.switches:
         for op in ("insert", "modify", "delete"):
@@ -90,9 +88,7 @@ def test_api_transfers_pins_and_errors(
     fabric: RunningSwitches, controllers: Controllers, reader: Reader, tmp_path: Path
 ) -> None:
     log = tmp_path / "transfers.jsonl"
-    c = controllers.start(fabric.path, "--no-audit", "--log", str(log))
-    api = c.api()
-    api.wait_ready()
+    c, api = controllers.ready(fabric.path, "--no-audit", "--log", str(log))
 
     status, t = api.call("POST", "/v1/transfers", {**TRANSFER, "trace_id": "trace-1"})
     assert status == 201, t
@@ -182,9 +178,7 @@ def test_a_completion_after_the_timeout_is_recorded_late(
         "timeout_factor: 1, transfer_timeout_max: 200ms}"
     ))  # fmt: skip
     log = tmp_path / "transfers.jsonl"
-    c = controllers.start(short, "--no-audit", "--log", str(log))
-    api = c.api()
-    api.wait_ready()
+    c, api = controllers.ready(short, "--no-audit", "--log", str(log))
     status, t = api.call("POST", "/v1/transfers", TRANSFER)
     assert status == 201 and t["placement"] == "pinned"
 
@@ -219,17 +213,13 @@ def test_a_late_completion_reaches_the_controller_that_took_over(
         "  mode: kv-aware", "  mode: kv-aware\n  safety: {transfer_timeout: 300ms, "
         "timeout_factor: 1, transfer_timeout_max: 300ms}"
     ))  # fmt: skip
-    a = controllers.start(short, "--no-audit")
-    api = a.api()
-    api.wait_ready()
+    a, api = controllers.ready(short, "--no-audit")
     status, t = api.call("POST", "/v1/transfers", TRANSFER)
     a.stop(signal.SIGKILL)  # before its deadline: the pin stays on the leaf
     assert status == 201 and [p["meta"]["id"] for p in _pins(reader, fabric)] == [t["id"]]
     time.sleep(0.3)
     log = tmp_path / "transfers.jsonl"
-    b = controllers.start(short, "--no-audit", "--log", str(log))
-    api_b = b.api()
-    api_b.wait_ready()
+    b, api_b = controllers.ready(short, "--no-audit", "--log", str(log))
     assert _pins(reader, fabric) == []  # past its deadline: deleted
     status, done = api_b.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 2})
     assert status == 200, done
@@ -244,9 +234,7 @@ def test_a_late_completion_reaches_the_controller_that_took_over(
 def test_modes_reach_the_leaves(
     fabric: RunningSwitches, controllers: Controllers, reader: Reader
 ) -> None:
-    c = controllers.start(fabric.path, "--no-audit")
-    api = c.api()
-    api.wait_ready()
+    _, api = controllers.ready(fabric.path, "--no-audit")
 
     def leaf_mode(leaf: str) -> tuple[str, dict[str, int]]:
         import finsy as fy
@@ -302,9 +290,7 @@ def test_bearer_token(fabric: RunningSwitches, controllers: Controllers) -> None
 def test_restart_keeps_pins_in_flight_without_churn(
     fabric: RunningSwitches, controllers: Controllers, reader: Reader
 ) -> None:
-    a = controllers.start(fabric.path, "--no-audit")
-    api = a.api()
-    api.wait_ready()
+    a, api = controllers.ready(fabric.path, "--no-audit")
     status, t = api.call("POST", "/v1/transfers", TRANSFER)
     assert status == 201 and t["placement"] == "pinned"
     before = {s: reader.count(fabric, s) for s in fabric.switches}
@@ -337,9 +323,7 @@ def test_restart_keeps_pins_in_flight_without_churn(
 def test_backup_takes_over_when_the_primary_dies(
     fabric: RunningSwitches, controllers: Controllers, reader: Reader
 ) -> None:
-    primary = controllers.start(fabric.path, "--no-audit")
-    api = primary.api()
-    api.wait_ready()
+    primary, api = controllers.ready(fabric.path, "--no-audit")
     backup = controllers.start(fabric.path, "--no-audit", "--backup")
     api_b = backup.api()
     wait_for(lambda: api_b.call("GET", "/healthz")[1]["role"] == "backup")

@@ -13,8 +13,8 @@ import signal
 from ipaddress import IPv4Address
 from typing import Any
 
-from tests.controller_service.conftest import Controllers
 from tests.controller_service.harness import Api, Reader, RunningSwitches, metric
+from tests.support.controllers import Controllers
 
 PIN = {"src": "h11", "dst": "h21", "protocol": "tcp", "src_port": 35000, "dst_port": 5201,
        "spine": "spine2"}  # fmt: skip
@@ -44,9 +44,7 @@ def static_pins(api: Api) -> list[dict[str, Any]]:
 def test_a_static_pin_is_written_refused_kept_across_a_restart_and_removed(
     fabric: RunningSwitches, controllers: Controllers, reader: Reader
 ) -> None:
-    a = controllers.start(fabric.path, "--no-audit")
-    api = a.api()
-    api.wait_ready()
+    a, api = controllers.ready(fabric.path, "--no-audit")
     assert flow_pins(reader, fabric) == []
 
     status, pin = api.call("POST", "/v1/pins", PIN)
@@ -98,9 +96,7 @@ def test_a_static_pin_is_written_refused_kept_across_a_restart_and_removed(
     # a crash and a new controller: the entry is adopted under its id, nothing written
     before = {s: reader.count(fabric, s) for s in fabric.switches}
     a.stop(signal.SIGKILL)
-    b = controllers.start(fabric.path, "--no-audit")
-    api_b = b.api()
-    api_b.wait_ready()
+    _, api_b = controllers.ready(fabric.path, "--no-audit")
     assert {s: reader.count(fabric, s) for s in fabric.switches} == before
     assert flow_pins(reader, fabric) == [entry]
     [adopted] = static_pins(api_b)

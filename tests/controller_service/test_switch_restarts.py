@@ -16,8 +16,8 @@ import signal
 import time
 from typing import Any
 
-from tests.controller_service.conftest import Controllers
 from tests.controller_service.harness import Api, Reader, RunningSwitches, metric, wait_for
+from tests.support.controllers import Controllers
 
 TRANSFER = {"src": "h11", "dst": "h21", "bytes": 2_000_000}
 
@@ -52,9 +52,7 @@ def _state(api: Api, switch: str) -> str:
 def test_a_restarted_leaf_holds_the_pins_of_the_book_again(
     fabric: RunningSwitches, controllers: Controllers, reader: Reader
 ) -> None:
-    c = controllers.start(fabric.path, "--no-audit")
-    api = c.api()
-    api.wait_ready()
+    c, api = controllers.ready(fabric.path, "--no-audit")
     placed = [api.call("POST", "/v1/transfers", {**TRANSFER, "src": src})[1]
               for src in ("h11", "h12", "h11")]  # fmt: skip
     assert [t["placement"] for t in placed] == ["pinned"] * 3, placed
@@ -74,9 +72,7 @@ def test_a_restarted_leaf_holds_the_pins_of_the_book_again(
 def test_one_switch_down_leaves_the_controller_primary_of_the_others(
     fabric: RunningSwitches, controllers: Controllers, reader: Reader
 ) -> None:
-    c = controllers.start(fabric.path, "--no-audit")
-    api = c.api()
-    api.wait_ready()
+    _, api = controllers.ready(fabric.path, "--no-audit")
     spine2 = fabric.switches["spine2"]
     try:
         spine2.stop()
@@ -116,9 +112,7 @@ def test_one_switch_down_leaves_the_controller_primary_of_the_others(
 def test_a_backup_refuses_only_what_its_primary_serves(
     fabric: RunningSwitches, controllers: Controllers
 ) -> None:
-    primary = controllers.start(fabric.path, "--no-audit")
-    primary.api().wait_ready()
-    backup = controllers.start(fabric.path, "--no-audit", "--backup")
+    _, backup = controllers.primary_and_backup(fabric.path)
     api = backup.api()
     health = wait_for(lambda: (h := api.call("GET", "/healthz")[1])["role"] == "backup" and h)
     assert {s["role"] for s in health["switches"].values()} == {"backup"}

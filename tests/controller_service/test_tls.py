@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.controller_service.conftest import Controllers
 from tests.controller_service.harness import RunningSwitches
+from tests.support.controllers import Controllers
 
 
 def _openssl(*args: str) -> None:

@@ -14,15 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.controller_service.conftest import Controllers
-from tests.controller_service.harness import RunningSwitches, compile_pipeline
+from tests.controller_service.harness import RunningSwitches
+from tests.support.controllers import controllers, pipeline
+
+__all__ = ["artefacts", "cabled", "controllers", "pipeline", "plain"]
 
 CONTROLLER = "  mode: kv-aware\n  alerts: {window: 2s}"
-
-
-@pytest.fixture(scope="session")
-def pipeline(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    return compile_pipeline(tmp_path_factory.mktemp("pipeline"))
 
 
 @pytest.fixture(scope="module")
@@ -43,15 +40,6 @@ def plain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSwitches]
         yield f.start()
     finally:
         f.close()
-
-
-@pytest.fixture
-def controllers(pipeline: tuple[Path, Path]) -> Iterator[Controllers]:
-    c = Controllers(pipeline)
-    try:
-        yield c
-    finally:
-        c.close()
 
 
 @pytest.fixture

@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from tests.controller_service.conftest import Controllers
 from tests.controller_service.harness import Api, RunningSwitches, wait_for
 from tests.operator.prometheus import PrometheusProc
 from tests.operator.traffic import ecmp_interlude, transfers
+from tests.support.controllers import Controllers
 
 pytestmark = pytest.mark.root
 
@@ -60,9 +60,7 @@ def _finite(result: list[dict[str, Any]]) -> bool:
 def test_every_dashboard_query_has_data_and_the_rules_fire(
     cabled: RunningSwitches, controllers: Controllers, tmp_path: Path
 ) -> None:
-    c = controllers.start(cabled.path, "--log", str(tmp_path / "transfers.jsonl"))
-    api = c.api()
-    api.wait_ready()
+    c, api = controllers.ready(cabled.path, "--log", str(tmp_path / "transfers.jsonl"))
     wait_for(lambda: api.call("GET", "/v1/fabric")[1]["controller"]["audited"])
     prometheus = PrometheusProc(tmp_path, [f"127.0.0.1:{c.port}"], [RULES]).start()
     try:

@@ -18,10 +18,10 @@ import sys
 import time
 from pathlib import Path
 
-from tests.controller_service.conftest import Controllers
 from tests.controller_service.harness import RunningSwitches, wait_for
 from tests.operator.browser import chromium
 from tests.operator.traffic import ecmp_interlude, transfers
+from tests.support.controllers import Controllers
 
 BAD_LINES = [
     "this is not JSON",
@@ -40,9 +40,7 @@ def test_the_report_of_a_real_controller_log(
     plain: RunningSwitches, controllers: Controllers, tmp_path: Path, artefacts: Path
 ) -> None:
     log = tmp_path / "transfers.jsonl"
-    c = controllers.start(plain.path, "--no-audit", "--log", str(log))
-    api = c.api()
-    api.wait_ready()
+    c, api = controllers.ready(plain.path, "--no-audit", "--log", str(log))
     transfers(api, 5)
     ecmp_interlude(api)
     transfers(api, 3)

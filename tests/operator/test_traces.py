@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from tests.controller_service.conftest import Controllers
 from tests.controller_service.harness import RunningSwitches, wait_for
 from tests.operator.otlp import OtlpReceiver
 from tests.operator.traffic import transfers
+from tests.support.controllers import Controllers
 
 
 @pytest.fixture

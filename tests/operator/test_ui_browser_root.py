@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.controller_service.conftest import Controllers
 from tests.controller_service.harness import Api, RunningSwitches, wait_for
 from tests.operator.browser import chromium
 from tests.operator.traffic import transfers
+from tests.support.controllers import Controllers
 
 pytestmark = pytest.mark.root
 
@@ -64,9 +64,7 @@ def _text(driver: Any, selector: str) -> Any:
 def test_the_page_shows_the_fabric_live(
     cabled: RunningSwitches, controllers: Controllers, tmp_path: Path, artefacts: Path
 ) -> None:
-    c = controllers.start(cabled.path)
-    api = c.api()
-    api.wait_ready()
+    c, api = controllers.ready(cabled.path)
     wait_for(lambda: api.call("GET", "/v1/fabric")[1]["controller"]["audited"])
     with chromium(tmp_path / "profile") as driver:
         wait = WebDriverWait(driver, 10, poll_frequency=0.05)

@@ -15,9 +15,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tests.controller_service.conftest import Controllers
 from tests.controller_service.harness import RunningSwitches
 from tests.operator.browser import chromium
+from tests.support.controllers import Controllers
 
 BUSY, IDLE = "leaf1:3-spine1:1", "leaf2:4-spine2:2"
 

@@ -4,21 +4,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.support.cli import kvfabric
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "topologies" / "scenarios" / "design-example-400g.yaml"
 
 
 def simulate(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kvfabric.cli", "simulate", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
+    return kvfabric("simulate", *args)
 
 
 def test_a_run_writes_the_experiments_outputs(tmp_path):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +9,7 @@ import pytest
 from lab.errors import ScenarioError
 from lab.scenario import Tool, parse_scenario
 from simulator.workload import build_workload
+from tests.support.cli import kvfabric
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -80,13 +79,7 @@ def test_the_simulator_keys_shape_the_fabric():
 def test_a_bad_scenario_is_one_located_line_and_no_traceback(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(BASE + "simulation: {ecmp_k: 0}\n", encoding="utf-8")
-    proc = subprocess.run(
-        [sys.executable, "-m", "kvfabric.cli", "simulate", "--scenario", str(bad)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
+    proc = kvfabric("simulate", "--scenario", str(bad))
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert f"{bad}:" in proc.stderr and "simulation.ecmp_k" in proc.stderr

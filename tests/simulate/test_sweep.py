@@ -21,6 +21,7 @@ from distributed import Client
 from lab.scenario import Tool
 from lab.sweep import load_sweep
 from simulator.run import Simulation, simulate
+from tests.support.cli import kvfabric
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "topologies" / "scenarios"
@@ -29,14 +30,7 @@ MODES = ("ecmp", "kv-aware")
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kvfabric.cli", "simulate", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-        timeout=240,
-    )
+    return kvfabric("simulate", *args, timeout=240)
 
 
 @pytest.fixture
