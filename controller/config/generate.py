@@ -35,6 +35,19 @@ from controller.config.model import (
 from controller.config.units import format_capacity, format_duration
 
 
+def local_switch(
+    name: str, role: Role, device_id: int, base_port: int, subnet: IPv4Network | None = None
+) -> SwitchConfig:
+    """A switch whose P4Runtime server listens on 127.0.0.1, port ``base_port + device_id``."""
+    return SwitchConfig(
+        name=name,
+        role=role,
+        p4runtime=f"127.0.0.1:{base_port + device_id}",
+        device_id=device_id,
+        subnet=subnet,
+    )
+
+
 def leaf_spine(
     spines: int = 2,
     leaves: int = 2,
@@ -60,13 +73,7 @@ def leaf_spine(
     links: list[LinkConfig] = []
     for li in range(1, leaves + 1):
         switches.append(
-            SwitchConfig(
-                name=f"leaf{li}",
-                role=Role.LEAF,
-                p4runtime=f"127.0.0.1:{base_port + li}",
-                device_id=li,
-                subnet=IPv4Network(f"10.0.{li}.0/24"),
-            )
+            local_switch(f"leaf{li}", Role.LEAF, li, base_port, IPv4Network(f"10.0.{li}.0/24"))
         )
         pool = Pool.PREFILL if li <= n_prefill else Pool.DECODE
         for hi in range(1, hosts_per_leaf + 1):
@@ -84,14 +91,7 @@ def leaf_spine(
             )
     for si in range(1, spines + 1):
         device_id = leaves + si
-        switches.append(
-            SwitchConfig(
-                name=f"spine{si}",
-                role=Role.SPINE,
-                p4runtime=f"127.0.0.1:{base_port + device_id}",
-                device_id=device_id,
-            )
-        )
+        switches.append(local_switch(f"spine{si}", Role.SPINE, device_id, base_port))
         for li in range(1, leaves + 1):
             links.append(
                 LinkConfig(

@@ -11,31 +11,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from controller.config import located
+from controller.config import located, model
 from controller.config.checks import Placed, check_fabric
 from controller.config.located import Node, compose
-from controller.config.model import (
-    MAX_PORT,
-    MAX_WAIT_LIMIT_S,
-    AlertSettings,
-    ApiSettings,
-    ControllerSettings,
-    FabricConfig,
-    HostConfig,
-    KvClassSettings,
-    LinkConfig,
-    LinkEnd,
-    Mode,
-    Policy,
-    Pool,
-    Role,
-    SafetySettings,
-    SchedulingSettings,
-    SelectionSettings,
-    SwitchConfig,
-    TelemetrySettings,
-    TlsSettings,
-)
 from controller.config.units import format_duration
 
 _TAG_PORTS = re.compile(r"^\s*(\d+)\s*-\s*(\d+)\s*$")
@@ -43,7 +21,7 @@ _UINT64_MAX = 2**64 - 1
 _UINT128_MAX = 2**128 - 1
 
 
-def parse_document(text: str, file: str, base_dir: Path) -> FabricConfig:
+def parse_document(text: str, file: str, base_dir: Path) -> model.FabricConfig:
     """The validated fabric of one YAML document."""
     root = compose(file, text)
     if root.raw is None:
@@ -56,10 +34,10 @@ def parse_document(text: str, file: str, base_dir: Path) -> FabricConfig:
     controller = (
         _parse_controller(top["controller"], base_dir)
         if "controller" in top
-        else ControllerSettings()
+        else model.ControllerSettings()
     )
     checked_hosts = check_fabric(switches, hosts, links, top["switches"], top["links"])
-    return FabricConfig(
+    return model.FabricConfig(
         name=name,
         switches=tuple(s.value for s in switches),
         hosts=checked_hosts,
@@ -72,18 +50,18 @@ def parse_document(text: str, file: str, base_dir: Path) -> FabricConfig:
 # -- switches: [{name, role, p4runtime, device_id, election_id?, subnet?}] ------------
 
 
-def _parse_switch(node: Node) -> Placed[SwitchConfig]:
+def _parse_switch(node: Node) -> Placed[model.SwitchConfig]:
     f = node.fields(["name", "role", "p4runtime", "device_id"], ["election_id", "subnet"])
     host, port = located.address(f["p4runtime"])
-    switch = SwitchConfig(
+    switch = model.SwitchConfig(
         name=located.name(f["name"]),
-        role=located.choice(f["role"], Role),
+        role=located.choice(f["role"], model.Role),
         p4runtime=f"{host}:{port}",
         device_id=located.integer(f["device_id"], 0, _UINT64_MAX),
         election_id=located.optional(f, "election_id", None, located.integer, 1, _UINT128_MAX),
         subnet=located.optional(f, "subnet", None, located.ipv4_network),
     )
-    if switch.subnet is not None and switch.role is Role.SPINE:
+    if switch.subnet is not None and switch.role is model.Role.SPINE:
         raise f["subnet"].error("only leaves have a subnet (the prefix of their hosts)")
     return Placed(switch, node, f)
 
@@ -91,17 +69,17 @@ def _parse_switch(node: Node) -> Placed[SwitchConfig]:
 # -- hosts: [{name, leaf, port, ipv4, mac, pool, capacity?}] ---------------------------
 
 
-def _parse_host(node: Node) -> Placed[HostConfig]:
+def _parse_host(node: Node) -> Placed[model.HostConfig]:
     f = node.fields(["name", "leaf", "port", "ipv4", "mac"], ["pool", "capacity"])
     iface = located.ipv4_interface(f["ipv4"])
-    host = HostConfig(
+    host = model.HostConfig(
         name=located.name(f["name"]),
         leaf=located.name(f["leaf"]),
-        port=located.integer(f["port"], 1, MAX_PORT),
+        port=located.integer(f["port"], 1, model.MAX_PORT),
         ipv4=iface.ip,
         prefix_len=iface.network.prefixlen,
         mac=located.mac(f["mac"]),
-        pool=located.optional(f, "pool", Pool.OTHER, located.choice, Pool),
+        pool=located.optional(f, "pool", model.Pool.OTHER, located.choice, model.Pool),
         capacity_bps=located.optional(f, "capacity", 0, located.capacity),
     )
     return Placed(host, node, f)
@@ -110,25 +88,27 @@ def _parse_host(node: Node) -> Placed[HostConfig]:
 # -- links: [{a: {switch, port}, b: {switch, port}, capacity}] ------------------------
 
 
-def _parse_link(node: Node) -> Placed[LinkConfig]:
+def _parse_link(node: Node) -> Placed[model.LinkConfig]:
     f = node.fields(["a", "b", "capacity"])
     ends: dict[str, Node] = dict(f)
-    parsed: list[LinkEnd] = []
+    parsed: list[model.LinkEnd] = []
     for side in ("a", "b"):
         end = f[side].fields(["switch", "port"])
         parsed.append(
-            LinkEnd(located.name(end["switch"]), located.integer(end["port"], 1, MAX_PORT))
+            model.LinkEnd(
+                located.name(end["switch"]), located.integer(end["port"], 1, model.MAX_PORT)
+            )
         )
         ends[f"{side}.switch"] = end["switch"]
         ends[f"{side}.port"] = end["port"]
-    link = LinkConfig(parsed[0], parsed[1], located.capacity(f["capacity"]))
+    link = model.LinkConfig(parsed[0], parsed[1], located.capacity(f["capacity"]))
     return Placed(link, node, ends)
 
 
 # -- controller: {mode, telemetry, selection, safety, kv_class, api, scheduling, ...} ------------
 
 
-def _parse_controller(node: Node, base_dir: Path) -> ControllerSettings:
+def _parse_controller(node: Node, base_dir: Path) -> model.ControllerSettings:
     f = node.fields(
         [],
         [
@@ -147,9 +127,9 @@ def _parse_controller(node: Node, base_dir: Path) -> ControllerSettings:
             "flowlet_timeout",
         ],
     )
-    d = ControllerSettings()
-    return ControllerSettings(
-        mode=located.optional(f, "mode", d.mode, located.choice, Mode),
+    d = model.ControllerSettings()
+    return model.ControllerSettings(
+        mode=located.optional(f, "mode", d.mode, located.choice, model.Mode),
         telemetry=located.optional(f, "telemetry", d.telemetry, _parse_telemetry),
         selection=located.optional(f, "selection", d.selection, _parse_selection),
         safety=located.optional(f, "safety", d.safety, _parse_safety),
@@ -171,9 +151,9 @@ def _parse_controller(node: Node, base_dir: Path) -> ControllerSettings:
     )
 
 
-def _parse_telemetry(node: Node) -> TelemetrySettings:
+def _parse_telemetry(node: Node) -> model.TelemetrySettings:
     f = node.fields([], ["poll_interval", "staleness_limit", "smoothing"])
-    d = TelemetrySettings()
+    d = model.TelemetrySettings()
     poll = located.optional(f, "poll_interval", d.poll_interval_s, located.duration, 0.001, 60.0)
     stale = located.optional(
         f, "staleness_limit", d.staleness_limit_s, located.duration, 0.001, 3600.0
@@ -185,30 +165,28 @@ def _parse_telemetry(node: Node) -> TelemetrySettings:
             f"({poll * 1e3:g}ms), or every switch would always be stale"
         )
     smoothing = located.optional(f, "smoothing", d.smoothing_s, located.duration, 0.0, 600.0)
-    return TelemetrySettings(poll, stale, smoothing)
+    return model.TelemetrySettings(poll, stale, smoothing)
 
 
-def _parse_selection(node: Node) -> SelectionSettings:
+def _parse_selection(node: Node) -> model.SelectionSettings:
     keys = ["hysteresis", "util_delta", "latency_factor", "max_cost_ratio", "inflight_accounting"]
     f = node.fields([], keys)
-    d = SelectionSettings()
+    d = model.SelectionSettings()
     ratio = located.optional(f, "max_cost_ratio", None, located.number, 1.0, 1000.0)
-    return SelectionSettings(
+    return model.SelectionSettings(
         hysteresis=located.optional(f, "hysteresis", d.hysteresis, located.fraction, 0.0, 1.0),
         util_delta=located.optional(f, "util_delta", d.util_delta, located.fraction, 0.0, 1.0),
         latency_factor=located.optional(
             f, "latency_factor", d.latency_factor, located.number, 1.0, 100.0
         ),
         max_cost_ratio=ratio if ratio is not None else d.max_cost_ratio,
-        inflight_accounting=(
-            located.boolean(f["inflight_accounting"])
-            if "inflight_accounting" in f
-            else d.inflight_accounting
+        inflight_accounting=located.optional(
+            f, "inflight_accounting", d.inflight_accounting, located.boolean
         ),
     )
 
 
-def _parse_safety(node: Node) -> SafetySettings:
+def _parse_safety(node: Node) -> model.SafetySettings:
     keys = [
         "slow_factor",
         "baseline_window",
@@ -221,7 +199,7 @@ def _parse_safety(node: Node) -> SafetySettings:
         "transfer_timeout_max",
     ]
     f = node.fields([], keys)
-    d = SafetySettings()
+    d = model.SafetySettings()
     timeout = located.optional(
         f, "transfer_timeout", d.transfer_timeout_s, located.duration, 0.001, 86400.0
     )
@@ -243,7 +221,7 @@ def _parse_safety(node: Node) -> SafetySettings:
         raise f["baseline_min_samples"].error(
             f"expected at most baseline_window ({window}), got {min_samples}"
         )
-    return SafetySettings(
+    return model.SafetySettings(
         slow_factor=located.optional(f, "slow_factor", d.slow_factor, located.number, 1.0, 100.0),
         baseline_window=window,
         baseline_min_samples=min_samples,
@@ -264,9 +242,9 @@ def _parse_safety(node: Node) -> SafetySettings:
     )
 
 
-def _parse_kv_class(node: Node) -> KvClassSettings:
+def _parse_kv_class(node: Node) -> model.KvClassSettings:
     f = node.fields([], ["dscp", "tag_ports"])
-    d = KvClassSettings()
+    d = model.KvClassSettings()
     dscp = located.optional(f, "dscp", d.dscp, located.integer, 1, 63)
     first, last = d.tag_port_first, d.tag_port_last
     if "tag_ports" in f:
@@ -279,13 +257,13 @@ def _parse_kv_class(node: Node) -> KvClassSettings:
             raise f["tag_ports"].error(
                 f"expected a range FIRST-LAST with 1024 <= FIRST <= LAST <= 65535, got {text!r}"
             )
-    return KvClassSettings(dscp, first, last)
+    return model.KvClassSettings(dscp, first, last)
 
 
-def _parse_api(node: Node, base_dir: Path) -> ApiSettings:
+def _parse_api(node: Node, base_dir: Path) -> model.ApiSettings:
     f = node.fields([], ["bind", "token", "token_file"])
     located.one_of_keys(node, f, ["token", "token_file"])
-    d = ApiSettings()
+    d = model.ApiSettings()
     host, port = (
         located.address(f["bind"], allow_port_zero=True) if "bind" in f else (d.host, d.port)
     )
@@ -301,22 +279,22 @@ def _parse_api(node: Node, base_dir: Path) -> ApiSettings:
     if token is not None and (not token or any(c.isspace() for c in token)):
         where = f.get("token") or f["token_file"]
         raise where.error("a bearer token must be non-empty and contain no whitespace")
-    return ApiSettings(host, port, token)
+    return model.ApiSettings(host, port, token)
 
 
-def _parse_tls(node: Node, base_dir: Path) -> TlsSettings:
+def _parse_tls(node: Node, base_dir: Path) -> model.TlsSettings:
     f = node.fields(["ca_cert"], ["cert", "key"])
     if ("cert" in f) != ("key" in f):
         given, missing = ("cert", "key") if "cert" in f else ("key", "cert")
         raise f[given].error(f"a client {given!r} needs its {missing!r} too")
-    return TlsSettings(
+    return model.TlsSettings(
         ca_cert=_existing_file(f["ca_cert"], base_dir),
         cert=located.optional(f, "cert", None, _existing_file, base_dir),
         key=located.optional(f, "key", None, _existing_file, base_dir),
     )
 
 
-def _parse_alerts(node: Node) -> AlertSettings:
+def _parse_alerts(node: Node) -> model.AlertSettings:
     keys = [
         "window",
         "p99_limit",
@@ -329,8 +307,8 @@ def _parse_alerts(node: Node) -> AlertSettings:
         "tier_p95_max",
     ]
     f = node.fields([], keys)
-    d = AlertSettings()
-    settings = AlertSettings(
+    d = model.AlertSettings()
+    settings = model.AlertSettings(
         window_s=located.optional(f, "window", d.window_s, located.duration, 1.0, 86400.0),
         p99_limit_s=located.optional(f, "p99_limit", d.p99_limit_s, located.duration, 1e-6, 3600.0),
         p99_rise=located.optional(f, "p99_rise", d.p99_rise, located.fraction, 0.0, 10.0),
@@ -353,13 +331,13 @@ def _parse_alerts(node: Node) -> AlertSettings:
     return settings
 
 
-def _parse_scheduling(node: Node) -> SchedulingSettings:
+def _parse_scheduling(node: Node) -> model.SchedulingSettings:
     f = node.fields([], ["policy", "max_wait"])
-    d = SchedulingSettings()
-    return SchedulingSettings(
-        policy=located.optional(f, "policy", d.policy, located.choice, Policy),
+    d = model.SchedulingSettings()
+    return model.SchedulingSettings(
+        policy=located.optional(f, "policy", d.policy, located.choice, model.Policy),
         max_wait_s=located.optional(
-            f, "max_wait", d.max_wait_s, located.duration, 0.0, MAX_WAIT_LIMIT_S
+            f, "max_wait", d.max_wait_s, located.duration, 0.0, model.MAX_WAIT_LIMIT_S
         ),
     )
 
@@ -374,6 +352,6 @@ def _existing_file(node: Node, base_dir: Path) -> Path:
     return path
 
 
-def parse_controller_settings(node: Node, base_dir: Path) -> ControllerSettings:
+def parse_controller_settings(node: Node, base_dir: Path) -> model.ControllerSettings:
     """The ``controller`` section of a fabric file, wherever else it is written."""
     return _parse_controller(node, base_dir)

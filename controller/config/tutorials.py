@@ -30,19 +30,10 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from controller.config import located
+from controller.config import located, model
 from controller.config.checks import Placed, check_fabric
+from controller.config.generate import local_switch
 from controller.config.located import Node, compose
-from controller.config.model import (
-    MAX_PORT,
-    FabricConfig,
-    HostConfig,
-    LinkConfig,
-    LinkEnd,
-    Pool,
-    Role,
-    SwitchConfig,
-)
 from controller.errors import ConfigError
 
 _SWITCH_END = re.compile(r"^(?P<switch>[^-]+)-p(?P<port>\d+)$")
@@ -53,9 +44,9 @@ GRPC_BASE_PORT = 50051
 def parse_tutorials_topology(
     text: str,
     file: str = "topology.json",
-    pools: Mapping[str, Pool] | None = None,
+    pools: Mapping[str, model.Pool] | None = None,
     default_bps: int = 20_000_000,
-) -> FabricConfig:
+) -> model.FabricConfig:
     """The fabric of a tutorials ``topology.json`` text (see the module docstring)."""
     try:
         json.loads(text)
@@ -72,7 +63,7 @@ def parse_tutorials_topology(
     host_entries = top["hosts"].entries()
     host_names = {n for n, _ in host_entries}
     attached: dict[str, tuple[Node, str, int]] = {}
-    fabric_links: list[tuple[Node, LinkEnd, LinkEnd, int]] = []
+    fabric_links: list[tuple[Node, model.LinkEnd, model.LinkEnd, int]] = []
     for link in top["links"].items():
         ends, bps = _link_fields(link, default_bps)
         kinds = [_end(e, names, host_names) for e in ends]
@@ -81,13 +72,13 @@ def parse_tutorials_topology(
             raise link.error("a link joins a host and a switch or two switches, not two hosts")
         if len(host_ends) == 1:
             host = host_ends[0]
-            sw = next(k for k in kinds if isinstance(k, LinkEnd))
+            sw = next(k for k in kinds if isinstance(k, model.LinkEnd))
             if host in attached:
                 raise link.error(f"host {host!r} is already attached by {attached[host][0].path}")
             attached[host] = (link, sw.switch, sw.port)
             continue
         a, b = kinds
-        assert isinstance(a, LinkEnd) and isinstance(b, LinkEnd)
+        assert isinstance(a, model.LinkEnd) and isinstance(b, model.LinkEnd)
         fabric_links.append((link, a, b, bps))
     leaves = {sw for _, sw, _ in attached.values()}
     if not set(names) - leaves:
@@ -97,17 +88,14 @@ def parse_tutorials_topology(
         )
     switches = [
         Placed(
-            SwitchConfig(
-                name=name,
-                role=Role.LEAF if name in leaves else Role.SPINE,
-                p4runtime=f"127.0.0.1:{GRPC_BASE_PORT + i}",
-                device_id=i,
+            local_switch(
+                name, model.Role.LEAF if name in leaves else model.Role.SPINE, i, GRPC_BASE_PORT
             ),
             node,
         )
         for i, (name, node) in enumerate(switch_nodes)
     ]
-    links: list[Placed[LinkConfig]] = []
+    links: list[Placed[model.LinkConfig]] = []
     for node, a, b, bps in fabric_links:
         fields = {
             "a.switch": node.items()[0],
@@ -115,10 +103,10 @@ def parse_tutorials_topology(
             "b.switch": node.items()[1],
             "b.port": node.items()[1],
         }
-        links.append(Placed(LinkConfig(a, b, bps), node, fields))
+        links.append(Placed(model.LinkConfig(a, b, bps), node, fields))
     hosts = [_host(name, node, attached, pools or {}, default_bps) for name, node in host_entries]
     checked = check_fabric(switches, hosts, links, top["switches"], top["links"])
-    return FabricConfig(
+    return model.FabricConfig(
         name=Path(file).parent.name or Path(file).stem,
         switches=tuple(s.value for s in switches),
         hosts=checked,
@@ -140,8 +128,8 @@ def _link_fields(link: Node, default_bps: int) -> tuple[list[Node], int]:
     return parts[:2], bps
 
 
-def _end(node: Node, switches: list[str], hosts: set[str]) -> LinkEnd | str:
-    """A switch port end (``s1-p3``) as a LinkEnd, or a host end as the host's name."""
+def _end(node: Node, switches: list[str], hosts: set[str]) -> model.LinkEnd | str:
+    """A switch port end (``s1-p3``) as a model.LinkEnd, or a host end as the host's name."""
     text = node.text("a node name such as 'h1' or 's1-p1'")
     m = _SWITCH_END.match(text)
     if m is None:
@@ -151,18 +139,18 @@ def _end(node: Node, switches: list[str], hosts: set[str]) -> LinkEnd | str:
             raise node.error(f"a switch end names its port: expected '{text}-pN', got {text!r}")
         raise node.error(f"no host named {text!r}, and not a switch port such as 's1-p1'")
     port = int(m.group("port"))
-    if not 1 <= port <= MAX_PORT:
-        raise node.error(f"expected a port 1..{MAX_PORT} in {text!r}, got {port}")
-    return LinkEnd(m.group("switch"), port)
+    if not 1 <= port <= model.MAX_PORT:
+        raise node.error(f"expected a port 1..{model.MAX_PORT} in {text!r}, got {port}")
+    return model.LinkEnd(m.group("switch"), port)
 
 
 def _host(
     name: str,
     node: Node,
     attached: dict[str, tuple[Node, str, int]],
-    pools: Mapping[str, Pool],
+    pools: Mapping[str, model.Pool],
     default_bps: int,
-) -> Placed[HostConfig]:
+) -> Placed[model.HostConfig]:
     f = node.fields(["ip", "mac"], ["commands"])
     if "commands" in f:
         for cmd in f["commands"].items():
@@ -175,14 +163,14 @@ def _host(
     if len(parts) == 4 and not parts[3].is_null:
         bps = round(located.number(parts[3], 0.001) * 1_000_000)
     iface = located.ipv4_interface(f["ip"])
-    host = HostConfig(
+    host = model.HostConfig(
         name=name,
         leaf=leaf,
         port=port,
         ipv4=iface.ip,
         prefix_len=iface.network.prefixlen,
         mac=located.mac(f["mac"]),
-        pool=pools.get(name, Pool.OTHER),
+        pool=pools.get(name, model.Pool.OTHER),
         capacity_bps=bps,
     )
     fields = {"ipv4": f["ip"], "mac": f["mac"], "leaf": link, "port": link}
