@@ -58,113 +58,111 @@ class Metrics:
     """The controller's metrics (see the module docstring)."""
 
     def __init__(self, snapshot: Callable[[], Snapshot] | None = None) -> None:
-        r = self.registry = CollectorRegistry(auto_describe=True)
-        self.api_seconds = Histogram(
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.api_seconds = self._histogram(
             "kvfabric_api_request_seconds",
             "Time to answer an API request, by endpoint",
-            ["endpoint"],
-            buckets=LATENCY_BUCKETS,
-            registry=r,
+            LATENCY_BUCKETS,
+            "endpoint",
         )
-        self.api_requests = Counter(
-            "kvfabric_api_requests", "API requests, by endpoint and HTTP status",
-            ["endpoint", "status"], registry=r,
-        )  # fmt: skip
-        self.decision_seconds = Histogram(
+        self.api_requests = self._counter(
+            "kvfabric_api_requests",
+            "API requests, by endpoint and HTTP status",
+            "endpoint",
+            "status",
+        )
+        self.decision_seconds = self._histogram(
             "kvfabric_decision_seconds",
             "From a transfer request to its pin written on the leaf",
-            buckets=LATENCY_BUCKETS,
-            registry=r,
+            LATENCY_BUCKETS,
         )
-        self.transfer_seconds = Histogram(
+        self.transfer_seconds = self._histogram(
             "kvfabric_transfer_duration_seconds",
             "Transfer durations reported by the senders (p50/p95/p99 from the buckets)",
-            buckets=TRANSFER_BUCKETS,
-            registry=r,
+            TRANSFER_BUCKETS,
         )
-        self.pin_writes = Counter(
-            "kvfabric_pin_writes", "Pin entries written, by operation and result",
-            ["op", "result"], registry=r,
-        )  # fmt: skip
-        self.reconcile_writes = Counter(
+        self.pin_writes = self._counter(
+            "kvfabric_pin_writes", "Pin entries written, by operation and result", "op", "result"
+        )
+        self.reconcile_writes = self._counter(
             "kvfabric_reconcile_writes",
             "Entities written by reconciliation, by switch and operation",
-            ["switch", "op"],
-            registry=r,
+            "switch",
+            "op",
         )
-        self.reconciliations = Counter(
-            "kvfabric_reconciliations", "Completed reconciliations, by switch",
-            ["switch"], registry=r,
-        )  # fmt: skip
-        self.pins_adopted = Counter(
+        self.reconciliations = self._counter(
+            "kvfabric_reconciliations", "Completed reconciliations, by switch", "switch"
+        )
+        self.pins_adopted = self._counter(
             "kvfabric_pins_adopted",
             "Pins of transfers in flight found on a leaf and adopted",
-            ["switch"],
-            registry=r,
+            "switch",
         )
-        self.pins_removed_stale = Counter(
+        self.pins_removed_stale = self._counter(
             "kvfabric_pins_removed_stale",
             "Pins found on a leaf that were expired or not kvfabric's, and removed",
-            ["switch"],
-            registry=r,
+            "switch",
         )
-        self.polls = Counter(
-            "kvfabric_telemetry_polls", "Telemetry polls, by switch and result",
-            ["switch", "result"], registry=r,
-        )  # fmt: skip
-        self.poll_seconds = Histogram(
+        self.polls = self._counter(
+            "kvfabric_telemetry_polls", "Telemetry polls, by switch and result", "switch", "result"
+        )
+        self.poll_seconds = self._histogram(
             "kvfabric_telemetry_poll_seconds",
             "Duration of one concurrent poll of every switch",
-            buckets=LATENCY_BUCKETS,
-            registry=r,
+            LATENCY_BUCKETS,
         )
-        self.audit_rounds = Counter(
-            "kvfabric_audit_rounds", "Topology audit rounds (probes sent and judged)",
-            registry=r,
-        )  # fmt: skip
-        self.probes_seen = Counter(
-            "kvfabric_probes_seen", "Link probes that came back as PacketIns", registry=r
+        self.audit_rounds = self._counter(
+            "kvfabric_audit_rounds", "Topology audit rounds (probes sent and judged)"
         )
-        self.probes_rejected = Counter(
+        self.probes_seen = self._counter(
+            "kvfabric_probes_seen", "Link probes that came back as PacketIns"
+        )
+        self.probes_rejected = self._counter(
             "kvfabric_probes_rejected",
             "PacketIns that looked like link probes but were dropped, by reason (a probe "
             "from a host port, an unknown nonce or sender: forged, or older than the "
             "accepted rounds)",
-            ["reason"],
-            registry=r,
+            "reason",
         )
-        self.probe_seconds = Histogram(
+        self.probe_seconds = self._histogram(
             "kvfabric_probe_round_trip_seconds",
             "From a probe's PacketOut to its PacketIn (late ones: after the round's window)",
-            buckets=LATENCY_BUCKETS,
-            registry=r,
+            LATENCY_BUCKETS,
         )
-        self.alerts = Counter(
-            "kvfabric_alerts", "Alerts that started firing, by name and severity",
-            ["name", "severity"], registry=r,
-        )  # fmt: skip
-        self.link_changes = Counter(
-            "kvfabric_link_status_changes", "Audit verdicts that changed a cable's status",
-            ["status"], registry=r,
-        )  # fmt: skip
-        self.mode_changes = Counter(
-            "kvfabric_mode_changes", "Data-plane mode changes applied, by mode",
-            ["mode"], registry=r,
-        )  # fmt: skip
-        self.switch_up = Gauge(
-            "kvfabric_switch_up", "1 while the P4Runtime channel to the switch is open",
-            ["switch"], registry=r,
-        )  # fmt: skip
-        self.switch_primary = Gauge(
-            "kvfabric_switch_primary", "1 while this controller is the switch's primary",
-            ["switch"], registry=r,
-        )  # fmt: skip
-        self.write_errors = Counter(
-            "kvfabric_switch_errors", "Failed P4Runtime calls, by switch and call",
-            ["switch", "call"], registry=r,
-        )  # fmt: skip
+        self.alerts = self._counter(
+            "kvfabric_alerts",
+            "Alerts that started firing, by name and severity",
+            "name",
+            "severity",
+        )
+        self.link_changes = self._counter(
+            "kvfabric_link_status_changes", "Audit verdicts that changed a cable's status", "status"
+        )
+        self.mode_changes = self._counter(
+            "kvfabric_mode_changes", "Data-plane mode changes applied, by mode", "mode"
+        )
+        self.switch_up = self._gauge(
+            "kvfabric_switch_up", "1 while the P4Runtime channel to the switch is open", "switch"
+        )
+        self.switch_primary = self._gauge(
+            "kvfabric_switch_primary", "1 while this controller is the switch's primary", "switch"
+        )
+        self.write_errors = self._counter(
+            "kvfabric_switch_errors", "Failed P4Runtime calls, by switch and call", "switch", "call"
+        )
         if snapshot is not None:
-            r.register(_EngineCollector(snapshot))
+            self.registry.register(_EngineCollector(snapshot))
+
+    def _counter(self, name: str, help_text: str, *labels: str) -> Counter:
+        return Counter(name, help_text, labels, registry=self.registry)
+
+    def _gauge(self, name: str, help_text: str, *labels: str) -> Gauge:
+        return Gauge(name, help_text, labels, registry=self.registry)
+
+    def _histogram(
+        self, name: str, help_text: str, buckets: Sequence[float], *labels: str
+    ) -> Histogram:
+        return Histogram(name, help_text, labels, buckets=buckets, registry=self.registry)
 
     def render(self) -> bytes:
         """The Prometheus text exposition of every metric."""
