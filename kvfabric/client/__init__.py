@@ -29,8 +29,16 @@ Public API::
 """
 
 from kvfabric.client._async import AsyncClient, AsyncTransfer
-from kvfabric.client._core import ClientError, Placement, Refused, Result, Tag, Unavailable
-from kvfabric.client._sync import Client, Transfer
+from kvfabric.client._core import (
+    ClientError,
+    Placement,
+    Refused,
+    Result,
+    Tag,
+    Transfer,
+    Unavailable,
+)
+from kvfabric.client._sync import Client
 
 __all__ = [
     "AsyncClient",

@@ -5,54 +5,39 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 from kvfabric.client._core import (
-    Attempts,
+    BaseClient,
     Endpoint,
     Placement,
     Refused,
+    Reply,
     Result,
-    Tag,
+    SocketFactory,
+    Transfer,
     Unavailable,
-    decode_answer,
-    endpoints_of,
     request_bytes,
-    retry_after,
     tag_socket,
+    tcp_socket,
+    transfer_request,
 )
 
-SocketFactory = Callable[[], socket.socket]
 _Conn = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 _MAX_IDLE = 16
 
 
-def _tcp() -> socket.socket:
-    return socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-
-
-class AsyncClient:
+class AsyncClient(BaseClient):
     """The asyncio flavour of :class:`kvfabric.client.Client`: the same calls, awaited."""
 
-    def __init__(
-        self,
-        controllers: Sequence[str | tuple[str, int]],
-        *,
-        token: str | None = None,
-        deadline_s: float = 0.25,
-        backoff_s: float = 0.005,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.endpoints: tuple[Endpoint, ...] = endpoints_of(controllers)
-        self.token = token
-        self.deadline_s = deadline_s
-        self.backoff_s = backoff_s
-        self.clock = clock
-        self._idle: dict[Endpoint, list[_Conn]] = {}
-        self._loop: asyncio.AbstractEventLoop | None = None
+    _idle: dict[Endpoint, list[_Conn]]
+    _loop: asyncio.AbstractEventLoop | None
+
+    def _reset(self) -> None:
+        self._idle = {}
+        self._loop = None
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -73,50 +58,40 @@ class AsyncClient:
         self, src: str, dst: str, nbytes: int, *, spine: str | None = None,
         trace_id: str | None = None,
     ) -> Placement:  # fmt: skip
-        """``POST /v1/transfers``; the ECMP fallback when no controller answers in time.
-        :class:`Refused` when the request itself is wrong."""
-        body: dict[str, object] = {"src": src, "dst": dst, "bytes": nbytes}
-        if spine is not None:
-            body["spine"] = spine
-        if trace_id is not None:
-            body["trace_id"] = trace_id
+        """See :meth:`kvfabric.client.Client.request_path`."""
+        body = transfer_request(src, dst, nbytes, spine, trace_id)
         try:
             answer, endpoint = await self.call("POST", "/v1/transfers", body)
         except Unavailable as exc:
-            return Placement(None, "fallback", fallbacks=(f"no controller answered: {exc}",))
+            return Placement.fallback(exc)
         return Placement.from_answer(answer, str(endpoint))
 
     async def report(self, transfer_id: str, duration_s: float) -> None:
-        """``POST /v1/transfers/{id}/complete``; :class:`Unavailable` or :class:`Refused`."""
+        """See :meth:`kvfabric.client.Client.report`."""
         path = f"/v1/transfers/{transfer_id}/complete"
         await self.call("POST", path, {"duration_s": duration_s})
 
     async def call(self, method: str, path: str, body: object = None) -> tuple[Any, Endpoint]:
-        """One API call with the retry policy; the decoded answer and who gave it."""
-        attempts = Attempts(self.endpoints, self.clock() + self.deadline_s, self.backoff_s)
+        """See :meth:`kvfabric.client.Client.call`."""
+        attempts = self.attempts()
         while True:
             endpoint = attempts.endpoint
-            timeout = max(attempts.left(self.clock()), 0.001)
+            timeout = attempts.timeout(self.clock())
+            reply: Reply | str
             try:
-                status, headers, payload = await asyncio.wait_for(
+                reply = await asyncio.wait_for(
                     self._exchange(endpoint, method, path, body), timeout
                 )
             except TimeoutError:
-                pause = attempts.failed("no answer in time", self.clock())
+                reply = "no answer in time"
             except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
-                pause = attempts.failed(_why(exc), self.clock())
-            else:
-                if status < 500:
-                    return decode_answer(status, payload), endpoint
-                why = f"HTTP {status}: {payload[:200].decode('utf-8', 'replace')}"
-                pause = attempts.failed(why, self.clock(), retry_after(headers.get("retry-after")))
-            if pause is None:
-                raise Unavailable(f"in {self.deadline_s:g}s: {attempts.summary()}")
-            await asyncio.sleep(pause)
+                reply = _why(exc)
+            outcome = attempts.settle(reply, self.clock())
+            if isinstance(outcome, tuple):
+                return outcome
+            await asyncio.sleep(outcome)
 
-    async def _exchange(
-        self, endpoint: Endpoint, method: str, path: str, body: object
-    ) -> tuple[int, dict[str, str], bytes]:
+    async def _exchange(self, endpoint: Endpoint, method: str, path: str, body: object) -> Reply:
         """One request on an idle connection (or a new one when the server closed it)."""
         data, headers = request_bytes(method, path, body, endpoint, self.token)
         head = [f"{method} {path} HTTP/1.1", f"Content-Length: {len(data)}"]
@@ -147,7 +122,7 @@ class AsyncClient:
                 writer.close()
             else:
                 pool.append((reader, writer))
-            return status, answer_headers, payload
+            return Reply(status, answer_headers, payload)
 
     # -- a transfer -------------------------------------------------------------------
 
@@ -161,7 +136,7 @@ class AsyncClient:
         connect: tuple[str, int] | None = None,
         bind: tuple[str, int] | None = None,
         spine: str | None = None,
-        sockets: SocketFactory = _tcp,
+        sockets: SocketFactory = tcp_socket,
     ) -> AsyncIterator[AsyncTransfer]:
         """Ask for the path; with ``connect``, a non-blocking socket tagged, bound and
         connected there. On a clean exit the completion is reported with the measured
@@ -170,15 +145,7 @@ class AsyncClient:
         placement = await self.request_path(src, dst, nbytes, spine=spine)
         t = AsyncTransfer(placement, Result(placement, self.clock() - t0))
         if connect is not None:
-            sock = sockets()
-            try:
-                tag_socket(sock, placement, bind)
-                sock.setblocking(False)
-                await asyncio.get_running_loop().sock_connect(sock, connect)
-            except BaseException:
-                sock.close()
-                raise
-            t.socket = sock
+            t.socket = await _connected(sockets(), placement, bind, connect)
         started = self.clock()
         try:
             yield t
@@ -189,26 +156,35 @@ class AsyncClient:
         if placement.transfer_id is not None:
             try:
                 await self.report(placement.transfer_id, t.result.duration_s)
-                t.result.reported = True
             except (Unavailable, Refused) as exc:
-                t.result.report_error = str(exc)
+                t.reported(exc)
+            else:
+                t.reported(None)
 
 
-class AsyncTransfer:
+class AsyncTransfer(Transfer):
     """The transfer inside ``async with client.transfer(...) as t`` (see
     :class:`kvfabric.client.Transfer`). A caller that hands ``t.socket`` to asyncio
     streams sets ``keep_socket`` and closes the stream's writer itself."""
 
     def __init__(self, placement: Placement, result: Result) -> None:
-        self.placement = placement
-        self.result = result
-        self.socket: socket.socket | None = None
+        super().__init__(placement, result)
         self.keep_socket = False
 
-    @property
-    def tag(self) -> Tag | None:
-        """The placement's tag (None: no tag, plain ECMP)."""
-        return self.placement.tag
+
+async def _connected(
+    sock: socket.socket, placement: Placement, bind: tuple[str, int] | None,
+    connect: tuple[str, int],
+) -> socket.socket:  # fmt: skip
+    """``sock`` tagged, bound, non-blocking and connected (closed if that fails)."""
+    try:
+        tag_socket(sock, placement, bind)
+        sock.setblocking(False)
+        await asyncio.get_running_loop().sock_connect(sock, connect)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 async def _connect(endpoint: Endpoint) -> _Conn:

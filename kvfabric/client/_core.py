@@ -1,8 +1,10 @@
 """What both flavours of the client share: the answers, the errors, the retry policy.
 
-The policy is pure: :class:`Attempts` says, for each failed attempt, whether to try
-again and where and after how long, and never sleeps or touches the network. The
-flavours (:mod:`._sync`, :mod:`._async`) only run it.
+The policy is pure: :class:`Attempts` says, for each attempt's outcome, whether to
+try again and where and after how long, and never sleeps or touches the network.
+:class:`BaseClient` holds what both clients are configured with, and
+:func:`transfer_request` and :class:`Transfer` are the same for both. The flavours
+(:mod:`._sync`, :mod:`._async`) only do the I/O: send, receive, sleep, connect.
 
 - 503 (not ready, or the backup of a switch the request needs; the backup takes
   over within a second or so), any other 5xx, and a connection refused, reset or
@@ -27,7 +29,8 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +50,14 @@ class Refused(ClientError):
 
 class Unavailable(ClientError):
     """No controller answered within the deadline."""
+
+
+SocketFactory = Callable[[], socket.socket]
+
+
+def tcp_socket() -> socket.socket:
+    """A new TCP socket (the default of ``transfer(..., sockets=)``)."""
+    return socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +110,11 @@ class Placement:
             controller=controller,
         )
 
+    @classmethod
+    def fallback(cls, why: Unavailable) -> Placement:
+        """Plain ECMP, untagged: no controller answered in time."""
+        return cls(None, "fallback", fallbacks=(f"no controller answered: {why}",))
+
 
 def _spine_of(path: object) -> str | None:
     """The spine of a path written ``leaf1>spine2>leaf2``."""
@@ -125,6 +141,27 @@ class Result:
     duration_s: float | None = None
     reported: bool = False
     report_error: str | None = None
+
+
+class Transfer:
+    """The transfer inside ``with client.transfer(...) as t``: ``t.socket`` (when the
+    client connected one), ``t.tag`` (what to set on a connection of one's own, None
+    for plain ECMP), ``t.placement``, and ``t.result`` once the block is left."""
+
+    def __init__(self, placement: Placement, result: Result) -> None:
+        self.placement = placement
+        self.result = result
+        self.socket: socket.socket | None = None
+
+    @property
+    def tag(self) -> Tag | None:
+        """The placement's tag (None: no tag, plain ECMP)."""
+        return self.placement.tag
+
+    def reported(self, error: ClientError | None) -> None:
+        """Record how the completion's report went (``error`` None: recorded)."""
+        self.result.reported = error is None
+        self.result.report_error = None if error is None else str(error)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +198,7 @@ class Attempts:
     endpoints: tuple[Endpoint, ...]
     deadline: float
     backoff_s: float = 0.005
+    budget_s: float = 0.0
     max_backoff_s: float = 0.2
     current: int = 0
     tries: int = 0
@@ -174,6 +212,26 @@ class Attempts:
     def left(self, now: float) -> float:
         """Seconds left before the deadline."""
         return self.deadline - now
+
+    def timeout(self, now: float) -> float:
+        """How long the next attempt may wait for its answer."""
+        return max(self.left(now), 0.001)
+
+    def settle(self, reply: Reply | str, now: float) -> tuple[Any, Endpoint] | float:
+        """The outcome of the attempt at :attr:`endpoint`: its answer (decoded) and
+        endpoint, or the pause before the next attempt. ``reply`` is what the
+        controller answered, or why it did not (a str). :class:`Refused` for a 4xx,
+        :class:`Unavailable` when there is no time left for another attempt."""
+        if isinstance(reply, str):
+            pause = self.failed(reply, now)
+        elif reply.status < 500:
+            return decode_answer(reply.status, reply.payload), self.endpoint
+        else:
+            why = f"HTTP {reply.status}: {reply.payload[:200].decode('utf-8', 'replace')}"
+            pause = self.failed(why, now, retry_after(reply.headers.get("retry-after")))
+        if pause is None:
+            raise Unavailable(f"in {self.budget_s:g}s: {self.summary()}")
+        return pause
 
     def failed(self, why: str, now: float, retry_after_s: float | None = None) -> float | None:
         """Record a failed attempt; the pause before the next one, None when out of time.
@@ -195,6 +253,57 @@ class Attempts:
         shown = self.errors[-3:][::-1]
         more = f" (and {len(self.errors) - 3} more)" if len(self.errors) > 3 else ""
         return "; ".join(shown) + more
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A controller's answer: status, lower-case headers, body."""
+
+    status: int
+    headers: dict[str, str]
+    payload: bytes
+
+
+class BaseClient:
+    """What both clients are configured with (the options are described on
+    :class:`kvfabric.client.Client`), and the retry policy of their calls."""
+
+    def __init__(
+        self,
+        controllers: Sequence[str | tuple[str, int]],
+        *,
+        token: str | None = None,
+        deadline_s: float = 0.25,
+        backoff_s: float = 0.005,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.endpoints: tuple[Endpoint, ...] = endpoints_of(controllers)
+        self.token = token
+        self.deadline_s = deadline_s
+        self.backoff_s = backoff_s
+        self.clock = clock
+        self._reset()
+
+    def _reset(self) -> None:
+        """Start with no connection (each flavour keeps its own kind)."""
+        raise NotImplementedError
+
+    def attempts(self) -> Attempts:
+        """The retry policy of a call starting now."""
+        deadline = self.clock() + self.deadline_s
+        return Attempts(self.endpoints, deadline, self.backoff_s, budget_s=self.deadline_s)
+
+
+def transfer_request(
+    src: str, dst: str, nbytes: int, spine: str | None, trace_id: str | None
+) -> dict[str, object]:
+    """The body of ``POST /v1/transfers``."""
+    body: dict[str, object] = {"src": src, "dst": dst, "bytes": nbytes}
+    if spine is not None:
+        body["spine"] = spine
+    if trace_id is not None:
+        body["trace_id"] = trace_id
+    return body
 
 
 def request_bytes(
