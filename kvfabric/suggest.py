@@ -12,7 +12,7 @@ The closeness rule is :func:`difflib.get_close_matches` with one cutoff, ``CUTOF
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 CUTOFF = 0.6
 
@@ -27,3 +27,15 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """``"; did you mean 'x'?"`` for the closest choice, or ``""`` when none is close."""
     best = closest(word, choices)
     return f"; did you mean {best!r}?" if best is not None else ""
+
+
+def choice_list(text: str, known: Sequence[str], noun: str) -> tuple[str, ...]:
+    """The comma-separated choices of ``text`` (``"ecmp, kv-aware"``); ValueError naming
+    the first that is not ``known`` (``noun`` says what they are: ``"mode"``)."""
+    chosen = tuple(c.strip() for c in text.split(",") if c.strip())
+    for c in chosen:
+        if c not in known:
+            raise ValueError(
+                f"unknown {noun} {c!r}{did_you_mean(c, known)} ({noun}s: {', '.join(known)})"
+            )
+    return chosen

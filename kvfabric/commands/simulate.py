@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controller.errors import ConfigError
-from kvfabric.suggest import did_you_mean
+from kvfabric.suggest import choice_list
 
 if TYPE_CHECKING:
     from lab.sweep import Sweep
@@ -76,17 +76,11 @@ def run(args: argparse.Namespace) -> int:
         print("kvfabric simulate: error: --scheduler goes with --sweep", file=sys.stderr)
         return 2
     known = [str(m) for m in ModeName]
-    modes: tuple[str, ...] | None = None
-    if args.modes:
-        modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
-        for m in modes:
-            if m not in known:
-                print(
-                    f"kvfabric simulate: error: unknown mode {m!r}{did_you_mean(m, known)} "
-                    f"(modes: {', '.join(known)})",
-                    file=sys.stderr,
-                )
-                return 2
+    try:
+        modes = choice_list(args.modes, known, "mode") if args.modes else None
+    except ValueError as exc:
+        print(f"kvfabric simulate: error: {exc}", file=sys.stderr)
+        return 2
     if args.sweep is not None:
         return _sweep(args, modes)
     try:
@@ -105,15 +99,20 @@ def run(args: argparse.Namespace) -> int:
             progress.close()
         out = args.out or Path("results") / f"sim-{scenario.name}"
         write_outputs(sim, doc, out)
-    except KeyboardInterrupt:
-        print("\nkvfabric simulate: interrupted", file=sys.stderr)
-        return 130
-    except (LabError, ConfigError) as exc:
-        print(f"kvfabric simulate: error: {exc}", file=sys.stderr)
-        return 1
+    except (KeyboardInterrupt, LabError, ConfigError) as exc:
+        return _failed(exc)
     print(markdown_table(doc))
     print(f"results: {out / 'results.json'}")
     return 0 if doc["valid"] else 3
+
+
+def _failed(exc: BaseException) -> int:
+    """The exit status of a run interrupted (130) or refused (1), said on stderr."""
+    if isinstance(exc, KeyboardInterrupt):
+        print("\nkvfabric simulate: interrupted", file=sys.stderr)
+        return 130
+    print(f"kvfabric simulate: error: {exc}", file=sys.stderr)
+    return 1
 
 
 def _sweep(args: argparse.Namespace, modes: tuple[str, ...] | None) -> int:
@@ -126,12 +125,8 @@ def _sweep(args: argparse.Namespace, modes: tuple[str, ...] | None) -> int:
     try:
         sweep = load_sweep(args.sweep, Tool.SIMULATE)
         points = _run_sweep(args, sweep, modes or sweep.modes)
-    except KeyboardInterrupt:
-        print("\nkvfabric simulate: interrupted", file=sys.stderr)
-        return 130
-    except (LabError, ConfigError) as exc:
-        print(f"kvfabric simulate: error: {exc}", file=sys.stderr)
-        return 1
+    except (KeyboardInterrupt, LabError, ConfigError) as exc:
+        return _failed(exc)
     out = args.out or Path("results") / f"sim-{sweep.name}"
     print(sweep_table(sweep, points, modes or sweep.modes))
     print(f"sweep: {len(points)} points; table: {out / 'sweep.md'}; plot: {out / 'sweep.png'}")
