@@ -18,6 +18,7 @@ import pytest
 from kvfabric.client import AsyncClient, Client, Refused
 from tests.controller_service.harness import RunningSwitches, metric, wait_for
 from tests.support.controllers import Controllers
+from tests.support.ports import free_port
 
 
 class Listener:
@@ -56,12 +57,6 @@ def listener() -> Iterator[Listener]:
 
 def address(proc: object) -> str:
     return f"{proc.host}:{proc.port}"  # type: ignore[attr-defined]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def test_a_transfer_gets_a_tagged_socket_and_reports_its_completion(

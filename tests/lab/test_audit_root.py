@@ -15,21 +15,18 @@ import asyncio
 import json
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from controller.config import FabricConfig
-from controller.config.generate import leaf_spine
-from lab.control import ControllerProcess, FlowKey, HttpControl
+from lab.control import FlowKey, HttpControl
 from lab.ecmp import EcmpOracle
-from lab.fabric import lab_fabric, write_fabric
 from lab.monitor import tx_bytes
-from lab.net import Lab, leftovers
-from lab.topo import FabricTopo
+from lab.net import Lab
 from lab.traffic import BG_CLIENT_PORTS, Background, BackgroundFlow
+from tests.lab.controlled import Running, controlled_lab
 
 pytestmark = [
     pytest.mark.root,
@@ -39,33 +36,10 @@ pytestmark = [
 LOADED_S = 12.0
 
 
-@dataclass
-class Running:
-    lab: Lab
-    fabric: FabricConfig
-    control: HttpControl
-    log: Path
-
-
 @pytest.fixture(scope="module")
 def loaded_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
-    out = tmp_path_factory.mktemp("kvaudit")
-    fabric = lab_fabric(leaf_spine(2, 2, 2, link_bps=20_000_000))
-    lab = Lab(FabricTopo(fabric, queue_packets=10), log_dir=out / "logs")
-    lab.start()
-    try:
-        log = out / "logs" / "transfers.jsonl"
-        fabric_file = write_fabric(fabric, out / "fabric.yaml")
-        ControllerProcess(
-            fabric_file, out / "logs" / "controller.log", lab.processes, transfer_log=log
-        ).start()
-        control = HttpControl.for_fabric(fabric)
-        asyncio.run(control.ready(90))
-        yield Running(lab, fabric, control, log)
-    finally:
-        lab.stop(check=False)
-    assert lab.footprint is not None
-    assert leftovers(lab.footprint, wait_s=0) == []
+    with controlled_lab(tmp_path_factory.mktemp("kvaudit"), 2, transfer_log=True) as running:
+        yield running
 
 
 def _flows_via(fabric: FabricConfig, spine: str) -> list[BackgroundFlow]:
@@ -87,7 +61,8 @@ def _links(control: HttpControl) -> dict[str, str]:
     return {str(x["link"]): str(x["status"]) for x in view["links"]}
 
 
-def _link_events(log: Path) -> list[dict[str, Any]]:
+def _link_events(log: Path | None) -> list[dict[str, Any]]:
+    assert log is not None, "the lab was started without a transfer log"
     if not log.exists():
         return []
     events = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]

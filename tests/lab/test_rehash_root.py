@@ -12,21 +12,17 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import pytest
 
-from controller.config import FabricConfig
-from controller.config.generate import leaf_spine
-from lab.control import ControllerProcess, HttpControl
+from lab.control import HttpControl
 from lab.ecmp import EcmpOracle
-from lab.fabric import lab_fabric, write_fabric
 from lab.monitor import tx_bytes
-from lab.net import Lab, leftovers
+from lab.net import Lab
 from lab.roles import resolve_roles
 from lab.scenario import parse_scenario
-from lab.topo import FabricTopo
 from lab.traffic import Background, plan_background
+from tests.lab.controlled import Running, controlled_lab
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -42,29 +38,10 @@ events: [{at: 1s, link: {leaf: leaf1, spine: spine3}, state: down}]
 SPINES = ("spine1", "spine2", "spine3")
 
 
-@dataclass
-class Running:
-    lab: Lab
-    fabric: FabricConfig
-    control: HttpControl
-
-
 @pytest.fixture(scope="module")
 def three_spines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
-    out = tmp_path_factory.mktemp("kvrehash")
-    fabric = lab_fabric(leaf_spine(3, 2, 2, link_bps=20_000_000))
-    lab = Lab(FabricTopo(fabric, queue_packets=10), log_dir=out / "logs")
-    lab.start()
-    try:
-        fabric_file = write_fabric(fabric, out / "fabric.yaml")
-        ControllerProcess(fabric_file, out / "logs" / "controller.log", lab.processes).start()
-        control = HttpControl.for_fabric(fabric)
-        asyncio.run(control.ready(90))
-        yield Running(lab, fabric, control)
-    finally:
-        lab.stop(check=False)
-    assert lab.footprint is not None
-    assert leftovers(lab.footprint, wait_s=0) == []
+    with controlled_lab(tmp_path_factory.mktemp("kvrehash"), 3) as running:
+        yield running
 
 
 def _status(control: HttpControl, leaf: str, spine: str) -> str:
