@@ -4,7 +4,6 @@ kept-alive connections per controller (many transfers ask at once)."""
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -20,7 +19,7 @@ from kvfabric.client._core import (
     Transfer,
     Unavailable,
     request_bytes,
-    tag_socket,
+    tagged_socket,
     tcp_socket,
     transfer_request,
 )
@@ -145,7 +144,10 @@ class AsyncClient(BaseClient):
         placement = await self.request_path(src, dst, nbytes, spine=spine)
         t = AsyncTransfer(placement, Result(placement, self.clock() - t0))
         if connect is not None:
-            t.socket = await _connected(sockets(), placement, bind, connect)
+            with tagged_socket(sockets, placement, bind) as sock:
+                sock.setblocking(False)
+                await asyncio.get_running_loop().sock_connect(sock, connect)
+            t.socket = sock
         started = self.clock()
         try:
             yield t
@@ -170,21 +172,6 @@ class AsyncTransfer(Transfer):
     def __init__(self, placement: Placement, result: Result) -> None:
         super().__init__(placement, result)
         self.keep_socket = False
-
-
-async def _connected(
-    sock: socket.socket, placement: Placement, bind: tuple[str, int] | None,
-    connect: tuple[str, int],
-) -> socket.socket:  # fmt: skip
-    """``sock`` tagged, bound, non-blocking and connected (closed if that fails)."""
-    try:
-        tag_socket(sock, placement, bind)
-        sock.setblocking(False)
-        await asyncio.get_running_loop().sock_connect(sock, connect)
-    except BaseException:
-        sock.close()
-        raise
-    return sock
 
 
 async def _connect(endpoint: Endpoint) -> _Conn:

@@ -30,7 +30,8 @@ from __future__ import annotations
 import json
 import socket
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -197,8 +198,9 @@ class Attempts:
 
     endpoints: tuple[Endpoint, ...]
     deadline: float
+    budget_s: float
+    """The deadline's length, for the error (:class:`Unavailable`)."""
     backoff_s: float = 0.005
-    budget_s: float = 0.0
     max_backoff_s: float = 0.2
     current: int = 0
     tries: int = 0
@@ -291,7 +293,7 @@ class BaseClient:
     def attempts(self) -> Attempts:
         """The retry policy of a call starting now."""
         deadline = self.clock() + self.deadline_s
-        return Attempts(self.endpoints, deadline, self.backoff_s, budget_s=self.deadline_s)
+        return Attempts(self.endpoints, deadline, self.deadline_s, self.backoff_s)
 
 
 def transfer_request(
@@ -337,6 +339,21 @@ def retry_after(value: str | None) -> float | None:
     if value is None or not value.strip().isdigit():
         return None
     return float(value.strip())
+
+
+@contextmanager
+def tagged_socket(
+    sockets: SocketFactory, placement: Placement, bind: tuple[str, int] | None
+) -> Iterator[socket.socket]:
+    """A new socket with the placement's tag (see :func:`tag_socket`), closed if the
+    block (that connects it) fails."""
+    sock = sockets()
+    try:
+        tag_socket(sock, placement, bind)
+        yield sock
+    except BaseException:
+        sock.close()
+        raise
 
 
 def tag_socket(sock: socket.socket, placement: Placement, bind: tuple[str, int] | None) -> None:

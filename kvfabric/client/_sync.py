@@ -21,7 +21,7 @@ from kvfabric.client._core import (
     Transfer,
     Unavailable,
     request_bytes,
-    tag_socket,
+    tagged_socket,
     tcp_socket,
     transfer_request,
 )
@@ -141,7 +141,9 @@ class Client(BaseClient):
         placement = self.request_path(src, dst, nbytes, spine=spine)
         t = Transfer(placement, Result(placement, self.clock() - t0))
         if connect is not None:
-            t.socket = _connected(sockets(), placement, bind, connect)
+            with tagged_socket(sockets, placement, bind) as sock:
+                sock.connect(connect)
+            t.socket = sock
         started = self.clock()
         try:
             yield t
@@ -156,20 +158,6 @@ class Client(BaseClient):
                 t.reported(exc)
             else:
                 t.reported(None)
-
-
-def _connected(
-    sock: socket.socket, placement: Placement, bind: tuple[str, int] | None,
-    connect: tuple[str, int],
-) -> socket.socket:  # fmt: skip
-    """``sock`` tagged, bound and connected (closed if that fails)."""
-    try:
-        tag_socket(sock, placement, bind)
-        sock.connect(connect)
-    except BaseException:
-        sock.close()
-        raise
-    return sock
 
 
 def _why(exc: BaseException) -> str:
