@@ -26,7 +26,6 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from mininet.net import Mininet
@@ -158,12 +157,7 @@ class Lab:
     def __enter__(self) -> Lab:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
         self.stop(check=exc_type is None)
 
     def _record(self) -> None:

@@ -65,6 +65,14 @@ def flow_meta(pin_id: str, spine: str = "spine2", **changes: Any) -> bytes:
     return PinMeta(**fields).encode()
 
 
+def parts(topology: Topology) -> tuple[Engine, Leaf, FlowPinWriter]:
+    """An engine, leaf1 (recording what is written to it) and the flow pins' writer."""
+    engine = Engine(topology, 0.0)
+    leaf = Leaf()
+    writer = FlowPinWriter({"leaf1": leaf}, Metrics(), lambda: 5.0)  # type: ignore[dict-item]
+    return engine, leaf, writer
+
+
 def sync(leaf: Leaf, entries: list[Any], writer: FlowPinWriter, engine: Engine) -> Any:
     return asyncio.run(sync_flow_pins(leaf, entries, writer, engine, 0.0))  # type: ignore[arg-type]
 
@@ -72,9 +80,7 @@ def sync(leaf: Leaf, entries: list[Any], writer: FlowPinWriter, engine: Engine) 
 def test_foreign_removed_and_senseless_entries_are_deleted_and_ours_adopted(
     topology: Topology, schema: P4Schema
 ) -> None:
-    engine = Engine(topology, 0.0)
-    leaf = Leaf()
-    writer = FlowPinWriter({"leaf1": leaf}, Metrics(), lambda: 5.0)  # type: ignore[dict-item]
+    engine, leaf, writer = parts(topology)
     writer.removed.append("gone-pin1")
     transfer = PinMeta("t-1", "tr", "h11", "h21", 10, 1.0, 9e9, "spine1").encode()
 
@@ -108,9 +114,7 @@ def test_foreign_removed_and_senseless_entries_are_deleted_and_ours_adopted(
 def test_a_leaf_that_lost_its_pins_gets_them_back_and_moved_ones_are_rewritten(
     topology: Topology, schema: P4Schema
 ) -> None:
-    engine = Engine(topology, 0.0)
-    leaf = Leaf()
-    writer = FlowPinWriter({"leaf1": leaf}, Metrics(), lambda: 5.0)  # type: ignore[dict-item]
+    engine, leaf, writer = parts(topology)
     pin, _ = engine.pin_flow("me-pin1", BG, "spine1", 0.0)
     assert sync(leaf, [], writer, engine) == ([], 0)
     [(op, entry)] = leaf.writes

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from controller.config import FabricConfig
 from controller.config.generate import leaf_spine
 from lab.control import FlowKey
 from lab.ecmp import FLOWLET_STEP, EcmpOracle
@@ -16,7 +17,7 @@ from lab.errors import ScenarioError
 from lab.fabric import fabric_from_params
 from lab.monitor import Counters, Observed, unexplained_drops
 from lab.progress import Progress
-from lab.roles import resolve_roles
+from lab.roles import Roles, resolve_roles
 from lab.run import Experiment, plan_experiment
 from lab.scenario import BackgroundLoad, load_scenario, parse_scenario
 from lab.sweep import load_sweep, run_sweep
@@ -112,13 +113,18 @@ def test_asymmetric_slow_cable_and_failure_event():
     assert s.events[0].leaf == "leaf1" and not s.events[0].up
 
 
-def test_an_oracle_chooses_ports_that_ecmp_puts_on_the_spine():
+def two_by_two_with_background_hosts() -> tuple[FabricConfig, Roles]:
+    """A 2x2 fabric, h11 -> h21 for the transfers and h12, h22 for the background."""
     fabric = leaf_spine(2, 2, 2)
     s = parse_scenario(
         "transfer: {bytes: 1MB}\narrivals: [{kind: sequential, count: 1}]\n"
         "hosts: {senders: [h11], receivers: [h21], background: [h12, h22]}\n"
     )
-    roles = resolve_roles(s, fabric)
+    return fabric, resolve_roles(s, fabric)
+
+
+def test_an_oracle_chooses_ports_that_ecmp_puts_on_the_spine():
+    fabric, roles = two_by_two_with_background_hosts()
 
     def oracle(key: FlowKey) -> str:
         return "spine1" if key.src_port % 2 else "spine2"
@@ -129,12 +135,7 @@ def test_an_oracle_chooses_ports_that_ecmp_puts_on_the_spine():
 
 
 def test_background_that_hosts_cannot_carry_is_an_error():
-    fabric = leaf_spine(2, 2, 2)
-    s = parse_scenario(
-        "transfer: {bytes: 1MB}\narrivals: [{kind: sequential, count: 1}]\n"
-        "hosts: {senders: [h11], receivers: [h21], background: [h12, h22]}\n"
-    )
-    roles = resolve_roles(s, fabric)
+    fabric, roles = two_by_two_with_background_hosts()
     loads = [BackgroundLoad("spine1", 0.75), BackgroundLoad("spine2", 0.75)]
     with pytest.raises(ScenarioError, match=r"background\[1\].*cannot carry 75%"):
         plan_background(loads, fabric, roles)
