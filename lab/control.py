@@ -349,11 +349,30 @@ class ControllerProcess:
         self.fabric_file = fabric_file
         self.log_path = log_path
         self.processes = processes
-        default = [sys.executable, "-m", "kvfabric.cli", "controller", str(fabric_file), *options]
-        if transfer_log is not None:
-            default += ["--log", str(transfer_log)]
-        self.argv = list(argv) if argv is not None else default
+        self.transfer_log = transfer_log
+        self.options = tuple(options)
+        self.custom = argv is not None
+        self.argv = list(argv) if argv is not None else self._default_argv()
         self.entry: Tracked | None = None
+
+    def _default_argv(self) -> list[str]:
+        argv = [sys.executable, "-m", "kvfabric.cli", "controller", str(self.fabric_file)]
+        argv += self.options
+        if self.transfer_log is not None:
+            argv += ["--log", str(self.transfer_log)]
+        return argv
+
+    def restart_with(self, fabric_file: Path, log_path: Path) -> Tracked:
+        """Stop the controller and start it again on ``fabric_file`` (other settings, same
+        fabric); it adopts the switches' state as any restarted controller does."""
+        if self.custom:
+            raise ControlError(
+                "a controller started from a custom command line cannot switch files"
+            )
+        self.stop()
+        self.fabric_file, self.log_path = fabric_file, log_path
+        self.argv = self._default_argv()
+        return self.start()
 
     def start(self) -> Tracked:
         """Start the controller; its output goes to ``log_path``."""

@@ -7,7 +7,11 @@
    ``OUT/fabric.yaml`` for the controller), the host roles, the background flows
    with their 5-tuples, and the scaling of a real KV transfer to lab bytes;
 2. **lab**: Mininet with one switch process per switch, then the controller
-   process, which provisions the switches; a KV receiver in every receiving host;
+   process, which provisions the switches; a KV receiver in every receiving host.
+   The controller runs with temporal scheduling off (``OUT/fabric.yaml``); for the
+   ``scheduled`` mode it is restarted on ``OUT/fabric-scheduled.yaml``, the same
+   fabric with the scenario's scheduling policy, and back for the other modes (a
+   restarted controller adopts the switches' pins; the lab waits until it is ready);
 3. **modes**, for each repeat ``r`` (arrival seed ``seed + r``) and each mode in
    turn: set the controller's mode, start the background (and pin it, when ECMP
    cannot be steered), let it settle, then run the schedule's transfers while the
@@ -70,6 +74,7 @@ from lab.results import ModeRun, TransferResult, build_results, write_results
 from lab.roles import Roles, resolve_roles
 from lab.room import Cable, CableIntfs, down_during, roomiest_spine, spines_with_room
 from lab.scenario import ASKING_MODES, UNSCHEDULED_MODES, ModeName, Scenario
+from lab.scenario_sched import ScenarioScheduling, with_scheduling
 from lab.timescale import check_poll_floor, check_scaled, scale_controller, settle_s
 from lab.topo import MAX_LAB_BPS, FabricTopo, socket_queue_limit
 from lab.traffic import (
@@ -295,7 +300,14 @@ def run_experiment(exp: Experiment, progress: Progress | None = None) -> dict[st
     """Run every mode (see the module docstring); return the results document."""
     plan = plan_experiment(exp)
     exp.out.mkdir(parents=True, exist_ok=True)
-    fabric_file = write_fabric(plan.fabric, exp.out / "fabric.yaml")
+    fabric_file = write_fabric(_with_policy(plan.fabric, None), exp.out / "fabric.yaml")
+    files = {False: (fabric_file, exp.out / "logs" / "controller.log")}
+    if ModeName.SCHEDULED in exp.modes:
+        scheduled = _with_policy(plan.fabric, exp.scenario.scheduling)
+        files[True] = (
+            write_fabric(scheduled, exp.out / "fabric-scheduled.yaml"),
+            exp.out / "logs" / "controller-scheduled.log",
+        )
     collector = Collector(exp, plan)
     if plan.topo_queue > socket_queue_limit():
         collector.notes.append(
@@ -326,7 +338,7 @@ def run_experiment(exp: Experiment, progress: Progress | None = None) -> dict[st
         )
         if exp.start_controller:
             controller.start()
-        asyncio.run(Session(exp, lab, controller, collector, progress).run())
+        asyncio.run(Session(exp, lab, controller, collector, progress, files).run())
     except KeyboardInterrupt:
         interrupted = True
         collector.notes.append("interrupted by the user (Ctrl-C)")
@@ -343,6 +355,11 @@ def run_experiment(exp: Experiment, progress: Progress | None = None) -> dict[st
     if interrupted:
         raise KeyboardInterrupt
     return doc
+
+
+def _with_policy(fabric: FabricConfig, scheduling: ScenarioScheduling | None) -> FabricConfig:
+    """``fabric`` with the controller's scheduling off (None) or the scenario's policy."""
+    return dataclasses.replace(fabric, controller=with_scheduling(fabric.controller, scheduling))
 
 
 def _pipeline_options(files: tuple[Path, Path] | None) -> list[str]:
@@ -386,6 +403,8 @@ class Session:
     controller: ControllerProcess
     collector: Collector
     progress: Progress
+    files: Mapping[bool, tuple[Path, Path]] = field(default_factory=dict)
+    """The controller's fabric file and log, with temporal scheduling off and on."""
     control: FabricControl | None = None
     down: set[tuple[str, str]] = field(default_factory=set)
     """Cables ``(leaf, spine)`` the scenario's events have set down (isolated avoids them)."""
@@ -440,6 +459,7 @@ class Session:
     async def run_mode(self, control: FabricControl, schedule: Schedule, run: ModeRun) -> None:
         """One mode: background, warm-up, transfers under the monitor, then the verdict."""
         exp, lab, plan = self.exp, self.lab, self.plan
+        await self.use_scheduling(control, run.mode == ModeName.SCHEDULED)
         await control.set_mode("kv-aware" if run.mode in ASKING_MODES else run.mode)
         flows = plan.background_for(run.mode, run.repeat)
         bg = Background.start(lab, flows, exp.out / "logs" / f"{run.mode}-r{run.repeat}")
@@ -487,6 +507,20 @@ class Session:
                 run.tier_samples = observed.tier_samples
                 run.invalid_reasons = judge(observed, exp.limits, [*failures, *placement_errors])
                 run.health = health(observed, exp.limits)
+
+    async def use_scheduling(self, control: FabricControl, on: bool) -> None:
+        """Restart the controller on the fabric file with scheduling ``on`` (or off),
+        unless it runs that one already (or the experiment does not start it)."""
+        if not self.exp.start_controller or on not in self.files:
+            return
+        fabric_file, log = self.files[on]
+        if self.controller.fabric_file == fabric_file:
+            return
+        self.progress.set_stage(
+            f"restarting the controller with scheduling {'on' if on else 'off'}"
+        )
+        self.controller.restart_with(fabric_file, log)
+        await control.ready(READY_TIMEOUT_S)
 
     def _judge_timeouts(self, run: ModeRun, observed: Observed) -> None:
         """Record, for each transfer that timed out, which spines had room meanwhile."""

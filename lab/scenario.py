@@ -64,7 +64,7 @@ from controller.errors import ConfigError
 from kvfabric.suggest import did_you_mean
 from lab.errors import ScenarioError
 from lab.kvsize import PRESETS, Dtype, ModelShape, preset
-from lab.scenario_sched import SchedulingSettings, parse_scheduling
+from lab.scenario_sched import ScenarioScheduling, parse_scheduling
 from lab.scenario_sim import SimulationSettings, parse_simulation
 
 
@@ -265,7 +265,7 @@ class Scenario:
     events: tuple[LinkEvent, ...] = ()
     run: RunSettings = RunSettings()
     modes: tuple[ModeName, ...] = UNSCHEDULED_MODES
-    scheduling: SchedulingSettings = field(default_factory=SchedulingSettings)
+    scheduling: ScenarioScheduling = field(default_factory=ScenarioScheduling)
     simulation: SimulationSettings = field(default_factory=SimulationSettings)
     source: str = field(default="<memory>", compare=False)
 
@@ -393,7 +393,7 @@ def _parse_document(root: Node, file: str, tool: Tool = Tool.LAB) -> Scenario:
             if "modes" in f
             else _default_modes(tool, scheduled="scheduling" in f)
         ),
-        scheduling=located.optional(f, "scheduling", SchedulingSettings(), parse_scheduling),
+        scheduling=located.optional(f, "scheduling", ScenarioScheduling(), parse_scheduling),
         simulation=(
             parse_simulation(f["simulation"], Path(file).parent)
             if "simulation" in f

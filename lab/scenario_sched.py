@@ -21,54 +21,67 @@ deadline, so it needs one.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from enum import StrEnum
 
-from controller.config import located
+from controller.config import (
+    MAX_WAIT_LIMIT_S,
+    ControllerSettings,
+    Policy,
+    SchedulingSettings,
+    located,
+)
 from controller.config.located import Node
-
-
-class Policy(StrEnum):
-    """How the controller orders the transfers it holds on a path (``none`` is not one:
-    that is the ``kv-aware`` mode)."""
-
-    FIFO = "fifo"  # by arrival
-    SRPT = "srpt"  # shortest first
-    EDF = "edf"  # earliest deadline first
-
 
 MAX_DEADLINE_S = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
-class SchedulingSettings:
-    """The ``scheduled`` mode's policy; ``deadline_s`` (min, max) None: no deadlines."""
+class ScenarioScheduling:
+    """The ``scheduled`` mode's policy (never ``none``) and ``max_wait`` (None: the
+    controller's); ``deadline_s`` (min, max) None: no deadlines."""
 
     policy: Policy = Policy.SRPT
     max_wait_s: float | None = None
     deadline_s: tuple[float, float] | None = None
 
 
-def parse_scheduling(node: Node) -> SchedulingSettings:
+def with_scheduling(
+    settings: ControllerSettings, scheduling: ScenarioScheduling | None
+) -> ControllerSettings:
+    """The controller's ``settings`` with the scenario's policy, or with scheduling off
+    (policy ``none``) when ``scheduling`` is None: the ``scheduled`` mode and the others."""
+    base = settings.scheduling
+    if scheduling is None:
+        policy = SchedulingSettings(Policy.NONE, base.max_wait_s)
+    else:
+        wait = scheduling.max_wait_s if scheduling.max_wait_s is not None else base.max_wait_s
+        policy = SchedulingSettings(scheduling.policy, wait)
+    return dataclasses.replace(settings, scheduling=policy)
+
+
+def parse_scheduling(node: Node) -> ScenarioScheduling:
     """Validate a ``scheduling`` section."""
     f = node.fields([], ["policy", "max_wait", "deadline"])
     deadline = _parse_deadline(f["deadline"]) if "deadline" in f else None
     policy = Policy.SRPT
     if "policy" in f:
-        if f["policy"].is_scalar and f["policy"].text("a policy") == "none":
+        policy = located.choice(f["policy"], Policy)
+        if policy is Policy.NONE:
             raise f["policy"].error(
                 "policy 'none' is the 'kv-aware' mode; the 'scheduled' mode needs one of "
                 "fifo, srpt, edf"
             )
-        policy = located.choice(f["policy"], Policy)
         if policy is Policy.EDF and deadline is None:
             raise f["policy"].error(
                 "'edf' orders transfers by their deadlines: give 'deadline' (a duration, "
                 "or {min, max})"
             )
-    return SchedulingSettings(
+    return ScenarioScheduling(
         policy=policy,
-        max_wait_s=located.duration(f["max_wait"], 1e-3, 3600.0) if "max_wait" in f else None,
+        max_wait_s=(
+            located.duration(f["max_wait"], 1e-3, MAX_WAIT_LIMIT_S) if "max_wait" in f else None
+        ),
         deadline_s=deadline,
     )
 

@@ -15,8 +15,14 @@ with the simulated clock as the engine's injected clock, and nothing else:
   written, so a pinned transfer starts ``write_latency`` after it arrived, on its
   spine, and a transfer the engine leaves to ECMP starts at once, hashed from its tag's
   source port;
-- its end is ``Engine.complete`` with its duration; a transfer that failed is left to
-  the engine's own time-out;
+- a transfer the engine *holds* (``Decision.held``, a scheduling policy: the
+  ``scheduled`` mode) waits, pinned, until an update of the engine releases it
+  (``Released``, from any entry point); the driver calls ``Engine.tick`` at
+  ``Engine.next_release()``, as the service's release timer does, so that none waits
+  past ``max_wait``. It starts at its release (or ``write_latency`` after the decision
+  if that is later); its completion time still runs from its arrival;
+- its end is ``Engine.complete`` with the time from its request (from its release,
+  when it was held); a transfer that failed is left to the engine's own time-out;
 - when the scenario has cable events, a round of link probes every
   ``audit_interval`` goes to ``Engine.audit`` (a probe crosses a cable that is up and
   is lost on one that is down), and the pins the engine moves (``InstallPin``) or
@@ -24,17 +30,19 @@ with the simulated clock as the engine's injected clock, and nothing else:
 
 The settings are the controller's own (the fabric's ``controller`` section, or the
 scenario's ``simulation.controller`` with the same keys), so a figure from here is
-the figure of the controller as configured.
+the figure of the controller as configured; ``kv-aware`` runs with scheduling off
+(policy ``none``), ``scheduled`` with the scenario's ``scheduling`` section.
 """
 
 from __future__ import annotations
 
-from controller.config import Mode
+from controller.config import ControllerSettings, Mode
 from controller.engine import (
     AuditRound,
     Engine,
     InstallPin,
     ProbeSeen,
+    Released,
     RemovePin,
     SwitchReading,
     TransferRequest,
@@ -43,6 +51,7 @@ from controller.engine import (
 )
 from controller.engine.telemetry_math import PortCounters
 from controller.topology import PortRef
+from lab.scenario_sched import with_scheduling
 from simulator.modes import Driver, Live
 
 PACKET_BYTES = 1500
@@ -54,14 +63,22 @@ class KvAware(Driver):
     mode = "kv-aware"
     tagged = True
 
+    def engine_settings(self) -> ControllerSettings:
+        """The controller's settings with scheduling off (kv-aware sends at once)."""
+        return with_scheduling(self.controller, None)
+
     def prepare(self) -> None:
         """Start the engine at time 0 and its telemetry polls (and audits)."""
+        self.controller = self.engine_settings()
         self.ctl = Engine(self.net.topology, self.engine.now, self.controller)
         self.ctl.set_mode(Mode.KV_AWARE, self.engine.now)
         self.tid: dict[int, int] = {}  # transfer index -> engine transfer id
         self.by_tid: dict[int, Live] = {}
         self.sport: dict[int, int] = {}  # transfer index -> tag source port
         self.pinned: dict[int, str] = {}  # transfer index -> pinned spine
+        self.held: dict[int, tuple[Live, float]] = {}  # engine id -> (held, earliest start)
+        self.asked: dict[int, float] = {}  # transfer index -> when it asked (or was released)
+        self._release_timer: float | None = None
         self.switch_ports: dict[str, list[tuple[int, int]]] = {}
         for ref, link in self.net.port_link.items():
             if self.net.links[link].tier != "intra-rack":
@@ -123,28 +140,35 @@ class KvAware(Driver):
     def place(self, live: Live) -> None:
         """Ask the engine; start pinned after the write latency, or on ECMP now."""
         a = live.arrival
-        decision, updates = self.ctl.decide(
-            TransferRequest(a.src, a.dst, a.nbytes, f"t{a.index}"), self.engine.now
-        )
+        now = self.engine.now
+        request = TransferRequest(a.src, a.dst, a.nbytes, f"t{a.index}", deadline_s=a.deadline_s)
+        decision, updates = self.ctl.decide(request, now)
         self.tid[a.index] = decision.transfer_id
         self.by_tid[decision.transfer_id] = live
+        self.asked[a.index] = now
         sport = decision.tag.src_port if decision.tag is not None else a.ecmp_port
         self.sport[a.index] = sport
-        self._apply([u for u in updates if not isinstance(u, InstallPin)])
         if decision.path is not None:
             spine = decision.path.spine
             self.pinned[a.index] = spine
             live.spine = spine
             live.decision_s = self.settings.write_latency_s
-
-            def go() -> None:
-                if a.index in self.live:
-                    self.start(live, self.pinned.get(a.index, spine), a.nbytes, sport)
-
-            self.engine.at(self.engine.now + self.settings.write_latency_s, go)
+            if decision.held:
+                self.held[decision.transfer_id] = (live, now + self.settings.write_latency_s)
+            else:
+                self.engine.at(now + self.settings.write_latency_s, lambda: self._go(live))
         else:
             live.spine = self.ecmp_spine(a.src, a.dst, sport)
-            self.start(live, live.spine, a.nbytes, sport)
+            self._go(live)
+        self._apply([u for u in updates if not isinstance(u, InstallPin)])
+
+    def _go(self, live: Live) -> None:
+        """Start a transfer's flow now (on its pinned spine, or hashed from its tag)."""
+        a = live.arrival
+        if a.index not in self.live:
+            return
+        live.held_s = self.engine.now - live.started
+        self.start(live, self.pinned.get(a.index, live.spine), a.nbytes, self.sport[a.index])
 
     def hash_key(self, flow: int, live: Live) -> tuple[int, int]:
         """Tagged flows are hashed from their tag's source port."""
@@ -157,23 +181,29 @@ class KvAware(Driver):
             super().rehash_flow(live, flow, spine)
 
     def completed(self, live: Live, fct: float, now: float) -> None:
-        """Tell the engine, which learns the pair's baseline from it."""
-        tid = self.tid.pop(live.arrival.index, None)
+        """Tell the engine the time from its request (or its release, if held), from
+        which it learns the pair's baseline."""
+        index = live.arrival.index
+        ran = now - self.asked.get(index, live.started)
+        tid = self.tid.pop(index, None)
         self._forget(live)
         if tid is not None:
             self.by_tid.pop(tid, None)
-            self._apply(self.ctl.complete(tid, fct, now))
+            self._apply(self.ctl.complete(tid, ran, now))
 
     def failed(self, live: Live, now: float) -> None:
-        """The engine times the transfer out on its own."""
+        """The engine times the transfer out on its own (a held one is cancelled)."""
         tid = self.tid.pop(live.arrival.index, None)
         if tid is not None:
             self.by_tid.pop(tid, None)
+            if self.held.pop(tid, None) is not None:
+                self._apply(self.ctl.cancel(tid, now))
         self._forget(live)
 
     def _forget(self, live: Live) -> None:
-        self.sport.pop(live.arrival.index, None)
-        self.pinned.pop(live.arrival.index, None)
+        index = live.arrival.index
+        for table in (self.sport, self.pinned, self.asked):
+            table.pop(index, None)
 
     def finish(self) -> None:
         """The scheduling efficiency the engine measured."""
@@ -192,6 +222,32 @@ class KvAware(Driver):
                 self._later(u.transfer_id, u.spine)
             elif isinstance(u, RemovePin):
                 self._later(u.transfer_id, None)
+            elif isinstance(u, Released):
+                self._released(u.transfer_id)
+        self._tick_at_release()
+
+    def _released(self, tid: int) -> None:
+        """A held transfer may start: now, or once its pin is written."""
+        entry = self.held.pop(tid, None)
+        if entry is None:
+            return
+        live, earliest = entry
+        self.asked[live.arrival.index] = self.engine.now
+        self.engine.at(max(self.engine.now, earliest), lambda: self._go(live))
+
+    def _tick_at_release(self) -> None:
+        """Tick the engine when its next held transfer is due whatever runs (max_wait)."""
+        due = self.ctl.next_release()
+        if due is None or (self._release_timer is not None and self._release_timer <= due):
+            return
+        self._release_timer = due
+
+        def tick() -> None:
+            if self._release_timer == due:
+                self._release_timer = None
+            self._apply(self.ctl.tick(self.engine.now))
+
+        self.engine.at(max(due, self.engine.now), tick, daemon=True)
 
     def _later(self, tid: int, spine: str | None) -> None:
         """A pin written (or removed) ``write_latency`` from now moves the flow."""
@@ -216,3 +272,13 @@ class KvAware(Driver):
             live.spine = target
 
         self.engine.at(self.engine.now + self.settings.write_latency_s, move)
+
+
+class Scheduled(KvAware):
+    """kv-aware with the scenario's scheduling policy: the engine may hold transfers."""
+
+    mode = "scheduled"
+
+    def engine_settings(self) -> ControllerSettings:
+        """The controller's settings with the scenario's policy (and ``max_wait``)."""
+        return with_scheduling(self.controller, self.scenario.scheduling)

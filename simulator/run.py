@@ -21,7 +21,7 @@ from lab.results import ModeRun, build_results
 from lab.scenario import Scenario
 from simulator.engine import FabricEngine
 from simulator.flow import FlowEngine
-from simulator.kvaware import KvAware
+from simulator.kvaware import KvAware, Scheduled
 from simulator.modes import DRIVERS, Driver, TierSeries
 from simulator.network import Network
 from simulator.workload import Workload, build_workload
@@ -32,7 +32,7 @@ ENGINES: dict[str, Callable[[Network], FabricEngine]] = {"flow": FlowEngine}
 
 def driver_for(mode: str) -> type[Driver]:
     """The driver class of ``mode``."""
-    return KvAware if mode == "kv-aware" else DRIVERS[mode]
+    return {"kv-aware": KvAware, "scheduled": Scheduled}.get(mode) or DRIVERS[mode]
 
 
 @dataclass(slots=True)

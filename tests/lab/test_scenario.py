@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.config import Policy
 from lab.errors import ScenarioError
 from lab.scenario import (
     LAB_MODES,
@@ -18,7 +19,7 @@ from lab.scenario import (
     parse_bytes,
     parse_scenario,
 )
-from lab.scenario_sched import Policy, SchedulingSettings
+from lab.scenario_sched import ScenarioScheduling
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted((ROOT / "topologies" / "scenarios").glob("*.yaml"))
@@ -131,7 +132,7 @@ modes: [ecmp, kv-aware]
         (MINIMAL + "run: {warmup: 3}\n", "run.warmup", "expected a duration"),
         (BURST.replace("1s}", "1s, stagger: 2s}"), "arrivals[0].stagger", "must fit in its"),
         (MINIMAL.replace("count: 3", "count: 3, stagger: 1s"), "arrivals[0].stagger", "unknown"),
-        (MINIMAL + "scheduling: {policy: sjf}\n", "x.yaml:5:22: scheduling.policy", "one of fifo"),
+        (MINIMAL + "scheduling: {policy: sjf}\n", "x.yaml:5:22: scheduling.policy", "one of"),
         (MINIMAL + "scheduling: {policy: none}\n", "scheduling.policy", "is the 'kv-aware' mode"),
         (MINIMAL + "scheduling: {policy: edf}\n", "scheduling.policy", "give 'deadline'"),
         (MINIMAL + "scheduling: {max_wait: 0s}\n", "scheduling.max_wait", "expected"),
@@ -174,12 +175,12 @@ def test_after_failure_and_the_failure_it_is_planned_for():
 def test_scheduling_section_and_the_modes_it_brings():
     s = parse_scenario(MINIMAL)
     assert ModeName.SCHEDULED not in s.modes
-    assert s.scheduling == SchedulingSettings(Policy.SRPT, None, None)
+    assert s.scheduling == ScenarioScheduling(Policy.SRPT, None, None)
     s = parse_scenario(
         MINIMAL + "scheduling: {policy: edf, max_wait: 2s, deadline: {min: 500ms, max: 3s}}\n"
     )
     assert s.modes == LAB_MODES and ModeName.SCHEDULED in s.modes
-    assert s.scheduling == SchedulingSettings(Policy.EDF, 2.0, (0.5, 3.0))
+    assert s.scheduling == ScenarioScheduling(Policy.EDF, 2.0, (0.5, 3.0))
     assert parse_scenario(MINIMAL + "scheduling: {deadline: 1s}\n").scheduling.deadline_s == (
         1.0,
         1.0,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -134,3 +135,45 @@ def test_a_staggered_transfers_hold_counts_in_its_completion_time():
     transfers = simulate(sim)["modes"]["ecmp"]["transfers"]
     assert [t["fct_ms"] for t in transfers] == [pytest.approx(100.0), pytest.approx(1100.0)]
     assert [t["held_ms"] for t in transfers] == [0.0, pytest.approx(1000.0)]
+
+
+ONE_PATH = """\
+name: one-path
+fabric: {spines: 1, leaves: 2, hosts_per_leaf: 2, link_rate: 10Gbps, prefill_leaves: 1}
+transfer: {bytes: 125MB}
+arrivals:
+  - {kind: sequential, count: 2, gap: 500ms}
+  - {kind: burst, size: 2, bursts: 3, window: 0s, every: 1s}
+run: {warmup: 1s}
+scheduling: {policy: fifo, max_wait: 1s}
+"""
+
+
+def _fcts(doc: dict[str, Any], mode: str) -> list[float]:
+    return [t["fct_ms"] for t in sorted(doc["modes"][mode]["transfers"], key=lambda t: t["index"])]
+
+
+def test_scheduled_sends_a_paths_transfers_one_after_the_other():
+    # 125 MB at 10 Gb/s: 100 ms alone. Two at once on the one path: 200 ms each when
+    # shared (kv-aware); held, the second starts when the first ends: 100 and 200 ms,
+    # request to last byte. Alone (the sequential phase), nothing is held.
+    scenario = parse_scenario(ONE_PATH, "one.yaml", Tool.SIMULATE)
+    assert "scheduled" in scenario.modes
+    doc = simulate(Simulation(scenario, ("kv-aware", "scheduled")))
+    ms = pytest.approx
+    assert _fcts(doc, "kv-aware") == [ms(100.0, abs=2)] * 2 + [ms(200.0, abs=2)] * 6
+    fcts = _fcts(doc, "scheduled")
+    assert fcts[:2] == [ms(100.0, abs=2)] * 2
+    assert sorted(fcts[2:]) == [ms(100.0, abs=2)] * 3 + [ms(200.0, abs=2)] * 3
+    held = [t["held_ms"] for t in doc["modes"]["scheduled"]["transfers"]]
+    assert sum(1 for h in held if h > 50.0) == 3  # one of each burst waited for the other
+
+
+def test_scheduled_holds_nothing_past_max_wait():
+    # the second transfer would wait 100 ms: more than max_wait, so it goes at once
+    text = ONE_PATH.replace("max_wait: 1s", "max_wait: 50ms")
+    doc = simulate(
+        Simulation(parse_scenario(text, "one.yaml", Tool.SIMULATE), ("kv-aware", "scheduled"))
+    )
+    assert _fcts(doc, "scheduled") == pytest.approx(_fcts(doc, "kv-aware"), abs=1.0)
+    assert all(t["held_ms"] <= 50.0 for t in doc["modes"]["scheduled"]["transfers"])
