@@ -218,7 +218,12 @@ def test_shipped_scenarios_load(path):
     if path.name.startswith("sweep"):
         from lab.sweep import load_sweep
 
-        points = {"sweep.yaml": 12, "sweep-400g.yaml": 8, "sweep-poll.yaml": 6}[path.name]
+        points = {
+            "sweep.yaml": 12,
+            "sweep-400g.yaml": 8,
+            "sweep-poll.yaml": 6,
+            "sweep-stagger-400g.yaml": 5,
+        }[path.name]
         assert len(load_sweep(path, Tool.SIMULATE).points()) == points
         if path.name == "sweep.yaml":  # the lab's; the simulator's runs ecmp-k
             assert len(load_sweep(path).points()) == points
