@@ -11,10 +11,18 @@ in-flight bytes is the :class:`EgressPort`, named by a :class:`PortRef`
 
 - ``intra-rack``: a leaf's port towards one of its hosts;
 - ``inter-rack``: a leaf's uplink towards a spine;
-- ``spine``: a spine's downlink towards a leaf.
+- ``spine``: a spine's downlink towards a leaf;
+- ``spine-uplink`` and ``superspine``: a spine's uplink towards a superspine and a
+  superspine's downlink towards a spine, in the three-tier fabrics (pods of leaves
+  and spines joined by superspines) that only the simulator builds.
 
 Between two leaves, a :class:`SpinePath` goes up one spine and down again: one per
 spine, through two egress ports (the source leaf's uplink and the spine's downlink).
+Between two pods (leaves that share no spine) a path goes up a spine of the source
+pod and on to a superspine: one per (spine, superspine), through the leaf's uplink and
+the spine's uplink. Those are the two ports a placement can choose and the engine
+counts; the superspine's ECMP then picks the destination pod's spine, whose ports
+the path leaves to the telemetry of other transfers.
 The cables themselves (:class:`LinkId`) carry a status that the topology audit
 updates; a path through a cable that is down or miswired is no longer a candidate.
 Topologies are immutable: :meth:`Topology.with_link_status` returns a new one that
@@ -46,7 +54,7 @@ class PortRef(NamedTuple):
 
 
 class LinkId(NamedTuple):
-    """A leaf-spine cable, named by its two ends in sorted order."""
+    """A cable between two switches, named by its two ends in sorted order."""
 
     a: PortRef
     b: PortRef
@@ -66,6 +74,17 @@ class Tier(StrEnum):
     INTRA_RACK = "intra-rack"
     INTER_RACK = "inter-rack"
     SPINE = "spine"
+    SPINE_UPLINK = "spine-uplink"
+    SUPERSPINE = "superspine"
+
+
+_TIERS = {
+    (Role.LEAF, Role.SPINE): Tier.INTER_RACK,
+    (Role.SPINE, Role.LEAF): Tier.SPINE,
+    (Role.SPINE, Role.SUPERSPINE): Tier.SPINE_UPLINK,
+    (Role.SUPERSPINE, Role.SPINE): Tier.SUPERSPINE,
+}
+"""The tier of a cable's direction, by the roles of its transmitting and far ends."""
 
 
 class LinkStatus(StrEnum):
@@ -90,7 +109,11 @@ class EgressPort:
 
 @dataclass(frozen=True, slots=True)
 class SpinePath:
-    """Leaf to leaf through one spine: up ``up`` (at the leaf), down ``down`` (at the spine)."""
+    """Leaf to leaf through one spine: up ``up`` (at the leaf), down ``down`` (at the spine).
+
+    Between pods, ``superspine`` is the superspine the spine sends to and ``down`` the
+    spine's uplink towards it (see the module docstring).
+    """
 
     src_leaf: str
     spine: str
@@ -98,21 +121,25 @@ class SpinePath:
     up: PortRef
     down: PortRef
     links: tuple[LinkId, LinkId]
+    superspine: str | None = None
 
     def __str__(self) -> str:
-        return f"{self.src_leaf}>{self.spine}>{self.dst_leaf}"
+        via = self.spine if self.superspine is None else f"{self.spine}>{self.superspine}"
+        return f"{self.src_leaf}>{via}>{self.dst_leaf}"
 
 
 class Topology:
     """The fabric's graph, egress ports, spine paths and cable statuses.
 
     ``leaves`` and ``spines`` are the switch names in file order; ``hosts`` maps host
-    names to their configuration; ``links`` lists the leaf-spine cables.
+    names to their configuration; ``links`` lists the cables between switches.
+    ``superspines`` is empty but in the simulator's three-tier fabrics.
     """
 
     __slots__ = (
         "_down",
         "_paths",
+        "_rise",
         "_status",
         "_up",
         "config",
@@ -122,6 +149,7 @@ class Topology:
         "leaves",
         "links",
         "spines",
+        "superspines",
     )
 
     config: FabricConfig
@@ -131,6 +159,7 @@ class Topology:
     links: tuple[LinkId, ...]
     leaves: tuple[str, ...]
     spines: tuple[str, ...]
+    superspines: tuple[str, ...]
 
     def __init__(self, config: FabricConfig) -> None:
         graph = nx.Graph(name=config.name)
@@ -158,7 +187,7 @@ class Topology:
                 link=link,
             )
             for src, dst in ((a, b), (b, a)):
-                tier = Tier.INTER_RACK if roles[src.switch] is Role.LEAF else Tier.SPINE
+                tier = _TIERS[roles[src.switch], roles[dst.switch]]
                 egress[src] = EgressPort(src, cable.capacity_bps, tier, dst.switch, dst, link)
         self.config = config
         self.graph = graph
@@ -167,12 +196,16 @@ class Topology:
         self.links = tuple(links)
         self.leaves = tuple(s.name for s in config.leaves)
         self.spines = tuple(s.name for s in config.spines)
-        # leaf -> spine -> (uplink port, cable) and spine -> leaf -> (downlink port, cable)
+        self.superspines = tuple(s.name for s in config.superspines)
+        # leaf -> spine -> (uplink port, cable), spine -> leaf -> (downlink port, cable),
+        # spine -> superspine -> (uplink port, cable), superspine -> spine -> (its port, cable)
         self._up: dict[str, dict[str, tuple[PortRef, LinkId]]] = {}
         self._down: dict[str, dict[str, tuple[PortRef, LinkId]]] = {}
+        self._rise: dict[str, dict[str, tuple[PortRef, LinkId]]] = {}
+        sides = {Tier.INTER_RACK: self._up, Tier.SPINE: self._down, Tier.SPINE_UPLINK: self._rise}
         for e in egress.values():
-            if e.link is not None:
-                side = self._up if e.tier is Tier.INTER_RACK else self._down
+            side = sides.get(e.tier)
+            if side is not None and e.link is not None:
                 side.setdefault(e.ref.switch, {})[e.peer] = (e.ref, e.link)
         self._status: dict[LinkId, LinkStatus] = {}
         self._paths: dict[tuple[str, str], tuple[SpinePath, ...]] = {}
@@ -224,7 +257,8 @@ class Topology:
     # -- paths ----------------------------------------------------------------------
 
     def spine_paths(self, src_leaf: str, dst_leaf: str) -> tuple[SpinePath, ...]:
-        """Every path between two leaves, one per spine, whatever the cables' status.
+        """Every path between two leaves, one per spine, whatever the cables' status;
+        between pods, one per (spine, superspine) that reaches the other pod.
 
         Empty for ``src_leaf == dst_leaf``: traffic inside a rack never leaves the leaf.
         """
@@ -246,9 +280,30 @@ class Topology:
                     found.append(
                         SpinePath(src_leaf, spine, dst_leaf, up[0], down[0], (up[1], down[1]))
                     )
+            if not found and self.superspines:
+                found = self._pod_paths(src_leaf, dst_leaf)
             paths = tuple(found)
         self._paths[key] = paths
         return paths
+
+    def _pod_paths(self, src_leaf: str, dst_leaf: str) -> list[SpinePath]:
+        """Paths between pods: up a spine of the source pod, on to a superspine wired to
+        a spine of the destination leaf, in the topology's order of spines and superspines."""
+        far = self._up.get(dst_leaf, {})  # the destination pod's spines
+        found = []
+        for spine, up in sorted(self._up.get(src_leaf, {}).items(), key=self._spine_order):
+            rises = self._rise.get(spine, {})
+            for superspine in self.superspines:
+                rise = rises.get(superspine)
+                if rise is not None and any(superspine in self._rise.get(t, {}) for t in far):
+                    links = (up[1], rise[1])
+                    found.append(
+                        SpinePath(src_leaf, spine, dst_leaf, up[0], rise[0], links, superspine)
+                    )
+        return found
+
+    def _spine_order(self, item: tuple[str, object]) -> int:
+        return self.spines.index(item[0])
 
     def candidate_paths(self, src_leaf: str, dst_leaf: str) -> tuple[SpinePath, ...]:
         """The spine paths whose two cables are both up."""

@@ -37,9 +37,12 @@ deadlines (:mod:`lab.scenario_sched`); ``modes`` defaults to every mode the tool
 Two tools read scenarios: the lab (``kvfabric experiment``) and the simulator
 (``kvfabric simulate``). The simulator honours a few keys for scale that the lab
 cannot build (:data:`ONLY_FOR`): bundles of uplinks per leaf, per-spine cable rates,
-fewer prefill GPUs per rack, background on one cable, capacity-change events and the
-``simulation`` section (:mod:`lab.scenario_sim`). Each parse names its tool, and a key
-the tool does not honour is a located error that names the tool that does.
+fewer prefill GPUs per rack, a third tier (``pods`` of the leaf-spine fabric the other
+keys describe, joined by ``superspines``, each spine reaching every superspine over
+``spine_uplinks / superspines`` cables of ``superspine_rate``), background on one
+cable, capacity-change events and the ``simulation`` section (:mod:`lab.scenario_sim`).
+Each parse names its tool, and a key the tool does not honour is a located error that
+names the tool that does.
 
 ``after_failure`` says where a background load runs once the scenario's first failure
 (the cables its earliest ``down`` events take down) is out of the ECMP groups: a
@@ -51,6 +54,7 @@ connected to the flows' leaves (checked when the background is planned).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -79,6 +83,10 @@ ONLY_FOR: dict[str, Tool] = {
     "fabric.uplinks_per_leaf": Tool.SIMULATE,
     "fabric.spine_rates": Tool.SIMULATE,
     "fabric.prefill_hosts_per_leaf": Tool.SIMULATE,
+    "fabric.pods": Tool.SIMULATE,
+    "fabric.superspines": Tool.SIMULATE,
+    "fabric.spine_uplinks": Tool.SIMULATE,
+    "fabric.superspine_rate": Tool.SIMULATE,
     "background[].link": Tool.SIMULATE,
     "background[].after_failure": Tool.LAB,
     "events[].capacity": Tool.SIMULATE,
@@ -140,11 +148,22 @@ class FabricParams:
     uplinks_per_leaf: int | None = None  # a multiple of spines: bundles of parallel cables
     spine_rates: tuple[tuple[str, int], ...] = ()  # per-cable rate of a spine's cables
     prefill_hosts_per_leaf: int | None = None  # fewer GPUs in the prefill racks
+    pods: int = 1  # copies of the leaf-spine fabric above, joined by the superspines
+    superspines: int = 0
+    spine_uplinks: int | None = None  # per spine, a multiple of superspines (default: one each)
+    superspine_bps: int | None = None  # per cable (default: link_bps)
 
     @property
     def bundle(self) -> int:
         """Parallel cables between each leaf and each spine."""
         return 1 if self.uplinks_per_leaf is None else self.uplinks_per_leaf // self.spines
+
+    @property
+    def spine_bundle(self) -> int:
+        """Parallel cables between each spine and each superspine."""
+        if self.spine_uplinks is None or not self.superspines:
+            return 1
+        return self.spine_uplinks // self.superspines
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,26 +427,23 @@ def _list(f: dict[str, Node], key: str) -> list[Node]:
 
 
 # fabric: {spines, leaves, hosts_per_leaf, link_rate, host_rate, prefill_leaves,
-#          uplinks_per_leaf, spine_rates: {SPINE: RATE}, prefill_hosts_per_leaf}
+#          uplinks_per_leaf, spine_rates: {SPINE: RATE}, prefill_hosts_per_leaf,
+#          pods, superspines, spine_uplinks, superspine_rate}
 def _parse_fabric(node: Node) -> FabricParams:
     keys = ["spines", "leaves", "hosts_per_leaf", "link_rate", "host_rate", "prefill_leaves"]
     keys += ["uplinks_per_leaf", "spine_rates", "prefill_hosts_per_leaf"]
+    keys += ["pods", "superspines", "spine_uplinks", "superspine_rate"]
     f = node.fields([], keys)
     d = FabricParams()
     leaves = located.optional(f, "leaves", d.leaves, located.integer, 1, 254)
     spines = located.optional(f, "spines", d.spines, located.integer, 1, 64)
+    tier3 = _parse_third_tier(f, leaves)
+    pods = tier3.pods
     hosts = located.optional(f, "hosts_per_leaf", d.hosts_per_leaf, located.integer, 1, 64)
-    uplinks = None
-    if "uplinks_per_leaf" in f:
-        uplinks = located.integer(f["uplinks_per_leaf"], spines, 64 * spines)
-        if uplinks % spines:
-            raise f["uplinks_per_leaf"].error(
-                f"expected a multiple of the {spines} spines (each leaf reaches every spine "
-                f"over the same number of cables), got {uplinks}"
-            )
+    uplinks = _bundled(f, "uplinks_per_leaf", spines, ("leaf", "spine"))
     spine_rates: list[tuple[str, int]] = []
     if "spine_rates" in f:
-        known = [f"spine{i}" for i in range(1, spines + 1)]
+        known = [f"spine{i}" for i in range(1, spines * pods + 1)]
         for name, rate in f["spine_rates"].entries():
             if name not in known:
                 raise rate.error(f"no spine {name!r}{did_you_mean(name, known)}")
@@ -435,7 +451,8 @@ def _parse_fabric(node: Node) -> FabricParams:
     prefill_hosts = None
     if "prefill_hosts_per_leaf" in f:
         prefill_hosts = located.integer(f["prefill_hosts_per_leaf"], 1, hosts)
-    return FabricParams(
+    return dataclasses.replace(
+        tier3,
         spines=spines,
         uplinks_per_leaf=uplinks,
         spine_rates=tuple(spine_rates),
@@ -444,7 +461,48 @@ def _parse_fabric(node: Node) -> FabricParams:
         hosts_per_leaf=hosts,
         link_bps=located.optional(f, "link_rate", d.link_bps, located.capacity),
         host_bps=located.optional(f, "host_rate", None, located.capacity),
-        prefill_leaves=located.optional(f, "prefill_leaves", None, located.integer, 1, leaves - 1),
+        prefill_leaves=located.optional(
+            f, "prefill_leaves", None, located.integer, 1, leaves * pods - 1
+        ),
+    )
+
+
+def _bundled(f: dict[str, Node], key: str, above: int, tiers: tuple[str, str]) -> int | None:
+    """Uplinks per switch (``key``): a multiple of the ``above`` switches of the next tier."""
+    if key not in f:
+        return None
+    uplinks = located.integer(f[key], above, 64 * above)
+    if uplinks % above:
+        near, far = tiers
+        raise f[key].error(
+            f"expected a multiple of the {above} {far}s (each {near} reaches every {far} "
+            f"over the same number of cables), got {uplinks}"
+        )
+    return uplinks
+
+
+def _parse_third_tier(f: dict[str, Node], leaves: int) -> FabricParams:
+    """``pods``, ``superspines``, ``spine_uplinks`` and ``superspine_rate``: both of the
+    first two or neither; the others need them."""
+    if "pods" not in f and "superspines" not in f:
+        for key in ("spine_uplinks", "superspine_rate"):
+            if key in f:
+                raise f[key].error(f"{key!r} goes with 'pods' and 'superspines' (a third tier)")
+        return FabricParams()
+    for key, other in (("pods", "superspines"), ("superspines", "pods")):
+        if key not in f:
+            raise f[other].error("a third tier needs both 'pods' and 'superspines'")
+    pods = located.integer(f["pods"], 2, 64)
+    if leaves * pods > 254:
+        raise f["pods"].error(
+            f"{pods} pods of {leaves} leaves make {leaves * pods}; the addressing plan has "
+            "room for 254 leaves"
+        )
+    superspines = located.integer(f["superspines"], 1, 64)
+    uplinks = _bundled(f, "spine_uplinks", superspines, ("spine", "superspine"))
+    rate = located.optional(f, "superspine_rate", None, located.capacity)
+    return FabricParams(
+        pods=pods, superspines=superspines, spine_uplinks=uplinks, superspine_bps=rate
     )
 
 

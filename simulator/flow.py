@@ -39,7 +39,7 @@ import numpy as np
 from simulator import kernels
 from simulator.engine import DoneCallback, Timer
 from simulator.maxmin import FloatArray, max_min_rates
-from simulator.network import PATH_WIDTH, Network
+from simulator.network import Network
 
 FINISH_BYTES = 1e-3
 """A flow with fewer bytes left than this (or less than a nanosecond of them) is done."""
@@ -64,7 +64,7 @@ class FlowEngine:
         self._seq = itertools.count()
         self._pending = 0  # timers that keep the simulation alive
         size = 64
-        self._paths = np.full((size, PATH_WIDTH), network.pad, dtype=np.int64)
+        self._paths = np.full((size, network.path_width), network.pad, dtype=np.int64)
         self._remaining: FloatArray = np.zeros(size)
         self._rate: FloatArray = np.zeros(size)
         self._cap: FloatArray = np.full(size, np.inf)
@@ -279,7 +279,7 @@ class FlowEngine:
     def _grow(self) -> None:
         old = self._active.size
         new = old * 2
-        paths = np.full((new, PATH_WIDTH), self.network.pad, dtype=np.int64)
+        paths = np.full((new, self.network.path_width), self.network.pad, dtype=np.int64)
         paths[:old] = self._paths
         self._paths = paths
         self._remaining = np.concatenate([self._remaining, np.zeros(old)])

@@ -14,7 +14,9 @@ with the simulated clock as the engine's injected clock, and nothing else:
 - a transfer's arrival is ``Engine.decide``; the service answers once the pin is
   written, so a pinned transfer starts ``write_latency`` after it arrived, on its
   spine, and a transfer the engine leaves to ECMP starts at once, hashed from its tag's
-  source port;
+  source port. Between pods the engine's path names the spine *and* the superspine
+  (the two ports it counts, :mod:`controller.topology`); the superspine's ECMP hash
+  of the tagged flow picks the destination pod's spine;
 - a transfer the engine *holds* (``Decision.held``, a scheduling policy: the
   ``scheduled`` mode) waits, pinned, until an update of the engine releases it
   (``Released``, from any entry point); the driver calls ``Engine.tick`` at
@@ -50,7 +52,7 @@ from controller.engine import (
     fabric_view,
 )
 from controller.engine.telemetry_math import PortCounters
-from controller.topology import PortRef
+from controller.topology import PortRef, SpinePath
 from lab.scenario_sched import with_scheduling
 from simulator.modes import Driver, Live
 
@@ -149,7 +151,7 @@ class KvAware(Driver):
         sport = decision.tag.src_port if decision.tag is not None else a.ecmp_port
         self.sport[a.index] = sport
         if decision.path is not None:
-            spine = decision.path.spine
+            spine = self._route(live, decision.path, sport)
             self.pinned[a.index] = spine
             live.spine = spine
             live.decision_s = self.settings.write_latency_s
@@ -170,6 +172,14 @@ class KvAware(Driver):
         # the wait beyond the controller's answer (the pin's write): a hold, a stagger
         live.held_s = max(0.0, self.engine.now - live.started - (live.decision_s or 0.0))
         self.start(live, self.pinned.get(a.index, live.spine), a.nbytes, self.sport[a.index])
+
+    def _route(self, live: Live, path: SpinePath, sport: int) -> str:
+        """Where a pin on ``path`` sends the transfer: its spine, or between pods the
+        route through its spine and superspine that the superspine's hash completes."""
+        if path.superspine is None:
+            return path.spine
+        a = live.arrival
+        return self.route_via(a.src, a.dst, (sport, 0), path.spine, path.superspine)
 
     def hash_key(self, flow: int, live: Live) -> tuple[int, int]:
         """Tagged flows are hashed from their tag's source port."""
@@ -220,7 +230,9 @@ class KvAware(Driver):
     def _apply(self, updates: list[Update]) -> None:
         for u in updates:
             if isinstance(u, InstallPin):
-                self._later(u.transfer_id, u.spine)
+                t = self.ctl.inflight.transfers.get(u.transfer_id)
+                if t is not None and t.path is not None:
+                    self._later(u.transfer_id, t.path.path)
             elif isinstance(u, RemovePin):
                 self._later(u.transfer_id, None)
             elif isinstance(u, Released):
@@ -250,7 +262,7 @@ class KvAware(Driver):
 
         self.engine.at(max(due, self.engine.now), tick, daemon=True)
 
-    def _later(self, tid: int, spine: str | None) -> None:
+    def _later(self, tid: int, path: SpinePath | None) -> None:
         """A pin written (or removed) ``write_latency`` from now moves the flow."""
         live = self.by_tid.get(tid)
         if live is None:
@@ -260,12 +272,12 @@ class KvAware(Driver):
             a = live.arrival
             if a.index not in self.live:
                 return
-            if spine is None:
+            sport = self.sport.get(a.index, a.ecmp_port)
+            if path is None:
                 self.pinned.pop(a.index, None)
-                target = self.ecmp_spine(a.src, a.dst, self.sport.get(a.index, a.ecmp_port))
+                target = self.ecmp_spine(a.src, a.dst, sport)
             else:
-                self.pinned[a.index] = spine
-                target = spine
+                target = self.pinned[a.index] = self._route(live, path, sport)
             for flow in list(live.flows):
                 if self.engine.is_active(flow):
                     self.engine.reroute(flow, self.net.path(a.src, a.dst, target))

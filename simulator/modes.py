@@ -22,7 +22,18 @@ lives here:
 ECMP is the data plane's own choice (:mod:`lab.ecmp`): the CRC-16/ARC hash of
 (source IP, destination IP, protocol, source port, destination port, flowlet salt)
 that ``kv_fabric.p4``'s action selector computes, member ``hash % n`` of the source
-leaf's group in uplink-port order. The modes:
+leaf's group in uplink-port order. Between pods (:mod:`simulator.pods`) the spine and
+then the superspine hash the flow again over their own groups (the spine's uplinks in
+port order; the superspine's ports towards the destination leaf's spines), over the
+same 15 bytes (5-tuple and flowlet salt) with another algorithm per tier: CRC-32 at
+the spine, CRC-16/CCITT at the superspine (:func:`tier_hash`). That is an assumption,
+and a necessary one: ``kv_fabric.p4`` deployed unchanged at every tier would compute
+the *same* hash at each, so a flow's choices would be the same member index at every
+tier (ECMP polarisation). A per-switch seed does not help a CRC, which is affine in
+its input: a seed only XORs a constant into the hash, so the tiers' choices stay
+correlated (of a pod's 16 spine-superspine routes, seeded CRC-16s reach 2). A
+different polynomial per tier, as operators configure against polarisation, spreads a
+flow's choices independently. The modes:
 
 - ``ecmp``: one TCP connection per transfer, from the schedule's ECMP source port;
 - ``ecmp-k``: ``k`` connections of ``1/k`` of the bytes each, every one hashed on its
@@ -41,8 +52,10 @@ leaf's group in uplink-port order. The modes:
 
 from __future__ import annotations
 
+import binascii
 import math
 import random
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -58,6 +71,15 @@ from simulator.engine import FabricEngine, Timer
 from simulator.workload import Workload
 
 TCP = 6
+SPINE_TIER = 1
+SUPERSPINE_TIER = 2
+
+
+def tier_hash(tier: int, data: bytes) -> int:
+    """The hash of a flow's 15 bytes at the spine (CRC-32) or the superspine (CRC-16/CCITT);
+    the leaf's is ``kv_fabric.p4``'s CRC-16/ARC (:meth:`Driver.ecmp_spine`)."""
+    return zlib.crc32(data) if tier == SPINE_TIER else binascii.crc_hqx(data, 0)
+
 
 TierSeries = dict[str, list[tuple[float, float]]]
 """Per tier: (time, mean utilisation) samples, for the utilisation-over-time plot."""
@@ -286,7 +308,8 @@ class Driver:
     # -- ECMP and the cables --------------------------------------------------------
 
     def ecmp_spine(self, src: str, dst: str, sport: int, salt: int = 0) -> str | None:
-        """The spine the source leaf's ECMP group hashes a flow to (None: same leaf)."""
+        """The spine the source leaf's ECMP group hashes a flow to (None: same leaf); between
+        pods, the route the leaf's, the spine's and the superspine's hashes give."""
         a, b = self.net.leaf_of[src], self.net.leaf_of[dst]
         if a == b:
             return None
@@ -294,11 +317,32 @@ class Driver:
         key = (src, dst, sport)
         prefix = self._prefix.get(key)
         if prefix is None:  # the 13 bytes before the salt; the salt's 2 continue the CRC
-            fields = [(int(self.ip[src]), 32), (int(self.ip[dst]), 32), (TCP, 8)]
-            prefix = crc16_arc(pack([*fields, (sport, 16), (RECEIVER_PORT, 16)]))
-            self._prefix[key] = prefix
-        h = crc16_arc(salt.to_bytes(2, "big"), prefix)
-        return group[h % len(group)]
+            prefix = self._prefix[key] = crc16_arc(self._tuple(src, dst, sport))
+        spine = group[crc16_arc(salt.to_bytes(2, "big"), prefix) % len(group)]
+        if not self.net.superspines or (spine, b) in self.net.down:
+            return spine
+        above = self.net.superspines_of(spine)
+        data = self._tuple(src, dst, sport) + salt.to_bytes(2, "big")
+        superspine = above[tier_hash(SPINE_TIER, data) % len(above)]
+        return self.route_via(src, dst, (sport, salt), spine, superspine)
+
+    def route_via(
+        self, src: str, dst: str, flow: tuple[int, int], spine: str, superspine: str
+    ) -> str:
+        """The route between pods through ``spine`` and ``superspine``: the superspine's
+        hash of the flow (source port, salt) picks the destination pod's spine, among those
+        whose cable to the destination leaf is up."""
+        leaf = self.net.leaf_of[dst]
+        wired = self.net.spines_below(superspine, leaf)
+        below = [t for t in wired if (leaf, t) not in self.down] or wired
+        data = self._tuple(src, dst, flow[0]) + flow[1].to_bytes(2, "big")
+        far = below[tier_hash(SUPERSPINE_TIER, data) % len(below)]
+        return self.net.route(spine, superspine, far)
+
+    def _tuple(self, src: str, dst: str, sport: int) -> bytes:
+        """The 13 bytes of a KV flow's 5-tuple, as ``kv_fabric.p4`` packs them."""
+        fields = [(int(self.ip[src]), 32), (int(self.ip[dst]), 32), (TCP, 8)]
+        return pack([*fields, (sport, 16), (RECEIVER_PORT, 16)])
 
     def _cable_event(self, e: LinkEvent) -> None:
         links = self.net.cable_links(e.leaf, e.spine)
@@ -468,9 +512,9 @@ class Isolated(Driver):
         if src != dst:
             left = self.provisioned - self.background_bps
             scored = [
-                (min(left[self.net.up[src, s]], left[self.net.down[s, dst]]), -i, s)
-                for i, s in enumerate(self.net.spines_between(src, dst))
-                if (src, s) not in self.down and (dst, s) not in self.down
+                (min(left[link] for link in self.net.path(a.src, a.dst, r)[1:-1]), -i, r)
+                for i, r in enumerate(self.net.routes(src, dst))
+                if self._up(src, dst, r)
             ]
             fallback = self.ecmp_spine(a.src, a.dst, a.ecmp_port)
             best = max(scored)[2] if scored else fallback
@@ -483,14 +527,17 @@ class Isolated(Driver):
         for flow in self.work.background:
             self.background_bps[flow.link] += flow.bps
 
+    def _up(self, src: str, dst: str, route: str) -> bool:
+        """Whether the leaf-spine cables of ``route`` are up."""
+        first, last = self.net.end_spines(route)
+        return (src, first) not in self.down and (dst, last) not in self.down
+
     def rehash(self) -> None:
         """An isolated transfer keeps its spine unless that cable is down."""
         for live in self.live.values():
             a = live.arrival
             src, dst = self.net.leaf_of[a.src], self.net.leaf_of[a.dst]
-            if live.spine is not None and (
-                (src, live.spine) in self.down or (dst, live.spine) in self.down
-            ):
+            if live.spine is not None and not self._up(src, dst, live.spine):
                 super().rehash()
                 return
 

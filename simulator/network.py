@@ -11,10 +11,18 @@ its :class:`~controller.topology.PortRef`, which is how telemetry is read back.
 
 A path between two hosts on different leaves through spine ``s`` is the four links
 NIC, uplink, downlink, host port; within one leaf it is NIC and host port (padded).
+
+In a three-tier fabric (:mod:`simulator.pods`) a path between pods is named by its
+*route* ``"s>x>t"``: up spine ``s`` of the source pod, superspine ``x``, down spine
+``t`` of the destination pod, six links (NIC, uplink, the spine's uplink, the
+superspine's downlink, the spine's downlink, host port); paths within a pod keep
+their spine's name. Every path is padded to :attr:`Network.path_width` links (4, or 6
+with superspines).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +32,9 @@ from controller.topology import PortRef, Tier, Topology
 from simulator.maxmin import FloatArray
 
 PATH_WIDTH = 4
+"""Links of the longest path of a two-tier fabric."""
+POD_PATH_WIDTH = 6
+"""Links of a path between pods."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +78,21 @@ class Network:
                 if self.topology.graph.has_edge(leaf, spine):
                     self.up[leaf, spine] = self.port_link[self.topology.port_towards(leaf, spine)]
                     self.down[spine, leaf] = self.port_link[self.topology.port_towards(spine, leaf)]
+        self.superspines = self.topology.superspines
+        self.rise: dict[tuple[str, str], int] = {}
+        self.fall: dict[tuple[str, str], int] = {}
+        for ref, egress in self.topology.egress.items():
+            if egress.tier is Tier.SPINE_UPLINK:
+                self.rise[ref.switch, egress.peer] = self.port_link[ref]
+            elif egress.tier is Tier.SUPERSPINE:
+                self.fall[ref.switch, egress.peer] = self.port_link[ref]
+        self.path_width = POD_PATH_WIDTH if self.superspines else PATH_WIDTH
+        self._routes: dict[str, tuple[str, str, str]] = {}
         self.tiers: dict[str, np.ndarray] = {}
-        for tier in (Tier.INTRA_RACK, Tier.INTER_RACK, Tier.SPINE):
+        for tier in Tier:
             idx = [i for i, x in enumerate(links) if x.tier == str(tier)]
-            self.tiers[str(tier)] = np.array(idx, dtype=np.int64)
+            if idx or tier in (Tier.INTRA_RACK, Tier.INTER_RACK, Tier.SPINE):
+                self.tiers[str(tier)] = np.array(idx, dtype=np.int64)
 
     @property
     def nlinks(self) -> int:
@@ -84,13 +106,73 @@ class Network:
         )
 
     def path(self, src: str, dst: str, spine: str | None) -> tuple[int, ...]:
-        """The links from host ``src`` to host ``dst`` through ``spine`` (None: same leaf)."""
+        """The links from host ``src`` to host ``dst`` through ``spine`` (None: same leaf),
+        or along a route between pods (``"s>x>t"``)."""
         a, b = self.leaf_of[src], self.leaf_of[dst]
         if a == b:
             return (self.nic[src], self.host_port[dst], self.pad, self.pad)
         if spine is None:
             raise ValueError(f"{src} and {dst} sit on different leaves: a path needs a spine")
+        if ">" in spine:
+            s, x, t = self.route_hops(spine)
+            return (
+                self.nic[src],
+                self.up[a, s],
+                self.rise[s, x],
+                self.fall[x, t],
+                self.down[t, b],
+                self.host_port[dst],
+            )
         return (self.nic[src], self.up[a, spine], self.down[spine, b], self.host_port[dst])
+
+    @staticmethod
+    def route(spine: str, superspine: str, far_spine: str) -> str:
+        """The name of a route between pods."""
+        return f"{spine}>{superspine}>{far_spine}"
+
+    def route_hops(self, route: str) -> tuple[str, str, str]:
+        """(spine, superspine, far spine) of a route between pods."""
+        hops = self._routes.get(route)
+        if hops is None:
+            s, x, t = route.split(">")
+            hops = self._routes[route] = (s, x, t)
+        return hops
+
+    def end_spines(self, route: str) -> tuple[str, str]:
+        """The spines a path leaves the source leaf by and reaches the destination by."""
+        if ">" in route:
+            s, _, t = self.route_hops(route)
+            return s, t
+        return route, route
+
+    def superspines_of(self, spine: str) -> tuple[str, ...]:
+        """The superspines ``spine`` reaches, in its uplink-port order (its ECMP group)."""
+        return self._group(spine, lambda peer: peer in self.superspines)
+
+    def spines_below(self, superspine: str, leaf: str) -> tuple[str, ...]:
+        """The spines of ``superspine`` wired to ``leaf``, in its port order (its ECMP group
+        towards that leaf's pod)."""
+        return self._group(superspine, lambda peer: (leaf, peer) in self.up)
+
+    def _group(self, switch: str, member: Callable[[str], bool]) -> tuple[str, ...]:
+        """The neighbours of ``switch`` that ``member`` keeps, by port number."""
+        ports = self.topology.egress
+        neighbours = sorted((r.port, e.peer) for r, e in ports.items() if r.switch == switch)
+        return tuple(peer for _, peer in neighbours if member(peer))
+
+    def routes(self, src_leaf: str, dst_leaf: str) -> tuple[str, ...]:
+        """Every way from one leaf to another: the spines wired to both, or, between pods,
+        every route through a spine of each pod and a superspine."""
+        direct = self.spines_between(src_leaf, dst_leaf)
+        if direct or not self.superspines:
+            return direct
+        return tuple(
+            self.route(s, x, t)
+            for s in self.spines
+            if (src_leaf, s) in self.up
+            for x in self.superspines_of(s)
+            for t in self.spines_below(x, dst_leaf)
+        )
 
     def cable_links(self, leaf: str, spine: str) -> tuple[int, int]:
         """Both directions of the ``leaf``-``spine`` cable: the uplink and the downlink."""

@@ -19,6 +19,8 @@ TIER_LABELS = {
     "intra-rack": "host links",
     "inter-rack": "leaf uplinks",
     "spine": "spine downlinks",
+    "spine-uplink": "spine uplinks",
+    "superspine": "superspine downlinks",
 }
 
 

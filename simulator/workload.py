@@ -8,8 +8,8 @@ simulator's tool), and the same functions turn it into a fabric
 same transfers between the same hosts with the same ECMP source ports. On top, the
 simulator's keys for scale: cables bundled ``uplinks_per_leaf / spines`` at a time
 (their capacities add: one pipe per leaf-spine pair, which the flow model cannot tell
-from separate cables hashed evenly), per-spine cable rates, and fewer GPUs in the
-prefill racks.
+from separate cables hashed evenly), per-spine cable rates, fewer GPUs in the
+prefill racks, and pods joined by superspines (:mod:`simulator.pods`).
 
 Transfer size: a scenario written for the lab (``lab_bytes`` or ``time_scale``) runs
 as the lab runs it, with the lab's bytes at the fabric's (lab) rates; otherwise every
@@ -34,6 +34,7 @@ from lab.fabric import fabric_from_params, lab_fabric
 from lab.kvsize import Scaling, Setting, scale_to_lab
 from lab.roles import Roles, resolve_roles
 from lab.scenario import BackgroundLoad, FabricParams, Protocol, Scenario
+from simulator import pods
 from simulator.network import Network
 
 
@@ -89,7 +90,10 @@ def build_workload(scenario: Scenario) -> Workload:
 
 def build_fabric(params: FabricParams, scenario: Scenario) -> FabricConfig:
     """The scenario's fabric with the simulator's keys for scale applied."""
-    fabric = fabric_from_params(params, scenario.name)
+    if params.pods > 1:
+        fabric = pods.within_pods(fabric_from_params(pods.flattened(params), scenario.name), params)
+    else:
+        fabric = fabric_from_params(params, scenario.name)
     rates = dict(params.spine_rates)
     bundle = params.bundle
     if bundle != 1 or rates:
@@ -100,6 +104,8 @@ def build_fabric(params: FabricParams, scenario: Scenario) -> FabricConfig:
             rate = rates.get(spine, link.capacity_bps)
             links.append(dataclasses.replace(link, capacity_bps=rate * bundle))
         fabric = dataclasses.replace(fabric, links=tuple(links))
+    if params.superspines:
+        fabric = pods.with_superspines(fabric, params)
     if params.prefill_hosts_per_leaf is not None:
         keep = params.prefill_hosts_per_leaf
         hosts = tuple(h for h in fabric.hosts if h.pool is not Pool.PREFILL or h.port <= keep)

@@ -15,10 +15,13 @@ MAX_PORT = 510
 
 
 class Role(StrEnum):
-    """What a switch is in the leaf-spine fabric."""
+    """What a switch is in the fabric. ``superspine`` (a third tier joining pods of
+    leaves and spines) exists only in fabrics the simulator builds: the controller
+    drives leaf-spine fabrics, and its fabric files refuse the role."""
 
     LEAF = "leaf"
     SPINE = "spine"
+    SUPERSPINE = "superspine"
 
 
 class Pool(StrEnum):
@@ -237,6 +240,11 @@ class FabricConfig:
     def spines(self) -> tuple[SwitchConfig, ...]:
         """The spine switches, in file order."""
         return tuple(s for s in self.switches if s.role is Role.SPINE)
+
+    @property
+    def superspines(self) -> tuple[SwitchConfig, ...]:
+        """The superspine switches (simulated fabrics only), in file order."""
+        return tuple(s for s in self.switches if s.role is Role.SUPERSPINE)
 
     def switch(self, name: str) -> SwitchConfig:
         """The switch called ``name``; a KeyError says which names are close."""

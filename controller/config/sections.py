@@ -61,6 +61,12 @@ def _parse_switch(node: Node) -> Placed[model.SwitchConfig]:
         election_id=located.optional(f, "election_id", None, located.integer, 1, _UINT128_MAX),
         subnet=located.optional(f, "subnet", None, located.ipv4_network),
     )
+    if switch.role is model.Role.SUPERSPINE:
+        raise f["role"].error(
+            "the controller drives leaf-spine fabrics: a third tier of superspines is "
+            "honoured only by `kvfabric simulate` (a scenario's fabric.pods and "
+            "fabric.superspines)"
+        )
     if switch.subnet is not None and switch.role is model.Role.SPINE:
         raise f["subnet"].error("only leaves have a subnet (the prefix of their hosts)")
     return Placed(switch, node, f)

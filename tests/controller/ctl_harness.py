@@ -55,9 +55,11 @@ class FakeClockEngine:
         hosts_per_leaf: int = 2,
         link_bps: int = 20 * MB,
         controller: ControllerSettings | None = None,
+        config: FabricConfig | None = None,
         **engine_kwargs: Any,
     ) -> None:
-        self.config: FabricConfig = leaf_spine(
+        """A generated leaf-spine fabric, or ``config`` if given."""
+        self.config: FabricConfig = config or leaf_spine(
             spines, leaves, hosts_per_leaf, link_bps=link_bps, controller=controller
         )
         self.topology = Topology(self.config)

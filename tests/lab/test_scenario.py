@@ -223,6 +223,7 @@ def test_shipped_scenarios_load(path):
             "sweep-400g.yaml": 8,
             "sweep-poll.yaml": 6,
             "sweep-stagger-400g.yaml": 5,
+            "sweep-poll-400g.yaml": 6,
         }[path.name]
         assert len(load_sweep(path, Tool.SIMULATE).points()) == points
         if path.name == "sweep.yaml":  # the lab's; the simulator's runs ecmp-k
