@@ -88,6 +88,7 @@ class Network:
                 self.fall[ref.switch, egress.peer] = self.port_link[ref]
         self.path_width = POD_PATH_WIDTH if self.superspines else PATH_WIDTH
         self._routes: dict[str, tuple[str, str, str]] = {}
+        self._groups: dict[tuple[str, str], tuple[str, ...]] = {}
         self.tiers: dict[str, np.ndarray] = {}
         for tier in Tier:
             idx = [i for i, x in enumerate(links) if x.tier == str(tier)]
@@ -147,18 +148,22 @@ class Network:
 
     def superspines_of(self, spine: str) -> tuple[str, ...]:
         """The superspines ``spine`` reaches, in its uplink-port order (its ECMP group)."""
-        return self._group(spine, lambda peer: peer in self.superspines)
+        return self._group(spine, "", lambda peer: peer in self.superspines)
 
     def spines_below(self, superspine: str, leaf: str) -> tuple[str, ...]:
         """The spines of ``superspine`` wired to ``leaf``, in its port order (its ECMP group
         towards that leaf's pod)."""
-        return self._group(superspine, lambda peer: (leaf, peer) in self.up)
+        return self._group(superspine, leaf, lambda peer: (leaf, peer) in self.up)
 
-    def _group(self, switch: str, member: Callable[[str], bool]) -> tuple[str, ...]:
-        """The neighbours of ``switch`` that ``member`` keeps, by port number."""
-        ports = self.topology.egress
-        neighbours = sorted((r.port, e.peer) for r, e in ports.items() if r.switch == switch)
-        return tuple(peer for _, peer in neighbours if member(peer))
+    def _group(self, switch: str, key: str, member: Callable[[str], bool]) -> tuple[str, ...]:
+        """The neighbours of ``switch`` that ``member`` keeps, by port number (cached under
+        ``(switch, key)``)."""
+        group = self._groups.get((switch, key))
+        if group is None:
+            ports = self.topology.egress
+            near = sorted((r.port, e.peer) for r, e in ports.items() if r.switch == switch)
+            group = self._groups[switch, key] = tuple(p for _, p in near if member(p))
+        return group
 
     def routes(self, src_leaf: str, dst_leaf: str) -> tuple[str, ...]:
         """Every way from one leaf to another: the spines wired to both, or, between pods,
