@@ -23,6 +23,8 @@ would implement the same methods over its own model.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +46,51 @@ class Timer:
     daemon: bool = False
     cancelled: bool = False
     fired: bool = False
+
+
+class TimerQueue:
+    """The timers every engine keeps: a heap by time; ``daemon`` timers (periodic polls
+    and samples) keep nothing alive, ``pending`` counts the others."""
+
+    now: float
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.events = 0
+        self._heap: list[tuple[float, int, Timer]] = []
+        self._seq = itertools.count()
+        self._pending = 0
+
+    def at(self, t: float, fn: Callable[[], None], *, daemon: bool = False) -> Timer:
+        """Call ``fn`` at time ``t`` (not before now); ``daemon`` timers keep nothing alive."""
+        timer = Timer(max(t, self.now), fn, daemon)
+        heapq.heappush(self._heap, (timer.time, next(self._seq), timer))
+        if not daemon:
+            self._pending += 1
+        return timer
+
+    def cancel(self, timer: Timer) -> None:
+        """Forget ``timer`` if it has not fired."""
+        if not timer.cancelled and not timer.fired:
+            timer.cancelled = True
+            if not timer.daemon:
+                self._pending -= 1
+
+    def next_timer(self) -> float:
+        """When the next timer is due (inf: none)."""
+        return self._heap[0][0] if self._heap else math.inf
+
+    def fire_due(self, t: float) -> None:
+        """Fire every timer due at or before ``t``, in order."""
+        while self._heap and self._heap[0][0] <= t:
+            _, _, timer = heapq.heappop(self._heap)
+            if timer.cancelled:
+                continue
+            timer.fired = True
+            if not timer.daemon:
+                self._pending -= 1
+            self.events += 1
+            timer.fn()
 
 
 class FabricEngine(Protocol):

@@ -29,15 +29,13 @@ every simulator engine offers to the drivers of the modes.
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from simulator import kernels
-from simulator.engine import DoneCallback, Timer
+from simulator.engine import DoneCallback, TimerQueue
 from simulator.maxmin import FloatArray, max_min_rates
 from simulator.network import Network
 
@@ -45,12 +43,12 @@ FINISH_BYTES = 1e-3
 """A flow with fewer bytes left than this (or less than a nanosecond of them) is done."""
 
 
-class FlowEngine:
+class FlowEngine(TimerQueue):
     """The flow-level simulator of one run (see the module docstring)."""
 
     def __init__(self, network: Network) -> None:
+        super().__init__()
         self.network = network
-        self.now = 0.0
         n = network.nlinks
         self.base_capacity: FloatArray = network.capacity.copy()
         self.fixed_bg: FloatArray = np.zeros(n)
@@ -60,9 +58,6 @@ class FlowEngine:
         self.kv_load_bps: FloatArray = np.zeros(n)
         self._carried: FloatArray = np.zeros(n)  # flows and fixed background, per link
         self._fixed_carried: FloatArray = np.zeros(n)
-        self._heap: list[tuple[float, int, Timer]] = []
-        self._seq = itertools.count()
-        self._pending = 0  # timers that keep the simulation alive
         size = 64
         self._paths = np.full((size, network.path_width), network.pad, dtype=np.int64)
         self._remaining: FloatArray = np.zeros(size)
@@ -74,25 +69,7 @@ class FlowEngine:
         self._free: list[int] = list(range(size - 1, -1, -1))
         self._dirty = False
         self._capacity: FloatArray | None = None  # left for flows; None: recompute
-        self.events = 0
         self.reallocations = 0
-
-    # -- timers ---------------------------------------------------------------------
-
-    def at(self, t: float, fn: Callable[[], None], *, daemon: bool = False) -> Timer:
-        """Call ``fn`` at time ``t`` (not before now); ``daemon`` timers keep nothing alive."""
-        timer = Timer(max(t, self.now), fn, daemon)
-        heapq.heappush(self._heap, (timer.time, next(self._seq), timer))
-        if not daemon:
-            self._pending += 1
-        return timer
-
-    def cancel(self, timer: Timer) -> None:
-        """Forget ``timer`` if it has not fired."""
-        if not timer.cancelled and not timer.fired:
-            timer.cancelled = True
-            if not timer.daemon:
-                self._pending -= 1
 
     # -- flows ----------------------------------------------------------------------
 
@@ -193,7 +170,7 @@ class FlowEngine:
             if self._dirty:
                 self._reallocate()
             t_dep, due = self._next_departure()
-            t_evt = self._heap[0][0] if self._heap else math.inf
+            t_evt = self.next_timer()
             if self._pending == 0 and not math.isfinite(t_dep):
                 return  # only daemons left, and no flow can finish
             t = min(t_dep, t_evt)
@@ -204,7 +181,7 @@ class FlowEngine:
             if t_dep <= t_evt:
                 self._finish(due)
             else:
-                self._fire_due(t)
+                self.fire_due(t)
 
     def _next_departure(self) -> tuple[float, np.ndarray]:
         dt, due = kernels.next_departure(self._active, self._remaining, self._rate)
@@ -237,17 +214,6 @@ class FlowEngine:
         for f, on_done in callbacks:
             self.events += 1
             on_done(f, self.now)
-
-    def _fire_due(self, t: float) -> None:
-        while self._heap and self._heap[0][0] <= t:
-            _, _, timer = heapq.heappop(self._heap)
-            if timer.cancelled:
-                continue
-            timer.fired = True
-            if not timer.daemon:
-                self._pending -= 1
-            self.events += 1
-            timer.fn()
 
     def _reallocate(self) -> None:
         self._dirty = False

@@ -17,17 +17,47 @@ from pathlib import Path
 from typing import Any
 
 from lab.arrivals import Schedule
+from lab.errors import ScenarioError
 from lab.results import ModeRun, build_results
 from lab.scenario import Scenario
 from simulator.engine import FabricEngine
 from simulator.flow import FlowEngine
 from simulator.kvaware import KvAware, Scheduled
 from simulator.modes import DRIVERS, Driver, TierSeries
-from simulator.network import Network
 from simulator.workload import Workload, build_workload
 
-ENGINES: dict[str, Callable[[Network], FabricEngine]] = {"flow": FlowEngine}
+
+def _flow_engine(work: Workload) -> FabricEngine:
+    return FlowEngine(work.network)
+
+
+def _packet_engine(work: Workload) -> FabricEngine:
+    from simulator.packet import for_workload  # ns-3 loads (and JITs) on first use
+
+    return for_workload(work)
+
+
+ENGINES: dict[str, Callable[[Workload], FabricEngine]] = {
+    "flow": _flow_engine,
+    "packet": _packet_engine,
+}
 """Simulator engines by name."""
+
+ENGINE_ONLY: dict[str, str] = {"simulation.packet": "packet"}
+"""Scenario keys only one engine honours, and that engine."""
+
+
+def check_engine(scenario: Scenario, engine: str) -> None:
+    """A located error for a scenario key that ``engine`` does not honour."""
+    packet = scenario.simulation.packet
+    given = {"simulation.packet": (packet.line, packet.col) if packet is not None else None}
+    for key, owner in ENGINE_ONLY.items():
+        where = given.get(key)
+        if where is not None and owner != engine:
+            raise ScenarioError(
+                scenario.source, key, f"honoured only by the {owner} engine, not by the "
+                f"{engine} engine: remove it, or run with `--engine {owner}`", *where,
+            )  # fmt: skip
 
 
 def driver_for(mode: str) -> type[Driver]:
@@ -79,7 +109,8 @@ def run_mode(
     on_transfer: Callable[[], None] | None = None,
 ) -> ModeResult:
     """Run ``mode`` over ``schedule`` (run number ``repeat``, from 1) on a fresh engine."""
-    fabric = ENGINES[engine](work.network)
+    check_engine(work.scenario, engine)
+    fabric = ENGINES[engine](work)
     driver = driver_for(mode)(fabric, work, schedule, repeat=repeat, on_transfer=on_transfer)
     t0, c0 = time.perf_counter(), time.process_time()
     run = driver.run()

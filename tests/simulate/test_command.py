@@ -41,3 +41,33 @@ def test_an_unknown_mode_is_a_usage_error(tmp_path):
     assert proc.returncode == 2
     assert "unknown mode 'kv_aware'" in proc.stderr and "kv-aware" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_the_packet_engine_refuses_the_design_cluster(tmp_path):
+    cluster = ROOT / "topologies" / "scenarios" / "design-cluster.yaml"
+    proc = simulate("--scenario", str(cluster), "--engine", "packet", "--out", str(tmp_path))
+    assert proc.returncode == 1
+    assert "design-cluster.yaml: fabric:" in proc.stderr
+    assert "takes at most 256" in proc.stderr and "--engine flow" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_packet_engine_key_is_refused_by_the_flow_engine(tmp_path):
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(SCENARIO.read_text() + "simulation:\n  packet: {tcp: cubic}\n")
+    proc = simulate("--scenario", str(scenario), "--engine", "flow", "--out", str(tmp_path))
+    assert proc.returncode == 1
+    assert (
+        "s.yaml:" in proc.stderr
+        and ": simulation.packet: honoured only by the packet engine" in (proc.stderr)
+    )
+    assert "--engine packet" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_dctcp_without_ecn_is_a_located_error(tmp_path):
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(SCENARIO.read_text() + "simulation:\n  packet: {tcp: dctcp}\n")
+    proc = simulate("--scenario", str(scenario), "--engine", "packet", "--out", str(tmp_path))
+    assert proc.returncode == 1
+    assert "simulation.packet.tcp: dctcp needs ECN marking" in proc.stderr
+    assert "Traceback" not in proc.stderr
