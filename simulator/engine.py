@@ -16,9 +16,10 @@ of how the engine computes rates. The contract:
 - ``run(until=inf)``.
 
 What comes out of a run is therefore the drivers' business: each records the
-completion time of its transfers and samples ``utilisation()`` on a timer. The flow
-engine (:class:`simulator.flow.FlowEngine`) implements this; a packet-level engine
-would implement the same methods over its own model.
+completion time of its transfers and samples ``utilisation()`` on a timer. Two
+engines implement :class:`FabricEngine`: the flow-level model
+(:class:`simulator.flow.FlowEngine`) and ns-3 (:class:`simulator.packet.PacketEngine`).
+They share the timers (:class:`TimerQueue`) and ``start_flow``'s checks.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from simulator.maxmin import FloatArray
 from simulator.network import Network
@@ -93,22 +94,14 @@ class TimerQueue:
             timer.fn()
 
 
-class FabricEngine(Protocol):
-    """What every simulator engine offers (see the module docstring)."""
+class FabricEngine(TimerQueue, ABC):
+    """What every simulator engine offers (see the module docstring): the timers and
+    ``start_flow``'s checks are shared, the rest is each engine's."""
 
     network: Network
     now: float
     sent_bytes: FloatArray
     kv_bytes: FloatArray
-    events: int
-
-    def at(self, t: float, fn: Callable[[], None], *, daemon: bool = False) -> Timer:
-        """Call ``fn`` at ``t``."""
-        ...
-
-    def cancel(self, timer: Timer) -> None:
-        """Forget a timer."""
-        ...
 
     def start_flow(
         self,
@@ -119,37 +112,49 @@ class FabricEngine(Protocol):
         kv: bool = True,
         cap_bps: float = math.inf,
     ) -> int:
-        """Start a flow now."""
-        ...
+        """Start a flow of ``nbytes`` over ``links`` now; ``on_done(flow, now)`` at its end.
 
+        ``nbytes`` may be ``inf`` (a background flow that never ends). ``cap_bps`` caps
+        its rate (a TCP flow sending at a target rate). ``kv``: the switches count its
+        bytes as the KV class.
+        """
+        if nbytes <= 0:
+            raise ValueError(f"a flow needs a positive size, got {nbytes}")
+        return self._start(links, nbytes, on_done, kv, cap_bps)
+
+    @abstractmethod
+    def _start(self, links: Sequence[int], nbytes: float, on_done: DoneCallback | None,
+               kv: bool, cap_bps: float) -> int:  # fmt: skip
+        """Start the flow (its size is positive)."""
+
+    @abstractmethod
     def reroute(self, flow: int, links: Sequence[int]) -> None:
         """Move a flow now."""
-        ...
 
+    @abstractmethod
     def stop_flow(self, flow: int) -> float:
         """Drop a flow now; the bytes it had left."""
-        ...
 
+    @abstractmethod
     def is_active(self, flow: int) -> bool:
         """True while the flow has bytes left."""
-        ...
 
+    @abstractmethod
     def path_of(self, flow: int) -> tuple[int, ...]:
         """The flow's links now."""
-        ...
 
+    @abstractmethod
     def set_capacity(self, link: int, bps: float) -> None:
         """A link's capacity from now on."""
-        ...
 
+    @abstractmethod
     def set_fixed_background(self, link: int, bps: float) -> None:
         """Constant-rate traffic on a link from now on."""
-        ...
 
+    @abstractmethod
     def utilisation(self) -> FloatArray:
         """Every link's load over its nominal capacity, now."""
-        ...
 
+    @abstractmethod
     def run(self, until: float = math.inf) -> None:
         """Simulate until nothing is left to do."""
-        ...

@@ -35,7 +35,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from simulator import kernels
-from simulator.engine import DoneCallback, TimerQueue
+from simulator.engine import DoneCallback, FabricEngine
 from simulator.maxmin import FloatArray, max_min_rates
 from simulator.network import Network
 
@@ -43,7 +43,7 @@ FINISH_BYTES = 1e-3
 """A flow with fewer bytes left than this (or less than a nanosecond of them) is done."""
 
 
-class FlowEngine(TimerQueue):
+class FlowEngine(FabricEngine):
     """The flow-level simulator of one run (see the module docstring)."""
 
     def __init__(self, network: Network) -> None:
@@ -73,22 +73,9 @@ class FlowEngine(TimerQueue):
 
     # -- flows ----------------------------------------------------------------------
 
-    def start_flow(
-        self,
-        links: Sequence[int],
-        nbytes: float,
-        on_done: DoneCallback | None = None,
-        *,
-        kv: bool = True,
-        cap_bps: float = math.inf,
-    ) -> int:
-        """Start a flow of ``nbytes`` over ``links`` now; ``on_done(flow, now)`` at its end.
-
-        ``nbytes`` may be ``inf`` (a background flow that never ends). ``cap_bps`` caps
-        its rate (a TCP flow sending at a target rate).
-        """
-        if nbytes <= 0:
-            raise ValueError(f"a flow needs a positive size, got {nbytes}")
+    def _start(self, links: Sequence[int], nbytes: float, on_done: DoneCallback | None,
+               kv: bool, cap_bps: float) -> int:  # fmt: skip
+        """A flow in a free slot, at rate 0 until the next allocation."""
         if not self._free:
             self._grow()
         f = self._free.pop()

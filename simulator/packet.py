@@ -56,7 +56,7 @@ import numpy as np
 
 from lab.errors import ScenarioError
 from lab.scenario_sim import PacketSettings, Tcp
-from simulator.engine import DoneCallback, TimerQueue
+from simulator.engine import DoneCallback, FabricEngine
 from simulator.maxmin import FloatArray
 from simulator.network import Network
 from simulator.workload import Workload
@@ -148,7 +148,7 @@ class _Flow:
     on_done: DoneCallback | None
 
 
-class PacketEngine(TimerQueue):
+class PacketEngine(FabricEngine):
     """One run on ns-3 (see the module docstring); one at a time per process.
 
     :func:`for_workload` checks the scenario's size first; a new engine ends the
@@ -205,19 +205,10 @@ class PacketEngine(TimerQueue):
 
     # -- flows ----------------------------------------------------------------------
 
-    def start_flow(
-        self,
-        links: Sequence[int],
-        nbytes: float,
-        on_done: DoneCallback | None = None,
-        *,
-        kv: bool = True,
-        cap_bps: float = math.inf,
-    ) -> int:
+    def _start(self, links: Sequence[int], nbytes: float, on_done: DoneCallback | None,
+               kv: bool, cap_bps: float) -> int:  # fmt: skip
         """A TCP connection over ``links`` now (a host-to-host path), or, on a single cable
         link with ``nbytes`` inf, TCP background capped at ``cap_bps``."""
-        if nbytes <= 0:
-            raise ValueError(f"a flow needs a positive size, got {nbytes}")
         if len(links) == 1 and math.isinf(nbytes) and math.isfinite(cap_bps):
             self.model.Background(links[0], cap_bps * self.scale, True, SEGMENT)
             self._background += 1
