@@ -9,6 +9,7 @@ thousands of GPUs. Modules, in the order data flows through them:
   own topology;
 - ``engine``: the interface an engine offers to the drivers of the modes;
 - ``flow``: the flow-level engine (event-driven, max-min fair between events);
+- ``packet``: the packet-level engine, ns-3 (``packet_model.cpp`` is its C++ side);
 - ``workload``: the scenario's transfers, background and events for one run;
 - ``modes``: ecmp, ecmp-k, flowlet and isolated placement;
 - ``kvaware``: kv-aware placement by the controller's decision engine itself, fed
