@@ -40,6 +40,7 @@ from finsy.p4schema import P4Schema
 from finsy.proto import p4r, p4r_grpc
 
 from softswitch.switch.process import SwitchProcess
+from tests.support import processes
 from tests.support.netns import veth
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -215,13 +216,7 @@ class ControllerProc:
         proc = self.proc
         if proc is None:
             return None
-        if proc.poll() is None:
-            os.kill(proc.pid, sig)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.kill(proc.pid, signal.SIGKILL)
-                proc.wait()
+        processes.stop(proc, sig, timeout)
         if proc.stdout is not None:
             proc.stdout.close()
         return proc.returncode

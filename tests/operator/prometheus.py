@@ -8,8 +8,6 @@ every second), its own TSDB in a temporary directory, and an ephemeral port on
 from __future__ import annotations
 
 import json
-import os
-import signal
 import socket
 import subprocess
 import time
@@ -17,6 +15,8 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+from tests.support import processes
 
 
 def free_port() -> int:
@@ -87,10 +87,5 @@ class PrometheusProc:
         return list(data["result"])
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+        if self.proc is not None:
+            processes.stop(self.proc)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from distributed import Client
 from lab.scenario import Tool
 from lab.sweep import load_sweep
 from simulator.run import Simulation, simulate
+from tests.support import processes
 from tests.support.cli import kvfabric
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,13 +141,7 @@ class DaskCluster:
 
     def stop(self) -> None:
         for proc in reversed(self.procs):  # the workers first, then the scheduler
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            processes.stop(proc, grace_s=20)
 
 
 @pytest.fixture
