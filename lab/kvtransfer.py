@@ -51,6 +51,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from kvfabric.client import AsyncClient, ClientError
 from kvfabric.client import Placement as ClientPlacement
@@ -193,8 +194,7 @@ async def send(
     return dataclasses.replace(outcome, held_s=hold_s + (outcome.held_s or 0.0))
 
 
-@dataclass(frozen=True, slots=True)
-class _Attempt:
+class _Attempt(NamedTuple):
     """What :func:`send` hands to the way it sends: ``start`` is the request's time."""
 
     transfer: Transfer
@@ -207,10 +207,7 @@ class _Attempt:
 
 async def _send_with_service(attempt: _Attempt, paths: PathService | None) -> Outcome:
     """:func:`send` without the client: ask ``paths`` (if any), then connect and stream."""
-    transfer, sockets, spine, timeout_s, clock, start = (
-        attempt.transfer, attempt.sockets, attempt.spine, attempt.timeout_s, attempt.clock,
-        attempt.start,
-    )  # fmt: skip
+    transfer, sockets, spine, timeout_s, clock, start = attempt
     placement: Placement | None = None
     decision_s = None
     port = transfer.ecmp_port
@@ -260,10 +257,7 @@ async def _send_with_service(attempt: _Attempt, paths: PathService | None) -> Ou
 async def _send_with_client(attempt: _Attempt, client: AsyncClient) -> Outcome:
     """:func:`send` through ``client.transfer``: the client asks, tags, binds, connects
     and reports; a fallback (no controller in time) goes untagged from the ECMP port."""
-    transfer, sockets, spine, timeout_s, clock, start = (
-        attempt.transfer, attempt.sockets, attempt.spine, attempt.timeout_s, attempt.clock,
-        attempt.start,
-    )  # fmt: skip
+    transfer, sockets, spine, timeout_s, clock, start = attempt
     placement: Placement | None = None
     decision_s = None
     port = transfer.ecmp_port
