@@ -34,6 +34,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from kvfabric.commands.options import add_preprocessor_options
 from softswitch import p4info
 from softswitch.errors import SoftswitchError
 from softswitch.frontend.preprocess import preprocess
@@ -57,13 +58,6 @@ def p4runtime_files(spec: str) -> list[tuple[str, str]]:
             )
         files.append((name, _FORMATS[suffix]))
     return files
-
-
-def _define(text: str) -> tuple[str, str]:
-    name, _, value = text.partition("=")
-    if not name:
-        raise argparse.ArgumentTypeError(f"bad -D {text!r}: expected NAME or NAME=VALUE")
-    return name, value if "=" in text else "1"
 
 
 # p4c options accepted without effect: option -> (takes a value, why it changes nothing).
@@ -112,18 +106,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o", "--output", metavar="OUT", help="write the softswitch device config (JSON) here"
     )
-    parser.add_argument(
-        "-I", dest="include_dirs", action="append", default=[], metavar="DIR", help="include dir"
-    )
-    parser.add_argument(
-        "-D",
-        dest="defines",
-        action="append",
-        type=_define,
-        default=[],
-        metavar="NAME[=VALUE]",
-        help="preprocessor definition",
-    )
+    add_preprocessor_options(parser)
     parser.add_argument(
         "--p4v", choices=["16"], help="language version (p4c-bm2-ss); only 16 (P4_16)"
     )

@@ -28,12 +28,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controller.errors import ConfigError
-from kvfabric.suggest import did_you_mean
+from kvfabric.commands.options import checked_modes, exit_status
 
 if TYPE_CHECKING:
     from lab.run import Experiment
@@ -78,21 +79,11 @@ def run(args: argparse.Namespace) -> int:
     from lab.scenario import LAB_MODES
     from lab.sweep import Sweep
 
-    if args.repeat < 1:
-        print("kvfabric experiment: error: --repeat must be at least 1", file=sys.stderr)
+    try:
+        modes = checked_modes(args.repeat, args.modes, [str(m) for m in LAB_MODES])
+    except ValueError as exc:
+        print(f"kvfabric experiment: error: {exc}", file=sys.stderr)
         return 2
-    modes: tuple[str, ...] | None = None
-    if args.modes:
-        modes = tuple(m.strip() for m in args.modes.split(",") if m.strip())
-        known = [str(m) for m in LAB_MODES]
-        for m in modes:
-            if m not in known:
-                print(
-                    f"kvfabric experiment: error: unknown mode {m!r}{did_you_mean(m, known)} "
-                    f"(modes: {', '.join(known)})",
-                    file=sys.stderr,
-                )
-                return 2
     problem = _pipeline_problem(args)
     if problem is not None:
         print(f"kvfabric experiment: error: {problem}", file=sys.stderr)
@@ -110,16 +101,13 @@ def run(args: argparse.Namespace) -> int:
     from mininet.log import setLogLevel
 
     setLogLevel("info" if args.verbose else "warning")
-    try:
-        if isinstance(plan, Sweep):
-            return _sweep(args, plan, modes)
-        return _experiment(args, plan, modes)
-    except KeyboardInterrupt:
-        print("\nkvfabric experiment: interrupted; partial results written", file=sys.stderr)
-        return 130
-    except (LabError, ConfigError) as exc:
-        print(f"kvfabric experiment: error: {exc}", file=sys.stderr)
-        return 1
+    work: Callable[[], int]
+    if isinstance(plan, Sweep):
+        work = partial(_sweep, args, plan, modes)
+    else:
+        work = partial(_experiment, args, plan, modes)
+    interrupted = "interrupted; partial results written"
+    return exit_status("experiment", work, (LabError, ConfigError), interrupted)
 
 
 def _pipeline_problem(args: argparse.Namespace) -> str | None:

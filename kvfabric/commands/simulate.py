@@ -1,8 +1,8 @@
 """``kvfabric simulate``: run a scenario's modes on a simulated fabric (no root needed).
 
     kvfabric simulate --scenario topologies/scenarios/design-cluster.yaml \\
-        [--engine flow] [--modes ecmp,ecmp-k,flowlet,kv-aware,isolated,scheduled] \\
-        [--repeat N] [--seed S] [--out DIR]
+        [--engine flow] [--modes ecmp,ecmp-k,flowlet,kv-aware,isolated] [--repeat N] \\
+        [--seed S] [--out DIR]
     kvfabric simulate --sweep topologies/scenarios/sweep-400g.yaml \\
         [--scheduler tcp://HOST:8786] [--modes LIST] [--repeat N] [--seed S] [--out DIR]
 
@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controller.errors import ConfigError
-from kvfabric.suggest import choice_list
+from kvfabric.commands.options import checked_modes, exit_status
 
 if TYPE_CHECKING:
     from lab.sweep import Sweep
@@ -48,8 +49,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--engine", choices=sorted(ENGINES), default="flow", help="simulator engine (flow)"
     )
     parser.add_argument(
-        "--modes", help="comma-separated: ecmp,ecmp-k,flowlet,kv-aware,isolated,scheduled "
-        "(default: the scenario's)",
+        "--modes", help="comma-separated: ecmp,ecmp-k,flowlet,kv-aware,isolated (default: "
+        "the scenario's)",
     )  # fmt: skip
     parser.add_argument("--repeat", type=int, default=1, help="runs of every mode (default 1)")
     parser.add_argument("--seed", type=int, default=1, help="arrival seed of the first run")
@@ -64,69 +65,55 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Simulate; see the module docstring for exit statuses."""
     from lab.errors import LabError
-    from lab.progress import Progress
-    from lab.results import markdown_table
-    from lab.scenario import ModeName, Tool, load_scenario
-    from simulator.run import Simulation, simulate, write_outputs
+    from lab.scenario import ModeName
 
-    if args.repeat < 1:
-        print("kvfabric simulate: error: --repeat must be at least 1", file=sys.stderr)
-        return 2
     if args.scheduler is not None and args.sweep is None:
         print("kvfabric simulate: error: --scheduler goes with --sweep", file=sys.stderr)
         return 2
-    known = [str(m) for m in ModeName]
     try:
-        modes = choice_list(args.modes, known, "mode") if args.modes else None
+        modes = checked_modes(args.repeat, args.modes, [str(m) for m in ModeName])
     except ValueError as exc:
         print(f"kvfabric simulate: error: {exc}", file=sys.stderr)
         return 2
-    if args.sweep is not None:
-        return _sweep(args, modes)
+    scenario_or_sweep = _sweep if args.sweep is not None else _scenario
+    return exit_status("simulate", partial(scenario_or_sweep, args, modes), (LabError, ConfigError))
+
+
+def _scenario(args: argparse.Namespace, modes: tuple[str, ...] | None) -> int:
+    """Run a scenario's modes; 0 when every transfer completed, else 3."""
+    from lab.progress import Progress
+    from lab.results import markdown_table
+    from lab.scenario import Tool, load_scenario
+    from simulator.run import Simulation, simulate, write_outputs
+
+    scenario = load_scenario(args.scenario, Tool.SIMULATE)
+    sim = Simulation(
+        scenario,
+        modes or tuple(str(m) for m in scenario.modes),
+        repeat=args.repeat,
+        seed=args.seed,
+        engine=args.engine,
+    )
+    progress = Progress(scenario.transfers * len(sim.modes) * args.repeat)
     try:
-        scenario = load_scenario(args.scenario, Tool.SIMULATE)
-        sim = Simulation(
-            scenario,
-            modes or tuple(str(m) for m in scenario.modes),
-            repeat=args.repeat,
-            seed=args.seed,
-            engine=args.engine,
-        )
-        progress = Progress(scenario.transfers * len(sim.modes) * args.repeat)
-        try:
-            doc = simulate(sim, on_transfer=progress.advance, on_stage=progress.set_stage)
-        finally:
-            progress.close()
-        out = args.out or Path("results") / f"sim-{scenario.name}"
-        write_outputs(sim, doc, out)
-    except (KeyboardInterrupt, LabError, ConfigError) as exc:
-        return _failed(exc)
+        doc = simulate(sim, on_transfer=progress.advance, on_stage=progress.set_stage)
+    finally:
+        progress.close()
+    out = args.out or Path("results") / f"sim-{scenario.name}"
+    write_outputs(sim, doc, out)
     print(markdown_table(doc))
     print(f"results: {out / 'results.json'}")
     return 0 if doc["valid"] else 3
 
 
-def _failed(exc: BaseException) -> int:
-    """The exit status of a run interrupted (130) or refused (1), said on stderr."""
-    if isinstance(exc, KeyboardInterrupt):
-        print("\nkvfabric simulate: interrupted", file=sys.stderr)
-        return 130
-    print(f"kvfabric simulate: error: {exc}", file=sys.stderr)
-    return 1
-
-
 def _sweep(args: argparse.Namespace, modes: tuple[str, ...] | None) -> int:
     """Run a sweep file's grid as Dask tasks; the sweep's exit status."""
-    from lab.errors import LabError
     from lab.scenario import Tool
     from lab.sweep import load_sweep
     from simulator.sweep import sweep_table
 
-    try:
-        sweep = load_sweep(args.sweep, Tool.SIMULATE)
-        points = _run_sweep(args, sweep, modes or sweep.modes)
-    except (KeyboardInterrupt, LabError, ConfigError) as exc:
-        return _failed(exc)
+    sweep = load_sweep(args.sweep, Tool.SIMULATE)
+    points = _run_sweep(args, sweep, modes or sweep.modes)
     out = args.out or Path("results") / f"sim-{sweep.name}"
     print(sweep_table(sweep, points, modes or sweep.modes))
     print(f"sweep: {len(points)} points; table: {out / 'sweep.md'}; plot: {out / 'sweep.png'}")

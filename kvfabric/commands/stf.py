@@ -19,19 +19,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from kvfabric.commands.options import add_preprocessor_options
 from softswitch.errors import SoftswitchError
 from softswitch.stf import run_stf
 
 EXIT_PASS = 0
 EXIT_MISMATCH = 1
 EXIT_ERROR = 2
-
-
-def _define(text: str) -> tuple[str, str]:
-    name, eq, value = text.partition("=")
-    if not name:
-        raise argparse.ArgumentTypeError(f"bad -D {text!r}: expected NAME or NAME=VALUE")
-    return name, value if eq else "1"
 
 
 def _modules(text: str) -> list[str]:
@@ -42,23 +36,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Add the arguments of ``kvfabric stf``."""
     parser.add_argument("program", metavar="PROG.p4", help="the P4_16 v1model program")
     parser.add_argument("stf", metavar="TEST.stf", help="the STF test file")
-    parser.add_argument(
-        "-I",
-        dest="include_dirs",
-        action="append",
-        default=[],
-        metavar="DIR",
-        help="add DIR to the include path",
-    )
-    parser.add_argument(
-        "-D",
-        dest="defines",
-        action="append",
-        type=_define,
-        default=[],
-        metavar="NAME[=VALUE]",
-        help="define a preprocessor macro (VALUE defaults to 1)",
-    )
+    add_preprocessor_options(parser)
     parser.add_argument(
         "--load-modules",
         dest="modules",

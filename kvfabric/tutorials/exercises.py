@@ -189,6 +189,19 @@ def _check_source_routing(o: Outcome) -> list[str]:
 _CONTROLLER = "sh python3 -u mycontroller.py > {out}/controller.txt 2>&1 & echo $! > {out}/pid"
 _STOP_CONTROLLER = "sh kill $(cat {out}/pid)"
 
+# ecn's and mri's run: h1 sends 30 probes to h2 while h11 loads the h11-h22 UDP path.
+_PROBES_UNDER_UDP_LOAD: tuple[str, ...] = (
+    _receive("h2"),
+    "h22 iperf -s -u > {out}/h22.txt 2>&1 &",
+    "sh sleep 3",
+    'h1 python3 send.py 10.0.2.2 "P4 is cool" 30 > {out}/h1.txt 2>&1 &',
+    "h11 iperf -c 10.0.2.22 -t 15 -u",
+    "sh sleep 5",
+    _stop("h2"),
+    "h22 kill %iperf",
+    "h1 kill %python3",
+)
+
 EXERCISES: tuple[Exercise, ...] = (
     Exercise("basic", ("pingall",), _check_basic),
     Exercise(
@@ -211,17 +224,7 @@ EXERCISES: tuple[Exercise, ...] = (
     ),
     Exercise(
         "ecn",
-        (
-            _receive("h2"),
-            "h22 iperf -s -u > {out}/h22.txt 2>&1 &",
-            "sh sleep 3",
-            'h1 python3 send.py 10.0.2.2 "P4 is cool" 30 > {out}/h1.txt 2>&1 &',
-            "h11 iperf -c 10.0.2.22 -t 15 -u",
-            "sh sleep 5",
-            _stop("h2"),
-            "h22 kill %iperf",
-            "h1 kill %python3",
-        ),
+        _PROBES_UNDER_UDP_LOAD,
         _check_ecn,
     ),
     Exercise(
@@ -284,15 +287,7 @@ EXERCISES: tuple[Exercise, ...] = (
             # the README's "food for thought": s1's queues through simple_switch_CLI
             "sh printf 'set_queue_rate 50\\nset_queue_depth 100\\n' | "
             "simple_switch_CLI --thrift-port 9090 > {out}/cli.txt 2>&1; echo cli-status=$?",
-            _receive("h2"),
-            "h22 iperf -s -u > {out}/h22.txt 2>&1 &",
-            "sh sleep 3",
-            'h1 python3 send.py 10.0.2.2 "P4 is cool" 30 > {out}/h1.txt 2>&1 &',
-            "h11 iperf -c 10.0.2.22 -t 15 -u",
-            "sh sleep 5",
-            _stop("h2"),
-            "h22 kill %iperf",
-            "h1 kill %python3",
+            *_PROBES_UNDER_UDP_LOAD,
         ),
         _check_mri,
     ),

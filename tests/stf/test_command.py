@@ -43,8 +43,8 @@ def test_no_traceback_from_the_console_script(tmp_path: Path) -> None:
 
 
 def test_defines_take_a_default_value() -> None:
-    from kvfabric.commands.stf import _define
+    from kvfabric.commands.options import define
 
-    assert _define("A") == ("A", "1")
-    assert _define("A=") == ("A", "")
-    assert _define("V1MODEL_VERSION=20200408") == ("V1MODEL_VERSION", "20200408")
+    assert define("A") == ("A", "1")
+    assert define("A=") == ("A", "")
+    assert define("V1MODEL_VERSION=20200408") == ("V1MODEL_VERSION", "20200408")
