@@ -16,9 +16,24 @@ from typing import Any
 from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.internal import builder
 
+_FDP = descriptor_pb2.FieldDescriptorProto
+
+
+def _field(
+    message: descriptor_pb2.DescriptorProto,
+    name: str,
+    number: int,
+    kind: int,
+    *,
+    repeated: bool = False,
+    **extra: str,
+) -> None:
+    """Add a proto3 field of ``kind``; ``extra`` sets ``type_name`` or ``json_name``."""
+    label = _FDP.LABEL_REPEATED if repeated else _FDP.LABEL_OPTIONAL
+    message.field.add(name=name, number=number, type=kind, label=label, **extra)
+
 
 def _file() -> descriptor_pb2.FileDescriptorProto:
-    fdp = descriptor_pb2.FieldDescriptorProto
     file = descriptor_pb2.FileDescriptorProto(
         name="p4/tmp/p4config.proto", package="p4.tmp", syntax="proto3"
     )
@@ -26,25 +41,13 @@ def _file() -> descriptor_pb2.FileDescriptorProto:
     extras = message.nested_type.add(name="Extras")
     entry = extras.nested_type.add(name="KvEntry")
     entry.options.map_entry = True
-    entry.field.add(name="key", number=1, type=fdp.TYPE_STRING, label=fdp.LABEL_OPTIONAL)
-    entry.field.add(name="value", number=2, type=fdp.TYPE_STRING, label=fdp.LABEL_OPTIONAL)
-    extras.field.add(
-        name="kv",
-        number=1,
-        type=fdp.TYPE_MESSAGE,
-        label=fdp.LABEL_REPEATED,
-        type_name=".p4.tmp.P4DeviceConfig.Extras.KvEntry",
-        json_name="kv",
-    )
-    message.field.add(name="reassign", number=1, type=fdp.TYPE_BOOL, label=fdp.LABEL_OPTIONAL)
-    message.field.add(
-        name="extras",
-        number=2,
-        type=fdp.TYPE_MESSAGE,
-        label=fdp.LABEL_OPTIONAL,
-        type_name=".p4.tmp.P4DeviceConfig.Extras",
-    )
-    message.field.add(name="device_data", number=3, type=fdp.TYPE_BYTES, label=fdp.LABEL_OPTIONAL)
+    _field(entry, "key", 1, _FDP.TYPE_STRING)
+    _field(entry, "value", 2, _FDP.TYPE_STRING)
+    kv_entry = ".p4.tmp.P4DeviceConfig.Extras.KvEntry"
+    _field(extras, "kv", 1, _FDP.TYPE_MESSAGE, repeated=True, type_name=kv_entry, json_name="kv")
+    _field(message, "reassign", 1, _FDP.TYPE_BOOL)
+    _field(message, "extras", 2, _FDP.TYPE_MESSAGE, type_name=".p4.tmp.P4DeviceConfig.Extras")
+    _field(message, "device_data", 3, _FDP.TYPE_BYTES)
     return file
 
 
