@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypedDict, TypeVar
 
 from softswitch.errors import Loc, P4SourceError
 from softswitch.frontend import ir
@@ -49,6 +49,9 @@ from softswitch.p4info import layout, model
 _COUNTERS = {"counter", "direct_counter"}
 _METERS = {"meter", "direct_meter"}
 _PROFILES = {"action_profile", "action_selector"}
+
+_Array = TypeVar("_Array", model.Counter, model.Meter)
+_Direct = TypeVar("_Direct", model.DirectCounter, model.DirectMeter)
 
 
 def extract_model(program: ir.Program) -> model.Model:
@@ -103,6 +106,16 @@ def _int_arg(anns: Sequence[ir.Annotation], name: str, loc: Loc) -> int | None:
 
 def _explicit_id(anns: Sequence[ir.Annotation], loc: Loc) -> int | None:
     return _int_arg(anns, "id", loc)
+
+
+class _Annotated(TypedDict):
+    explicit_id: int | None
+    annotations: model.Annotations
+
+
+def _annotated(anns: Sequence[ir.Annotation], loc: Loc) -> _Annotated:
+    """A declaration's ``@id`` and annotations, as :class:`model.Annotated`'s fields."""
+    return {"explicit_id": _explicit_id(anns, loc), "annotations": annotations_of(anns)}
 
 
 def _hidden(anns: Sequence[ir.Annotation]) -> bool:
@@ -240,8 +253,7 @@ class _Extractor:
             model.Action(
                 name=action.name,
                 params=tuple(params),
-                explicit_id=_explicit_id(anns, action.loc),
-                annotations=annotations_of(anns),
+                **_annotated(anns, action.loc),
                 hidden=_hidden(action.annotations),
                 loc=action.loc,
             )
@@ -264,8 +276,7 @@ class _Extractor:
         return model.Param(
             name=_source_name(var),
             bitwidth=self._width(t),
-            explicit_id=_explicit_id(anns, var.loc),
-            annotations=annotations_of(anns),
+            **_annotated(anns, var.loc),
             type_name=t.name if isinstance(t, NewType) else None,
         )
 
@@ -284,8 +295,7 @@ class _Extractor:
                     name=_key_name(key),
                     bitwidth=self._width(t) if key.match_kind != "selector" else key.width,
                     match_kind=key.match_kind,
-                    explicit_id=_explicit_id(key.annotations, key.expr.loc),
-                    annotations=annotations_of(key.annotations),
+                    **_annotated(key.annotations, key.expr.loc),
                     type_name=t.name if isinstance(t, NewType) else None,
                 )
             )
@@ -322,8 +332,7 @@ class _Extractor:
                 direct_counter=direct_counter,
                 direct_meter=direct_meter,
                 idle_timeout=table.support_timeout,
-                explicit_id=_explicit_id(table.annotations, table.loc),
-                annotations=annotations_of(table.annotations),
+                **_annotated(table.annotations, table.loc),
                 hidden=_hidden(table.annotations),
                 loc=table.loc,
             )
@@ -331,29 +340,9 @@ class _Extractor:
         if table.implementation is not None and id(table.implementation) in self.in_place:
             self._add_profile(table.implementation)
         if table.direct_counter is not None:
-            dc = table.direct_counter
-            self.direct_counters.append(
-                model.DirectCounter(
-                    dc.name,
-                    _unit(dc.args[0] if dc.args else ""),
-                    table.name,
-                    _explicit_id(dc.annotations, dc.loc),
-                    annotations_of(dc.annotations),
-                    dc.loc,
-                )
-            )
+            self.direct_counters.append(_direct(model.DirectCounter, table.direct_counter, table))
         if table.direct_meter is not None:
-            dm = table.direct_meter
-            self.direct_meters.append(
-                model.DirectMeter(
-                    dm.name,
-                    _unit(dm.args[0] if dm.args else ""),
-                    table.name,
-                    _explicit_id(dm.annotations, dm.loc),
-                    annotations_of(dm.annotations),
-                    dm.loc,
-                )
-            )
+            self.direct_meters.append(_direct(model.DirectMeter, table.direct_meter, table))
 
     @staticmethod
     def _ref_annotations(ref: ir.TableActionRef) -> model.Annotations:
@@ -378,29 +367,9 @@ class _Extractor:
         self.type_info_touched = True
         kind = inst.type_name
         if kind == "counter":
-            self.counters.append(
-                model.Counter(
-                    inst.name,
-                    _unit(_arg(inst, 1)),
-                    _int(_arg(inst, 0)),
-                    self._index_type_name(inst, 0),
-                    _explicit_id(inst.annotations, inst.loc),
-                    annotations_of(inst.annotations),
-                    inst.loc,
-                )
-            )
+            self.counters.append(self._array(model.Counter, inst))
         elif kind == "meter":
-            self.meters.append(
-                model.Meter(
-                    inst.name,
-                    _unit(_arg(inst, 1)),
-                    _int(_arg(inst, 0)),
-                    self._index_type_name(inst, 0),
-                    _explicit_id(inst.annotations, inst.loc),
-                    annotations_of(inst.annotations),
-                    inst.loc,
-                )
-            )
+            self.meters.append(self._array(model.Meter, inst))
         elif kind == "register":
             data_type = inst.type_args[0] if inst.type_args else Bits(32)
             self.registers.append(
@@ -409,13 +378,23 @@ class _Extractor:
                     self._convert(data_type),
                     _int(_arg(inst, 0)),
                     self._index_type_name(inst, 1),
-                    _explicit_id(inst.annotations, inst.loc),
-                    annotations_of(inst.annotations),
-                    inst.loc,
+                    **_annotated(inst.annotations, inst.loc),
+                    loc=inst.loc,
                 )
             )
         elif kind in _PROFILES:
             self._add_profile(inst)
+
+    def _array(self, cls: type[_Array], inst: ir.ExternInstance) -> _Array:
+        """A ``counter(size, unit)`` or ``meter(size, unit)`` instance."""
+        return cls(
+            inst.name,
+            _unit(_arg(inst, 1)),
+            _int(_arg(inst, 0)),
+            self._index_type_name(inst, 0),
+            **_annotated(inst.annotations, inst.loc),
+            loc=inst.loc,
+        )
 
     def _index_type_name(self, inst: ir.ExternInstance, index: int) -> str | None:
         if len(inst.type_args) > index:
@@ -440,8 +419,7 @@ class _Extractor:
                 max_group_size=_int_arg(inst.annotations, "max_group_size", inst.loc),
                 selector_size_semantics=semantics.lower() if semantics else None,
                 max_member_weight=_int_arg(inst.annotations, "max_member_weight", inst.loc),
-                explicit_id=_explicit_id(inst.annotations, inst.loc),
-                annotations=annotations_of(inst.annotations),
+                **_annotated(inst.annotations, inst.loc),
                 loc=inst.loc,
             )
         )
@@ -457,9 +435,7 @@ class _Extractor:
         spec = self._convert(t)
         name = _type_cp_name(_strip(t))
         anns = getattr(_strip(t), "annotations", []) or []
-        self.digests.append(
-            model.Digest(name, spec, _explicit_id(anns, call.loc), annotations_of(anns), call.loc)
-        )
+        self.digests.append(model.Digest(name, spec, **_annotated(anns, call.loc), loc=call.loc))
 
     def _value_set(self, vs: ir.ValueSet) -> model.ValueSet:
         et = _strip(vs.element_type)
@@ -482,8 +458,7 @@ class _Extractor:
                         fname,
                         bit_width(ftype),
                         kind,
-                        explicit_id=_explicit_id(fanns, vs.loc),
-                        annotations=annotations_of(fanns),
+                        **_annotated(fanns, vs.loc),
                     )
                 )
         elif isinstance(et, EnumT) and et.underlying is not None:
@@ -499,9 +474,8 @@ class _Extractor:
             vs.name,
             vs.size,
             tuple(matches),
-            _explicit_id(vs.annotations, vs.loc),
-            annotations_of(vs.annotations),
-            vs.loc,
+            **_annotated(vs.annotations, vs.loc),
+            loc=vs.loc,
         )
 
     def _controller_header(self, header: HeaderT) -> model.ControllerHeader:
@@ -515,18 +489,16 @@ class _Extractor:
                 model.PacketMetadata(
                     fname,
                     self._width(ftype),
-                    _explicit_id(fanns, Loc(header.name, 0, 0)),
-                    annotations_of(fanns),
                     ftype.name if isinstance(ftype, NewType) else None,
                     _hidden(fanns),
+                    **_annotated(fanns, Loc(header.name, 0, 0)),
                 )
             )
         return model.ControllerHeader(
             name=_type_cp_name(header),
             controller_name=controller_name,
             metadata=tuple(metadata),
-            explicit_id=_explicit_id(header.annotations, Loc(header.name, 0, 0)),
-            annotations=annotations_of(header.annotations),
+            **_annotated(header.annotations, Loc(header.name, 0, 0)),
             hidden=_hidden(header.annotations),
         )
 
@@ -707,6 +679,14 @@ def _int(value: Any) -> int:
     if isinstance(value, ir.Const) and isinstance(value.value, int):
         return value.value
     return 0
+
+
+def _direct(cls: type[_Direct], extern: ir.ExternInstance, table: ir.Table) -> _Direct:
+    """A ``direct_counter(unit)`` or ``direct_meter(unit)`` attached to ``table``."""
+    unit = _unit(extern.args[0] if extern.args else "")
+    return cls(
+        extern.name, unit, table.name, **_annotated(extern.annotations, extern.loc), loc=extern.loc
+    )
 
 
 def _unit(value: Any) -> str:

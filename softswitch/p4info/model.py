@@ -198,8 +198,26 @@ class TypeInfo:
 MatchKind = Literal["exact", "lpm", "ternary", "range", "optional", "selector"] | str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Annotated:
+    """What every P4Info object with an id carries: its ``@id`` and its annotations.
+
+    The fields are keyword-only, so that each object's own fields come first.
+    """
+
+    explicit_id: int | None = None
+    annotations: Annotations = NO_ANNOTATIONS
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Entity(Annotated):
+    """A top-level P4Info entity, which also has a place in the source."""
+
+    loc: Loc = UNKNOWN_LOC
+
+
 @dataclass(frozen=True, slots=True)
-class MatchField:
+class MatchField(Annotated):
     """One key element of a table, or one field of a value set.
 
     ``match_kind`` is the P4 match_kind name; ``selector`` fields are not written
@@ -210,32 +228,25 @@ class MatchField:
     name: str
     bitwidth: int
     match_kind: MatchKind
-    explicit_id: int | None = None
-    annotations: Annotations = NO_ANNOTATIONS
     type_name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class Param:
+class Param(Annotated):
     """An action parameter; ``bitwidth`` None for a (non-serializable) enum."""
 
     name: str
     bitwidth: int | None
-    explicit_id: int | None = None
-    annotations: Annotations = NO_ANNOTATIONS
     type_name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class Action:
+class Action(Entity):
     """An action, with its fully qualified control-plane name."""
 
     name: str
     params: tuple[Param, ...] = ()
-    explicit_id: int | None = None
-    annotations: Annotations = NO_ANNOTATIONS
     hidden: bool = False
-    loc: Loc = UNKNOWN_LOC
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,7 +267,7 @@ class ActionCall:
 
 
 @dataclass(frozen=True, slots=True)
-class Table:
+class Table(Entity):
     """A match-action table."""
 
     name: str
@@ -271,14 +282,11 @@ class Table:
     direct_counter: str | None = None
     direct_meter: str | None = None
     idle_timeout: bool = False
-    explicit_id: int | None = None
-    annotations: Annotations = NO_ANNOTATIONS
     hidden: bool = False
-    loc: Loc = UNKNOWN_LOC
 
 
 @dataclass(frozen=True, slots=True)
-class ActionProfile:
+class ActionProfile(Entity):
     """An ``action_profile`` or (``with_selector``) ``action_selector`` instance."""
 
     name: str
@@ -288,9 +296,6 @@ class ActionProfile:
     selector_size_semantics: str | None = None
     """``"sum_of_weights"`` or ``"sum_of_members"`` (``@selector_size_semantics``)."""
     max_member_weight: int | None = None
-    explicit_id: int | None = None
-    annotations: Annotations = NO_ANNOTATIONS
-    loc: Loc = UNKNOWN_LOC
 
 
 CounterUnit = Literal["packets", "bytes", "packets_and_bytes", ""]
@@ -298,93 +303,74 @@ MeterUnit = Literal["packets", "bytes", ""]
 
 
 @dataclass(frozen=True, slots=True)
-class Counter:
+class ExternArray(Entity):
+    """An indirect counter or meter array: ``size`` cells of ``unit``."""
+
+    name: str
+    unit: str
+    size: int
+    index_type_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DirectExtern(Entity):
+    """A direct counter or meter: one cell per entry of ``table``."""
+
+    name: str
+    unit: str
+    table: str
+
+
+@dataclass(frozen=True, slots=True)
+class Counter(ExternArray):
     """An indirect ``counter`` array."""
 
-    name: str
-    unit: str
-    size: int
-    index_type_name: str | None = None
-    explicit_id: int | None = None
-    annotations: Annotations = NO_ANNOTATIONS
-    loc: Loc = UNKNOWN_LOC
-
 
 @dataclass(frozen=True, slots=True)
-class DirectCounter:
+class DirectCounter(DirectExtern):
     """A ``direct_counter`` attached to ``table``."""
 
-    name: str
-    unit: str
-    table: str
-    explicit_id: int | None = None
-    annotations: Annotations = NO_ANNOTATIONS
-    loc: Loc = UNKNOWN_LOC
-
 
 @dataclass(frozen=True, slots=True)
-class Meter:
+class Meter(ExternArray):
     """An indirect ``meter`` array."""
 
-    name: str
-    unit: str
-    size: int
-    index_type_name: str | None = None
-    explicit_id: int | None = None
-    annotations: Annotations = NO_ANNOTATIONS
-    loc: Loc = UNKNOWN_LOC
-
 
 @dataclass(frozen=True, slots=True)
-class DirectMeter:
+class DirectMeter(DirectExtern):
     """A ``direct_meter`` attached to ``table``."""
 
-    name: str
-    unit: str
-    table: str
-    explicit_id: int | None = None
-    annotations: Annotations = NO_ANNOTATIONS
-    loc: Loc = UNKNOWN_LOC
-
 
 @dataclass(frozen=True, slots=True)
-class Register:
+class Register(Entity):
     """A ``register`` array of ``type_spec`` values."""
 
     name: str
     type_spec: DataType
     size: int
     index_type_name: str | None = None
-    explicit_id: int | None = None
-    annotations: Annotations = NO_ANNOTATIONS
-    loc: Loc = UNKNOWN_LOC
 
 
 @dataclass(frozen=True, slots=True)
-class Digest:
+class Digest(Entity):
     """A ``digest<T>()`` call site's data type, named after ``T``."""
 
     name: str
     type_spec: DataType
-    explicit_id: int | None = None
-    annotations: Annotations = NO_ANNOTATIONS
-    loc: Loc = UNKNOWN_LOC
 
 
 @dataclass(frozen=True, slots=True)
-class PacketMetadata:
+class PacketMetadata(Annotated):
     """One field of a controller header."""
 
     name: str
     bitwidth: int
-    explicit_id: int | None = None
-    annotations: Annotations = NO_ANNOTATIONS
     type_name: str | None = None
     hidden: bool = False
 
 
 @dataclass(frozen=True, slots=True)
-class ControllerHeader:
+class ControllerHeader(Entity):
     """A header type annotated ``@controller_header("packet_in")``.
 
     ``name`` is the type's control-plane name (what p4c hashes for the id);
@@ -394,22 +380,16 @@ class ControllerHeader:
     name: str
     controller_name: str
     metadata: tuple[PacketMetadata, ...] = ()
-    explicit_id: int | None = None
-    annotations: Annotations = NO_ANNOTATIONS
     hidden: bool = False
-    loc: Loc = UNKNOWN_LOC
 
 
 @dataclass(frozen=True, slots=True)
-class ValueSet:
+class ValueSet(Entity):
     """A parser ``value_set``; ``matches`` of a bit<W> element is one unnamed field."""
 
     name: str
     size: int
     matches: tuple[MatchField, ...] = ()
-    explicit_id: int | None = None
-    annotations: Annotations = NO_ANNOTATIONS
-    loc: Loc = UNKNOWN_LOC
 
 
 @dataclass(frozen=True, slots=True)
