@@ -23,18 +23,14 @@ from softswitch.p4info import device_config as dc
 from softswitch.switch.dataplane import load_program_file
 
 from ..switch.harness import Client, ServerThread, fabric, make_device
-from .test_typecheck import HEAD, TAIL
+from .test_typecheck import source
 
 TABLE = "table t { key = { hdr.h.a: exact; } actions = { a; } } apply { t.apply(); }"
 
 
 def program(tmp_path: Path, consts: str, action_body: str) -> Path:
     path = tmp_path / "deep.p4"
-    path.write_text(
-        HEAD.replace("control IG", consts + "\ncontrol IG")
-        + f"action a() {{ {action_body} }} {TABLE}"
-        + TAIL
-    )
+    path.write_text(source(f"action a() {{ {action_body} }} {TABLE}", decls=consts))
     return path
 
 

@@ -8,31 +8,27 @@ import pytest
 
 from softswitch.errors import P4SourceError
 from softswitch.frontend import load_program
+from tests.support.v1model import DEFAULT_PARSER, v1model_program
 
-HEAD = """#include <core.p4>
-#include <v1model.p4>
+DECLS = """
 header h_t { bit<8> a; bit<16> w; }
 struct headers { h_t h; }
 struct meta { }
-parser P(packet_in pk, out headers hdr, inout meta m, inout standard_metadata_t sm) {
-    state start { pk.extract(hdr.h); transition accept; }
-}
-control VC(inout headers hdr, inout meta m) { apply { } }
-control IG(inout headers hdr, inout meta m, inout standard_metadata_t sm) {
 """
-TAIL = """
-}
-control EG(inout headers hdr, inout meta m, inout standard_metadata_t sm) { apply { } }
-control CK(inout headers hdr, inout meta m) { apply { } }
-control DP(packet_out pk, in headers hdr) { apply { pk.emit(hdr); } }
-V1Switch(P(), VC(), IG(), EG(), CK(), DP()) main;
-"""
-BODY_LINE = HEAD.count("\n") + 1
+
+
+def source(body: str = "apply { }", decls: str = "", parser: str = DEFAULT_PARSER) -> str:
+    """A v1model program whose ingress control is ``body``, after ``decls``."""
+    return v1model_program(DECLS + decls, body, parser)
+
+
+BODY_MARK = "$BODY$"
+BODY_LINE = source(BODY_MARK).split(BODY_MARK)[0].count("\n") + 1
 
 
 def check_error(tmp_path: Path, body: str) -> P4SourceError:
     path = tmp_path / "bad.p4"
-    path.write_text(HEAD + body + TAIL)
+    path.write_text(source(body))
     with pytest.raises(P4SourceError) as info:
         load_program(str(path))
     assert info.value.loc.file.endswith("bad.p4")
@@ -84,7 +80,7 @@ def test_shift_of_literal_by_runtime_amount(tmp_path: Path) -> None:
 
 def test_unknown_parser_state(tmp_path: Path) -> None:
     path = tmp_path / "state.p4"
-    path.write_text(HEAD.replace("transition accept", "transition acept") + "apply { }" + TAIL)
+    path.write_text(source(parser=DEFAULT_PARSER.replace("transition accept", "transition acept")))
     with pytest.raises(P4SourceError) as info:
         load_program(str(path))
     assert "no parser state named 'acept'; did you mean 'accept'?" in info.value.message
@@ -99,7 +95,7 @@ def test_control_plane_names(tmp_path: Path) -> None:
     apply { t1.apply(); t2.apply(); c.count(0); }
     """
     path = tmp_path / "names.p4"
-    path.write_text(HEAD + body + TAIL)
+    path.write_text(source(body))
     prog = load_program(str(path))
     assert [t.name for t in prog.tables] == ["global_t", "IG.renamed"]
     assert prog.tables[1].keys[0].name == "alpha"
@@ -124,7 +120,7 @@ action top_level(inout bit<8> v) { v = 1; }
 
 def test_unused_declarations_are_checked_but_left_out(tmp_path: Path) -> None:
     path = tmp_path / "ok.p4"
-    path.write_text(HEAD.replace("control VC", UNUSED_OK + "control VC") + "apply { }" + TAIL)
+    path.write_text(source(decls=UNUSED_OK))
     program = load_program(str(path))
     assert program.tables == []
     assert [a.local_name for a in program.all_actions] == []
@@ -150,7 +146,7 @@ def test_unused_declarations_with_errors_are_rejected(
     tmp_path: Path, decl: str, message: str
 ) -> None:
     path = tmp_path / "bad.p4"
-    path.write_text(HEAD.replace("control VC", decl + "\ncontrol VC") + "apply { }" + TAIL)
+    path.write_text(source(decls=decl))
     with pytest.raises(P4SourceError) as info:
         load_program(str(path))
     assert message in info.value.message

@@ -9,48 +9,16 @@ import pytest
 
 from softswitch.frontend import ir, load_program
 from softswitch.interp.pipeline import Pipeline
-
-SKELETON = """
-#include <core.p4>
-#include <v1model.p4>
-{decls}
-parser P(packet_in pk, out headers hdr, inout meta m, inout standard_metadata_t sm) {{
-{parser}
-}}
-control VC(inout headers hdr, inout meta m) {{ apply {{ }} }}
-control IG(inout headers hdr, inout meta m, inout standard_metadata_t sm) {{
-{ingress}
-}}
-control EG(inout headers hdr, inout meta m, inout standard_metadata_t sm) {{
-{egress}
-}}
-control CK(inout headers hdr, inout meta m) {{ apply {{ }} }}
-control DP(packet_out pk, in headers hdr) {{ apply {{ {deparser} }} }}
-V1Switch(P(), VC(), IG(), EG(), CK(), DP()) main;
-"""
-
-DEFAULT_PARSER = "state start { pk.extract(hdr.h); transition accept; }"
+from tests.support.v1model import v1model_program
 
 
 @pytest.fixture
 def compile_p4(tmp_path: Path) -> Callable[..., ir.Program]:
     """Compile a v1model program built from pieces (or full text)."""
 
-    def build(
-        decls: str = "",
-        ingress: str = "apply { }",
-        parser: str = DEFAULT_PARSER,
-        egress: str = "apply { }",
-        deparser: str = "pk.emit(hdr);",
-        text: str | None = None,
-    ) -> ir.Program:
-        source = (
-            text
-            if text is not None
-            else SKELETON.format(
-                decls=decls, parser=parser, ingress=ingress, egress=egress, deparser=deparser
-            )
-        )
+    def build(text: str | None = None, **pieces: str) -> ir.Program:
+        """``text``, or :func:`v1model_program` of ``pieces`` (decls=, ingress=...)."""
+        source = text if text is not None else v1model_program(**pieces)
         path = tmp_path / "prog.p4"
         path.write_text(source)
         return load_program(str(path))

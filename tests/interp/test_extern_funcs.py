@@ -17,7 +17,7 @@ from softswitch.interp.extern_funcs import (
     load_modules,
 )
 from softswitch.interp.pipeline import Pipeline
-from tests.interp.conftest import SKELETON
+from tests.support.v1model import v1model_program
 
 DECLS = """
 header h_t { bit<32> d; bit<8> a; bit<8> b; int<8> s; bit<8> n; }
@@ -124,15 +124,7 @@ def test_kvfabric_stf_loads_modules(
     tmp_path: Path, module: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     program = tmp_path / "ext.p4"
-    program.write_text(
-        SKELETON.format(
-            decls=DECLS,
-            parser="state start { pk.extract(hdr.h); transition accept; }",
-            ingress=INGRESS,
-            egress="apply { }",
-            deparser="pk.emit(hdr);",
-        )
-    )
+    program.write_text(v1model_program(DECLS, INGRESS))
     stf = tmp_path / "ext.stf"
     stf.write_text("packet 0 DEADBEEF C8 64 FB 07\nexpect 1 000000FF FF 64 05 08\n")
     assert main(["stf", str(program), str(stf), "--load-modules", str(module)]) == 0

@@ -194,8 +194,8 @@ V1Switch(P(), verify_checksum(), IG(), EG(), CK(), DP()) main;
     assert pl.process(0, bytes([0x12, 0x34, 0, 0])) == [(1, bytes([0x12, 0x34, 0xED, 0xCB]))]
 
 
-def test_package_arguments_given_by_name_in_any_order(pipeline: Callable[..., Pipeline]) -> None:
-    text = """
+# The start of a program whose header is one byte ``a``, up to its parser ``P``.
+ONE_BYTE_HEADER_AND_PARSER = """
 #include <core.p4>
 #include <v1model.p4>
 header h_t { bit<8> a; }
@@ -203,7 +203,13 @@ struct headers { h_t h; }
 struct meta { }
 parser P(packet_in pk, out headers hdr, inout meta m, inout standard_metadata_t sm) {
     state start { pk.extract(hdr.h); transition accept; }
-}
+}"""
+
+
+def test_package_arguments_given_by_name_in_any_order(pipeline: Callable[..., Pipeline]) -> None:
+    text = (
+        ONE_BYTE_HEADER_AND_PARSER
+        + """
 control VC(inout headers hdr, inout meta m) { apply { } }
 control IG(inout headers hdr, inout meta m, inout standard_metadata_t sm) {
     apply { hdr.h.a = hdr.h.a + 1; sm.egress_spec = 2; }
@@ -215,6 +221,7 @@ control CK(inout headers hdr, inout meta m) { apply { } }
 control DP(packet_out pk, in headers hdr) { apply { pk.emit(hdr.h); } }
 V1Switch(dep = DP(), eg = EG(), p = P(), ck = CK(), ig = IG(), vr = VC()) main;
 """
+    )
     pl = pipeline(text=text)
     assert pl.process(0, bytes([3])) == [(2, bytes([8]))]
 
@@ -240,15 +247,9 @@ def test_header_with_a_struct_field_extracts_and_emits_its_fields(
 def test_generic_blocks_given_to_the_package_get_their_type_arguments_inferred(
     pipeline: Callable[..., Pipeline],
 ) -> None:
-    text = """
-#include <core.p4>
-#include <v1model.p4>
-header h_t { bit<8> a; }
-struct headers { h_t h; }
-struct meta { }
-parser P(packet_in pk, out headers hdr, inout meta m, inout standard_metadata_t sm) {
-    state start { pk.extract(hdr.h); transition accept; }
-}
+    text = (
+        ONE_BYTE_HEADER_AND_PARSER
+        + """
 control NoChecks<H, M>(inout H hdr, inout M m) { apply { } }
 control IG(inout headers hdr, inout meta m, inout standard_metadata_t sm) {
     apply { hdr.h.a = hdr.h.a + 1; sm.egress_spec = 1; }
@@ -257,5 +258,6 @@ control EG<H, M>(inout H hdr, inout M m, inout standard_metadata_t sm) { apply {
 control DP(packet_out pk, in headers hdr) { apply { pk.emit(hdr.h); } }
 V1Switch(P(), NoChecks(), IG(), EG(), NoChecks(), DP()) main;
 """
+    )
     pl = pipeline(text=text)
     assert pl.process(0, bytes([3])) == [(1, bytes([4]))]

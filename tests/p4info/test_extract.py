@@ -14,27 +14,12 @@ from finsy.proto import p4i
 
 from softswitch import p4info
 from softswitch.p4info.ids import Prefix, jenkins_hash
+from tests.support.v1model import v1model_program
 
-SKELETON = """
-#include <core.p4>
-#include <v1model.p4>
-header h_t {{ bit<8> f; bit<8> g; }}
-struct headers {{ h_t h; }}
-struct meta {{ bit<8> x; }}
-{decls}
-parser P(packet_in pk, out headers hdr, inout meta m, inout standard_metadata_t sm) {{
-    state start {{ pk.extract(hdr.h); transition accept; }}
-}}
-control VC(inout headers hdr, inout meta m) {{ apply {{ }} }}
-control IG(inout headers hdr, inout meta m, inout standard_metadata_t sm) {{
-{ingress}
-}}
-control EG(inout headers hdr, inout meta m, inout standard_metadata_t sm) {{
-{egress}
-}}
-control CK(inout headers hdr, inout meta m) {{ apply {{ }} }}
-control DP(packet_out pk, in headers hdr) {{ apply {{ pk.emit(hdr); }} }}
-V1Switch(P(), VC(), IG(), EG(), CK(), DP()) main;
+HEADERS = """
+header h_t { bit<8> f; bit<8> g; }
+struct headers { h_t h; }
+struct meta { bit<8> x; }
 """
 
 Compile = Callable[..., p4i.P4Info]
@@ -46,7 +31,7 @@ def compile_p4(tmp_path: Path) -> Compile:
 
     def build(ingress: str, decls: str = "", egress: str = "apply { }") -> p4i.P4Info:
         path = tmp_path / "prog.p4"
-        path.write_text(SKELETON.format(ingress=ingress, decls=decls, egress=egress))
+        path.write_text(v1model_program(HEADERS + decls, ingress, egress=egress))
         return p4info.p4info_of(p4info.load(str(path)))
 
     return build
@@ -198,15 +183,13 @@ def test_nested_instances_are_inlined_in_place(compile_p4: Compile) -> None:
 
 
 def test_sub_parser_value_sets_are_inlined(compile_p4: Compile, tmp_path: Path) -> None:
-    source = SKELETON.format(ingress="apply { }", decls="", egress="apply { }").replace(
-        """parser P(packet_in pk, out headers hdr, inout meta m, inout standard_metadata_t sm) {
-    state start { pk.extract(hdr.h); transition accept; }
-}""",
-        """parser Sub(packet_in pk, inout headers hdr) {
+    sub_parser = """
+parser Sub(packet_in pk, inout headers hdr) {
     value_set<bit<8>>(4) sub_vs;
     state start { transition select(hdr.h.g) { sub_vs: accept; default: reject; } }
 }
-parser P(packet_in pk, out headers hdr, inout meta m, inout standard_metadata_t sm) {
+"""
+    parser = """
     value_set<bit<8>>(2) top_vs;
     Sub() sub;
     state start {
@@ -214,8 +197,8 @@ parser P(packet_in pk, out headers hdr, inout meta m, inout standard_metadata_t 
         transition select(hdr.h.f) { top_vs: next; default: accept; }
     }
     state next { sub.apply(pk, hdr); transition accept; }
-}""",
-    )
+"""
+    source = v1model_program(HEADERS + sub_parser, parser=parser)
     path = tmp_path / "vs.p4"
     path.write_text(source)
     info = p4info.p4info_of(p4info.load(str(path)))
