@@ -11,15 +11,16 @@ from __future__ import annotations
 import struct
 import time
 from pathlib import Path
-from types import TracebackType
 from typing import BinaryIO
+
+from softswitch.switch.closing import Closing
 
 PCAP_MAGIC = 0xA1B2C3D4
 LINKTYPE_ETHERNET = 1
 SNAPLEN = 65535
 
 
-class PcapWriter:
+class PcapWriter(Closing):
     """Appends Ethernet frames to a new pcap file."""
 
     def __init__(self, path: str | Path, snaplen: int = SNAPLEN) -> None:
@@ -43,17 +44,6 @@ class PcapWriter:
 
     def close(self) -> None:
         self._file.close()
-
-    def __enter__(self) -> PcapWriter:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def read_pcap(path: str | Path) -> list[tuple[float, bytes]]:

@@ -45,10 +45,10 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import IO
 
 from softswitch.errors import SoftswitchError
+from softswitch.switch.closing import Closing
 
 READY_PREFIX = "Server listening on "
 
@@ -66,7 +66,7 @@ class LaunchError(SoftswitchError):
         self.output = output
 
 
-class SwitchProcess:
+class SwitchProcess(Closing):
     """One switch process; use as a context manager or call :meth:`start` / :meth:`stop`.
 
     Give ``argv``, the arguments of ``kvfabric switch``, or ``command``, a whole
@@ -264,14 +264,6 @@ class SwitchProcess:
 
     def __enter__(self) -> SwitchProcess:
         return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def _local(addr: str) -> str:

@@ -44,6 +44,24 @@ def ids(kind: str) -> dict[str, int]:
     return {o.preamble.name.split(".")[-1]: o.preamble.id for o in getattr(info, kind)}
 
 
+def call_on_loop(loop: asyncio.AbstractEventLoop, fn: Callable[[], T]) -> T:
+    """Run ``fn`` on ``loop``, which runs in another thread, and return its result.
+
+    An exception ``fn`` raises is raised here; a loop that does not run ``fn``
+    within 10 s is a TimeoutError.
+    """
+    future: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+    def run() -> None:
+        try:
+            future.set_result(fn())
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            future.set_exception(exc)
+
+    loop.call_soon_threadsafe(run)
+    return future.result(10)
+
+
 class ServerThread:
     """Runs a Device and its gRPC server; ``address`` is ``127.0.0.1:<port>``."""
 
@@ -66,16 +84,7 @@ class ServerThread:
 
     def call(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` on the server's loop (where the Device lives) and return its result."""
-        future: concurrent.futures.Future[T] = concurrent.futures.Future()
-
-        def run() -> None:
-            try:
-                future.set_result(fn())
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller
-                future.set_exception(exc)
-
-        self.loop.call_soon_threadsafe(run)
-        return future.result(10)
+        return call_on_loop(self.loop, fn)
 
     def stop(self) -> None:
         asyncio.run_coroutine_threadsafe(self.server.stop(0), self.loop).result(10)

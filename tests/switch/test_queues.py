@@ -10,7 +10,6 @@ or as a ``kvfabric switch`` process behind a shaped link.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import struct
 import subprocess
 import threading
@@ -29,7 +28,7 @@ from softswitch.switch.packet_path import Switch
 from softswitch.switch.process import SwitchProcess
 from tests.support.netns import VethPair, namespace, veths
 
-from .harness import PROGRAMS
+from .harness import PROGRAMS, call_on_loop
 from .netns import NsPort
 
 pytestmark = pytest.mark.root
@@ -93,16 +92,7 @@ class InProcessSwitch:
 
     def call(self, fn: Callable[[], T]) -> T:
         """Run ``fn`` on the switch's loop (between two packets) and return its result."""
-        future: concurrent.futures.Future[T] = concurrent.futures.Future()
-
-        def run() -> None:
-            try:
-                future.set_result(fn())
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller
-                future.set_exception(exc)
-
-        self.loop.call_soon_threadsafe(run)
-        return future.result(10)
+        return call_on_loop(self.loop, fn)
 
 
 @contextmanager

@@ -19,7 +19,7 @@ from finsy.proto import p4i, p4r
 
 from softswitch.errors import RuntimeConfigError
 from softswitch.runtime import tables as rt
-from softswitch.runtime.externs import CounterData, MeterConfig
+from softswitch.runtime.externs import Counter, CounterData, Meter, MeterConfig, Register
 from softswitch.runtime.profiles import ActionSelector
 from softswitch.runtime.state import RuntimeState
 from softswitch.switch.p4rt import oneshot
@@ -34,6 +34,9 @@ from softswitch.switch.p4rt.entries import (
 from softswitch.switch.p4rt.write import DEFAULT_ENTRY_RESOURCES, DigestConfigs
 
 T = TypeVar("T")
+_Info = TypeVar("_Info", p4i.Counter, p4i.Meter, p4i.Register)
+_Array = TypeVar("_Array", Counter, Meter, Register)
+_IndexedEntry = p4r.CounterEntry | p4r.MeterEntry | p4r.RegisterEntry
 
 
 @dataclass(slots=True)
@@ -68,7 +71,9 @@ def _counter_data(data: CounterData | None, out: p4r.CounterData) -> None:
     out.byte_count = _as_int64(data.bytes)
 
 
-def _meter_config(config: MeterConfig, out: p4r.MeterConfig) -> None:
+def _meter_config(config: MeterConfig | None, out: p4r.MeterConfig) -> None:
+    if config is None:  # an unset meter: no config
+        return
     out.cir, out.cburst, out.pir, out.pburst = config.rates_per_second()
 
 
@@ -193,7 +198,7 @@ def _groups(source: ReadSource, msg: p4r.ActionProfileGroup) -> Iterator[p4r.Ent
 # --- counters, meters, registers ----------------------------------------------------------------
 
 
-def _cells(size: int, msg: p4r.CounterEntry | p4r.MeterEntry | p4r.RegisterEntry) -> range:
+def _cells(size: int, msg: _IndexedEntry) -> range:
     if not msg.HasField("index"):
         return range(size)
     index = msg.index.index
@@ -202,75 +207,76 @@ def _cells(size: int, msg: p4r.CounterEntry | p4r.MeterEntry | p4r.RegisterEntry
     return range(index, index + 1)
 
 
+def _array_cells(
+    kind: _Kind[_Info], ident: int, arrays: dict[str, _Array], msg: _IndexedEntry
+) -> Iterator[tuple[int, _Array, int]]:
+    """(P4Info id, instance, index) of each cell a counter, meter or register read selects."""
+    for info in _selected(kind, ident):
+        array = arrays[info.preamble.name]
+        for i in _cells(array.size, msg):
+            yield info.preamble.id, array, i
+
+
 def _counters(source: ReadSource, msg: p4r.CounterEntry) -> Iterator[p4r.Entity]:
-    for info in _selected(source.schema.counters, msg.counter_id):
-        counter = source.state.counters[info.preamble.name]
-        for i in _cells(counter.size, msg):
-            out = p4r.CounterEntry(counter_id=info.preamble.id)
-            out.index.index = i
-            _counter_data(counter.read(i), out.data)
-            yield p4r.Entity(counter_entry=out)
+    cells = _array_cells(source.schema.counters, msg.counter_id, source.state.counters, msg)
+    for counter_id, counter, i in cells:
+        out = p4r.CounterEntry(counter_id=counter_id, index=p4r.Index(index=i))
+        _counter_data(counter.read(i), out.data)
+        yield p4r.Entity(counter_entry=out)
+
+
+def _direct_cells(
+    source: ReadSource,
+    request: p4r.TableEntry,
+    attached: Callable[[p4i.Table], object | None],
+    what: str,
+) -> Iterator[tuple[p4r.TableEntry, rt.TableEntry]]:
+    """The entries a direct counter or meter read selects, each with its encoding.
+
+    ``attached`` says whether a table has the direct extern (``what`` names it).
+    """
+    if request.is_default_action:
+        raise RuntimeConfigError("UNIMPLEMENTED", DEFAULT_ENTRY_RESOURCES)
+    for info in _selected(source.schema.tables, request.table_id):
+        if attached(info) is None:
+            if request.table_id:
+                raise RuntimeConfigError("INVALID_ARGUMENT", f"{info.preamble.name} has no {what}")
+            continue
+        table = source.state.tables[info.preamble.name]
+        for entry in _entries_of(source, info, table, request):
+            yield encode_entry(source, info, table, entry), entry
 
 
 def _direct_counters(source: ReadSource, msg: p4r.DirectCounterEntry) -> Iterator[p4r.Entity]:
-    request = msg.table_entry
-    if request.is_default_action:
-        raise RuntimeConfigError("UNIMPLEMENTED", DEFAULT_ENTRY_RESOURCES)
-    for info in _selected(source.schema.tables, request.table_id):
-        if source.schema.direct_counter_of(info) is None:
-            if request.table_id:
-                raise RuntimeConfigError(
-                    "INVALID_ARGUMENT", f"{info.preamble.name} has no direct counter"
-                )
-            continue
-        table = source.state.tables[info.preamble.name]
-        for entry in _entries_of(source, info, table, request):
-            out = p4r.DirectCounterEntry()
-            out.table_entry.CopyFrom(encode_entry(source, info, table, entry))
-            _counter_data(entry.counter, out.data)
-            yield p4r.Entity(direct_counter_entry=out)
+    attached = source.schema.direct_counter_of
+    for encoded, entry in _direct_cells(source, msg.table_entry, attached, "direct counter"):
+        out = p4r.DirectCounterEntry(table_entry=encoded)
+        _counter_data(entry.counter, out.data)
+        yield p4r.Entity(direct_counter_entry=out)
 
 
 def _meters(source: ReadSource, msg: p4r.MeterEntry) -> Iterator[p4r.Entity]:
-    for info in _selected(source.schema.meters, msg.meter_id):
-        meter = source.state.meters[info.preamble.name]
-        for i in _cells(meter.size, msg):
-            out = p4r.MeterEntry(meter_id=info.preamble.id)
-            out.index.index = i
-            config = meter.get_config(i)
-            if config is not None:
-                _meter_config(config, out.config)
-            yield p4r.Entity(meter_entry=out)
+    cells = _array_cells(source.schema.meters, msg.meter_id, source.state.meters, msg)
+    for meter_id, meter, i in cells:
+        out = p4r.MeterEntry(meter_id=meter_id, index=p4r.Index(index=i))
+        _meter_config(meter.get_config(i), out.config)
+        yield p4r.Entity(meter_entry=out)
 
 
 def _direct_meters(source: ReadSource, msg: p4r.DirectMeterEntry) -> Iterator[p4r.Entity]:
-    request = msg.table_entry
-    if request.is_default_action:
-        raise RuntimeConfigError("UNIMPLEMENTED", DEFAULT_ENTRY_RESOURCES)
-    for info in _selected(source.schema.tables, request.table_id):
-        if source.schema.direct_meter_of(info) is None:
-            if request.table_id:
-                raise RuntimeConfigError(
-                    "INVALID_ARGUMENT", f"{info.preamble.name} has no direct meter"
-                )
-            continue
-        table = source.state.tables[info.preamble.name]
-        for entry in _entries_of(source, info, table, request):
-            out = p4r.DirectMeterEntry()
-            out.table_entry.CopyFrom(encode_entry(source, info, table, entry))
-            if entry.meter_config is not None:
-                _meter_config(entry.meter_config, out.config)
-            yield p4r.Entity(direct_meter_entry=out)
+    attached = source.schema.direct_meter_of
+    for encoded, entry in _direct_cells(source, msg.table_entry, attached, "direct meter"):
+        out = p4r.DirectMeterEntry(table_entry=encoded)
+        _meter_config(entry.meter_config, out.config)
+        yield p4r.Entity(direct_meter_entry=out)
 
 
 def _registers(source: ReadSource, msg: p4r.RegisterEntry) -> Iterator[p4r.Entity]:
-    for info in _selected(source.schema.registers, msg.register_id):
-        register = source.state.registers[info.preamble.name]
-        for i in _cells(register.size, msg):
-            out = p4r.RegisterEntry(register_id=info.preamble.id)
-            out.index.index = i
-            out.data.bitstring = encode_bits(register.get(i))
-            yield p4r.Entity(register_entry=out)
+    cells = _array_cells(source.schema.registers, msg.register_id, source.state.registers, msg)
+    for register_id, register, i in cells:
+        out = p4r.RegisterEntry(register_id=register_id, index=p4r.Index(index=i))
+        out.data.bitstring = encode_bits(register.get(i))
+        yield p4r.Entity(register_entry=out)
 
 
 # --- replication engine, digests ---------------------------------------------------------------
