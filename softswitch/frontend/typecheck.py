@@ -65,16 +65,8 @@ from softswitch.frontend.types import (
     UnionT,
     Varbit,
     strip_newtype,
+    value_type,
 )
-
-
-def _value_type(t: P4Type) -> P4Type:
-    """``t`` without newtypes, and serializable enums as their underlying type."""
-    t = strip_newtype(t)
-    if isinstance(t, EnumT) and t.underlying is not None:
-        return t.underlying
-    return t
-
 
 MAX_EXPR_DEPTH = 100
 """How deep a typed expression may nest.  Deeper ones are refused with a located
@@ -689,7 +681,7 @@ class ExprChecker:
             i = int(idx.value)
             if not 0 <= i < t.size:
                 self.fail(e.index.loc, f"index {i} out of range for {t}")
-        elif not isinstance(_value_type(idx.type), Bits):
+        elif not isinstance(value_type(idx.type), Bits):
             self.fail(e.index.loc, f"a stack index must be bit<> or int<>, got {idx.type}")
         return ir.IndexRef(t.element, e.loc, base, idx)
 
@@ -697,7 +689,7 @@ class ExprChecker:
 
     def unary(self, op: str, v: ir.Expr, loc: Loc) -> ir.Expr:
         """``op v``."""
-        t = _value_type(v.type)
+        t = value_type(v.type)
         if op == "!":
             if not isinstance(t, Bool):
                 self.fail(loc, f"'!' needs a bool operand, got {v.type}")
@@ -720,7 +712,7 @@ class ExprChecker:
         self.fail(loc, f"unknown operator '{op}'")
 
     def _unify_operands(self, op: str, a: ir.Expr, b: ir.Expr, loc: Loc) -> tuple[ir.Expr, ir.Expr]:
-        ta, tb = _value_type(a.type), _value_type(b.type)
+        ta, tb = value_type(a.type), value_type(b.type)
         if isinstance(ta, InfInt) and not isinstance(tb, InfInt):
             return self._coerce_operand(a, b.type, op, loc), b
         if isinstance(tb, InfInt) and not isinstance(ta, InfInt):
@@ -730,7 +722,7 @@ class ExprChecker:
         return a, b
 
     def _coerce_operand(self, v: ir.Expr, t: P4Type, op: str, loc: Loc) -> ir.Expr:
-        vt = _value_type(t)
+        vt = value_type(t)
         if isinstance(vt, Bits) and isinstance(v, ir.Const):
             return ir.Const(vt, v.loc, constfold.to_value(v.value, vt))
         self.fail(loc, f"type mismatch: {v.type} {op} {t}")
@@ -739,7 +731,7 @@ class ExprChecker:
         """``a op b`` with operand conversion and folding."""
         if op in ("&&", "||"):
             for v in (a, b):
-                if not isinstance(_value_type(v.type), Bool):
+                if not isinstance(value_type(v.type), Bool):
                     self.fail(v.loc, f"'{op}' needs bool operands, got {v.type}")
             if isinstance(a, ir.Const) and isinstance(b, ir.Const):
                 return ir.Const(
@@ -753,7 +745,7 @@ class ExprChecker:
         if op in constfold.EQUALITY_OPS:
             return self._equality(op, a, b, loc)
         a, b = self._unify_operands(op, a, b, loc)
-        t = _value_type(a.type)
+        t = value_type(a.type)
         if not isinstance(t, Bits | InfInt):
             self.fail(loc, f"'{op}' needs numeric operands, got {a.type}")
         if op in constfold.COMPARE_OPS:
@@ -781,7 +773,7 @@ class ExprChecker:
         return ir.BinOp(t, loc, op, a, b)
 
     def _concat(self, a: ir.Expr, b: ir.Expr, loc: Loc) -> ir.Expr:
-        ta, tb = _value_type(a.type), _value_type(b.type)
+        ta, tb = value_type(a.type), value_type(b.type)
         for v, t in ((a, ta), (b, tb)):
             if isinstance(t, InfInt):
                 self.fail(v.loc, "concatenation needs widths: cast the int literal to bit<W>")
@@ -794,7 +786,7 @@ class ExprChecker:
         return ir.BinOp(rt, loc, "++", a, b)
 
     def _shift(self, op: str, a: ir.Expr, b: ir.Expr, loc: Loc) -> ir.Expr:
-        ta, tb = _value_type(a.type), _value_type(b.type)
+        ta, tb = value_type(a.type), value_type(b.type)
         if not isinstance(ta, Bits | InfInt):
             self.fail(a.loc, f"'{op}' needs a bit<> or int<> left operand, got {a.type}")
         if isinstance(tb, Bits) and tb.signed:
@@ -812,7 +804,7 @@ class ExprChecker:
         return ir.BinOp(ta, loc, op, a, b)
 
     def _equality(self, op: str, a: ir.Expr, b: ir.Expr, loc: Loc) -> ir.Expr:
-        ta, tb = _value_type(a.type), _value_type(b.type)
+        ta, tb = value_type(a.type), value_type(b.type)
         if isinstance(ta, InfInt) and isinstance(tb, Bits):
             a = self._coerce_operand(a, tb, op, loc)
         elif isinstance(tb, InfInt) and isinstance(ta, Bits):
@@ -861,7 +853,7 @@ class ExprChecker:
 
     def slice(self, base: ir.Expr, hi: int, lo: int, loc: Loc) -> ir.Expr:
         """``base[hi:lo]``."""
-        t = _value_type(base.type)
+        t = value_type(base.type)
         if isinstance(t, InfInt) and isinstance(base, ir.Const):
             if hi < lo:
                 self.fail(loc, f"slice [{hi}:{lo}] has hi < lo")
@@ -882,7 +874,7 @@ class ExprChecker:
         lo = self.expr(e.base, scope)
         if isinstance(lo, ir.Const):
             return self.slice(base, int(lo.value) + width - 1, int(lo.value), e.loc)
-        t = _value_type(base.type)
+        t = value_type(base.type)
         if not isinstance(t, Bits):
             self.fail(e.loc, f"cannot slice a value of type {base.type}")
         return ir.SliceE(Bits(width), e.loc, base, width - 1, 0, lo)
@@ -892,9 +884,9 @@ class ExprChecker:
         cond = self.coerce(self.expr(e.cond, scope), BOOL, e.cond.loc)
         a = self.expr(e.then, scope, expected)
         b = self.expr(e.else_, scope, expected)
-        ta, tb = _value_type(a.type), _value_type(b.type)
+        ta, tb = value_type(a.type), value_type(b.type)
         if isinstance(ta, InfInt) and isinstance(tb, InfInt) and not isinstance(cond, ir.Const):
-            if expected is not None and isinstance(_value_type(expected), Bits):
+            if expected is not None and isinstance(value_type(expected), Bits):
                 a, b = self.coerce(a, expected, e.loc), self.coerce(b, expected, e.loc)
             else:
                 self.fail(e.loc, "cannot infer the width of a ?: of int literals")

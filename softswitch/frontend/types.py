@@ -313,6 +313,14 @@ def strip_newtype(t: P4Type) -> P4Type:
     return t
 
 
+def value_type(t: P4Type) -> P4Type:
+    """``t`` without newtypes, and serializable enums as their underlying type."""
+    t = strip_newtype(t)
+    if isinstance(t, EnumT) and t.underlying is not None:
+        return t.underlying
+    return t
+
+
 def bit_width(t: P4Type) -> int:
     """The width in bits of a fixed-width serializable type (0 if none)."""
     t = strip_newtype(t)

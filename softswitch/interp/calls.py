@@ -11,7 +11,7 @@ load time.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from softswitch.errors import UnsupportedError
@@ -108,6 +108,10 @@ class CallHost(Protocol):
 
     def assign_outs(
         self, call: str, targets: Sequence[ir.Expr | None], *, may_exit: bool = False
+    ) -> None: ...
+
+    def call_copying_back(
+        self, tmp: str, call: str, copy_back: Callable[[], None], *, may_exit: bool
     ) -> None: ...
 
     def union_fix(self, lhs: ir.Expr) -> None: ...
@@ -276,18 +280,7 @@ class CallGen:
                     g.store(target, tmp if scalars == 1 else f"{tmp}[{k}]")
                 k += 1
 
-        if may_exit:
-            g.line("try:")
-            g.line(f"    {tmp} = {call}")
-            g.line("except ExitSignal as _x:")
-            g.indent += 1
-            g.line(f"{tmp} = _x.outs")
-            copy_back()
-            g.line("raise")
-            g.indent -= 1
-        else:
-            g.line(f"{tmp} = {call}")
-        copy_back()
+        g.call_copying_back(tmp, call, copy_back, may_exit=may_exit)
         if has_ret:
             return tmp if scalars == 1 else f"{tmp}[0]"
         return ""

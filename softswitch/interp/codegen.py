@@ -26,7 +26,8 @@ callee copied back even when it ``exit``s (:class:`ExitSignal` carries them).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import functools
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,7 +42,6 @@ from softswitch.frontend.types import (
     ExternT,
     HeaderT,
     InfInt,
-    P4Type,
     StackT,
     StructLike,
     TupleT,
@@ -49,6 +49,7 @@ from softswitch.frontend.types import (
     Varbit,
     bit_width,
     strip_newtype,
+    value_type,
 )
 from softswitch.interp.analysis import (
     ActionReach,
@@ -59,13 +60,6 @@ from softswitch.interp.analysis import (
 from softswitch.interp.calls import CallGen
 from softswitch.interp.classes import ClassGen, is_obj
 from softswitch.interp.extern_funcs import CallSite
-
-
-def _vt(t: P4Type) -> P4Type:
-    t = strip_newtype(t)
-    if isinstance(t, EnumT) and t.underlying is not None:
-        return t.underlying
-    return t
 
 
 @dataclass
@@ -388,7 +382,7 @@ class Codegen:
                 self.guarded_value(v, k.expr, self.classes.new(k.expr.type))
             else:
                 v = self.expr(k.expr)
-            if isinstance(_vt(k.expr.type), Bool):
+            if isinstance(value_type(k.expr.type), Bool):
                 v = f"int({v})"
             parts.append(v)
         if len(parts) == 1:
@@ -434,7 +428,7 @@ class Codegen:
         for k in state.select:
             name = self.fresh("k")
             v = self.expr(k)
-            if isinstance(_vt(k.type), Bool):
+            if isinstance(value_type(k.type), Bool):
                 v = f"int({v})"
             self.line(f"{name} = {v}")
             keys.append((name, k))
@@ -474,7 +468,7 @@ class Codegen:
             elif kind == "ternary":
                 conds.append(f"({name} & {ks[2]}) == {ks[1] & ks[2]}")
             elif kind == "range":
-                t = _vt(k.type)
+                t = value_type(k.type)
                 if isinstance(t, Bits) and t.signed:
                     conds.append(
                         f"{_sx_const(ks[1], t)} <= sx({name}, {t.width}) <= {_sx_const(ks[2], t)}"
@@ -767,7 +761,7 @@ class Codegen:
             else:
                 raise UnsupportedError(lhs.loc, "assignment to a scalar stack element")
         elif isinstance(lhs, ir.SliceE):
-            base_t = _vt(lhs.base.type)
+            base_t = value_type(lhs.base.type)
             assert isinstance(base_t, Bits)
             width = lhs.hi - lhs.lo + 1
             mask = (1 << width) - 1
@@ -900,7 +894,7 @@ class Codegen:
     def unop(self, e: ir.UnOp) -> str:
         """``! ~ -``."""
         v = self.expr(e.operand)
-        t = _vt(e.type)
+        t = value_type(e.type)
         if e.op == "!":
             return f"(not {v})"
         assert isinstance(t, Bits)
@@ -914,14 +908,14 @@ class Codegen:
         if op in ("&&", "||"):
             return self.short_circuit(e)
         a, b = self.ordered([e.left, e.right])
-        lt = _vt(e.left.type)
+        lt = value_type(e.left.type)
         if op in ("==", "!="):
             if is_obj(e.left.type) or isinstance(lt, TupleT):
                 neg = "" if op == "==" else "not "
                 return f"({neg}values_eq({a}, {b}))"
             return f"({a} {op} {b})"
         if op == "++":
-            rt = _vt(e.right.type)
+            rt = value_type(e.right.type)
             assert isinstance(rt, Bits)
             return f"(({a} << {rt.width}) | {b})"
         if not isinstance(lt, Bits):
@@ -959,7 +953,7 @@ class Codegen:
     def cast(self, e: ir.CastE) -> str:
         """``(T) x``."""
         v = self.expr(e.expr)
-        src, dst = _vt(e.expr.type), _vt(e.type)
+        src, dst = value_type(e.expr.type), value_type(e.type)
         if isinstance(dst, Bool):
             return f"({v} != 0)" if not isinstance(src, Bool) else v
         if isinstance(src, Bool):
@@ -998,18 +992,28 @@ class Codegen:
             self.store(t, call)
             return
         tmp = self.fresh("r")
+        self.call_copying_back(
+            tmp, call, functools.partial(self._store_outs, tmp, targets), may_exit=may_exit
+        )
+
+    def call_copying_back(
+        self, tmp: str, call: str, copy_back: Callable[[], None], *, may_exit: bool
+    ) -> None:
+        """``tmp = call``, then ``copy_back()`` the outs it returned in ``tmp``; when
+        the callee may ``exit``, also in the exit's way out, with the outs its
+        ExitSignal carries, before the exit goes on."""
         if may_exit:
             self.line("try:")
             self.line(f"    {tmp} = {call}")
             self.line("except ExitSignal as _x:")
             self.indent += 1
             self.line(f"{tmp} = _x.outs")
-            self._store_outs(tmp, targets)
+            copy_back()
             self.line("raise")
             self.indent -= 1
         else:
             self.line(f"{tmp} = {call}")
-        self._store_outs(tmp, targets)
+        copy_back()
 
     def _store_outs(self, tmp: str, targets: Sequence[ir.Expr | None]) -> None:
         if len(targets) == 1:
