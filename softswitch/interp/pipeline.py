@@ -416,6 +416,17 @@ class Pipeline:
             _set_path(meta if root == "meta" else std, path, value)
         return hdr, meta, std
 
+    def _control(
+        self, name: str, block: Callable[..., None], pk: PacketCtx, args: tuple[Any, Any, Any]
+    ) -> None:
+        """Run the ingress or egress control ``block`` on (hdr, meta, std); ``exit`` ends it."""
+        if self.trace:
+            pk.tr(trace.DEBUG, f"Pipeline '{name}': start")
+        with contextlib.suppress(values.ExitSignal):
+            block(pk, *args)
+        if self.trace:
+            pk.tr(trace.DEBUG, f"Pipeline '{name}': end")
+
     def _run_ingress(self, job: _Job, egress: deque[EgressJob], ingress: deque[_Job]) -> None:
         now_ns = self._now()
         now_us = now_ns // 1000
@@ -426,12 +437,7 @@ class Pipeline:
         self._verify(pk, hdr, meta)
         std.f_checksum_error = pk.checksum_error
         traced = self.trace
-        if traced:
-            pk.tr(trace.DEBUG, "Pipeline 'ingress': start")
-        with contextlib.suppress(values.ExitSignal):
-            self._ingress(pk, hdr, meta, std)
-        if traced:
-            pk.tr(trace.DEBUG, "Pipeline 'ingress': end")
+        self._control("ingress", self._ingress, pk, (hdr, meta, std))
         if pk.clone_spec is not None:
             self._ingress_clone(job, pk, meta, std, egress, now_us=now_us)
         if pk.resubmit is not None:
@@ -547,12 +553,7 @@ class Pipeline:
         pk = PacketCtx(self, std, job.length, now_us, job.pid)
         pk.payload = job.payload
         traced = self.trace
-        if traced:
-            pk.tr(trace.DEBUG, "Pipeline 'egress': start")
-        with contextlib.suppress(values.ExitSignal):
-            self._egress(pk, hdr, meta, std)
-        if traced:
-            pk.tr(trace.DEBUG, "Pipeline 'egress': end")
+        self._control("egress", self._egress, pk, (hdr, meta, std))
         if pk.clone_spec is not None:
             self._egress_clone(job, pk, egress)
         if std.f_egress_spec == self.drop_port:

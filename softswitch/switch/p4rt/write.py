@@ -27,9 +27,9 @@ meters of a default entry are UNIMPLEMENTED, as on bmv2.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from finsy.proto import p4i, p4r, rpc_code
 
@@ -49,6 +49,7 @@ from softswitch.switch.p4rt.entries import (
 from softswitch.switch.p4rt.roles import RoleConfig, check_write
 
 Undo = Callable[[], None]
+T = TypeVar("T")
 U = p4r.Update
 DEFAULT_ENTRY_RESOURCES = (
     "direct counters and meters of a default entry are not supported (nor by bmv2)"
@@ -127,6 +128,8 @@ def apply_update(target: WriteTarget, update: p4r.Update) -> Undo:
     if handler is None:
         raise RuntimeConfigError("UNIMPLEMENTED", f"writing {kind} is not supported")
     check_write(target.role, target.role_config, update)
+    if kind in _MODIFY_ONLY and update.type != U.MODIFY:
+        raise _invalid(f"{_MODIFY_ONLY[kind]} can only be modified")
     return handler(target, update.type, getattr(update.entity, kind))
 
 
@@ -381,11 +384,6 @@ def _group(target: WriteTarget, op: int, msg: p4r.ActionProfileGroup) -> Undo:
 # --- counters, meters, registers ---------------------------------------------------------
 
 
-def _modify_only(op: int, what: str) -> None:
-    if op != U.MODIFY:
-        raise _invalid(f"{what} can only be modified")
-
-
 def _index(msg: p4r.CounterEntry | p4r.MeterEntry | p4r.RegisterEntry) -> int | None:
     if not msg.HasField("index"):
         return None
@@ -394,73 +392,75 @@ def _index(msg: p4r.CounterEntry | p4r.MeterEntry | p4r.RegisterEntry) -> int | 
     return msg.index.index
 
 
+def _restoring(before: Sequence[T], put: Callable[[int, T], object]) -> Undo:
+    """An undo that puts back every cell of a counter, meter or register array."""
+
+    def undo() -> None:
+        for i, old in enumerate(before):
+            put(i, old)
+
+    return undo
+
+
 def _counter(target: WriteTarget, op: int, msg: p4r.CounterEntry) -> Undo:
-    _modify_only(op, "a counter entry")
     info = target.schema.counters.get(msg.counter_id)
     counter = target.state.counters[info.preamble.name]
     index = _index(msg)
     before = counter.read_all()
     counter.write(index, CounterData(msg.data.packet_count, msg.data.byte_count))
-
-    def undo() -> None:
-        for i, data in enumerate(before):
-            counter.write(i, data)
-
-    return undo
+    return _restoring(before, counter.write)
 
 
-def _direct_entry(target: WriteTarget, msg: p4r.TableEntry) -> tuple[p4i.Table, rt.TableEntry]:
+def _direct_entry(
+    target: WriteTarget,
+    msg: p4r.TableEntry,
+    attached: Callable[[p4i.Table], p4i.DirectCounter | p4i.DirectMeter | None],
+    what: str,
+) -> tuple[str, rt.TableEntry]:
+    """The entry ``msg`` names and the name of its table's direct counter or meter
+    (``attached`` finds it, ``what`` names it in the error when there is none)."""
     info = target.schema.tables.get(msg.table_id)
     table = target.state.tables[info.preamble.name]
     if msg.is_default_action:
         raise RuntimeConfigError("UNIMPLEMENTED", DEFAULT_ENTRY_RESOURCES)
     key, priority = decode_key(target.schema, info, msg.match, msg.priority)
-    return info, table.get(key, priority)
+    entry = table.get(key, priority)
+    extern = attached(info)
+    if extern is None:
+        raise _invalid(f"{info.preamble.name} has no {what}")
+    return extern.preamble.name, entry
 
 
 def _direct_counter(target: WriteTarget, op: int, msg: p4r.DirectCounterEntry) -> Undo:
-    _modify_only(op, "a direct counter entry")
-    info, entry = _direct_entry(target, msg.table_entry)
-    counter = target.schema.direct_counter_of(info)
-    if counter is None:
-        raise _invalid(f"{info.preamble.name} has no direct counter")
+    attached = target.schema.direct_counter_of
+    name, entry = _direct_entry(target, msg.table_entry, attached, "direct counter")
     current = entry.counter or CounterData()
     old = CounterData(current.packets, current.bytes)
-    dc = target.state.direct_counters[counter.preamble.name]
+    dc = target.state.direct_counters[name]
     dc.write(entry, CounterData(msg.data.packet_count, msg.data.byte_count))
     return lambda: dc.write(entry, old)
 
 
 def _meter(target: WriteTarget, op: int, msg: p4r.MeterEntry) -> Undo:
-    _modify_only(op, "a meter entry")
     info = target.schema.meters.get(msg.meter_id)
     meter = target.state.meters[info.preamble.name]
     index = _index(msg)
     config = meter_config(msg.config) if msg.HasField("config") else None
     before = [meter.get_config(i) for i in range(meter.size)]
     meter.set_config(index, config)
-
-    def undo() -> None:
-        for i, old in enumerate(before):
-            meter.set_config(i, old)
-
-    return undo
+    return _restoring(before, meter.set_config)
 
 
 def _direct_meter(target: WriteTarget, op: int, msg: p4r.DirectMeterEntry) -> Undo:
-    _modify_only(op, "a direct meter entry")
-    info, entry = _direct_entry(target, msg.table_entry)
-    meter = target.schema.direct_meter_of(info)
-    if meter is None:
-        raise _invalid(f"{info.preamble.name} has no direct meter")
-    dm = target.state.direct_meters[meter.preamble.name]
+    attached = target.schema.direct_meter_of
+    name, entry = _direct_entry(target, msg.table_entry, attached, "direct meter")
+    dm = target.state.direct_meters[name]
     old = dm.get_config(entry)
     dm.set_config(entry, meter_config(msg.config) if msg.HasField("config") else None)
     return lambda: dm.set_config(entry, old)
 
 
 def _register(target: WriteTarget, op: int, msg: p4r.RegisterEntry) -> Undo:
-    _modify_only(op, "a register entry")
     info = target.schema.registers.get(msg.register_id)
     register = target.state.registers[info.preamble.name]
     index = _index(msg)
@@ -469,12 +469,7 @@ def _register(target: WriteTarget, op: int, msg: p4r.RegisterEntry) -> Undo:
     value = decode_bits(msg.data.bitstring, register.width, info.preamble.name)
     before = register.get_all()
     register.set(index, value)
-
-    def undo() -> None:
-        for i, old in enumerate(before):
-            register.set(i, old)
-
-    return undo
+    return _restoring(before, register.set)
 
 
 # --- packet replication engine, digests ----------------------------------------------------
@@ -558,6 +553,15 @@ def _value_set(target: WriteTarget, op: int, msg: p4r.ValueSetEntry) -> Undo:
     value_set.set_members(members)
     return lambda: value_set.set_members(old)
 
+
+# The entities that exist with the program and are only ever modified, as errors name them.
+_MODIFY_ONLY = {
+    "counter_entry": "a counter entry",
+    "direct_counter_entry": "a direct counter entry",
+    "meter_entry": "a meter entry",
+    "direct_meter_entry": "a direct meter entry",
+    "register_entry": "a register entry",
+}
 
 _HANDLERS: dict[str, Callable[[WriteTarget, int, object], Undo]] = {
     "table_entry": _table_entry,  # type: ignore[dict-item]
