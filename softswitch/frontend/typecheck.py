@@ -81,6 +81,18 @@ chain of any length folds into one constant."""
 BLOCK_KINDS = ("parser", "control", "parser_type", "control_type", "package", "extern")
 
 
+# The written types that denote one type each, whatever the scope.
+_SIMPLE_TYPES: dict[type[ast.Type], P4Type] = {
+    ast.BoolType: BOOL,
+    ast.ErrorType: ERROR,
+    ast.StringType: STRING,
+    ast.VoidType: VOID,
+    ast.IntType: INFINT,
+    ast.MatchKindType: MATCH_KIND,
+    ast.DontCareType: DONTCARE,
+}
+
+
 class ExprHost(Protocol):
     """What expressions need from the layers above the checker: the binding
     of calls (:mod:`stmtcheck`) and instances used as values (:mod:`elaborate`)."""
@@ -130,7 +142,7 @@ class ExprChecker:
     # ------------------------------------------------------------------
     # Types
 
-    def resolve_type(self, t: ast.Type | ast.Declaration, scope: Scope) -> P4Type:  # noqa: C901 - one case per kind of P4 construct
+    def resolve_type(self, t: ast.Type | ast.Declaration, scope: Scope) -> P4Type:
         """The :mod:`types` type that the written type ``t`` denotes."""
         if isinstance(t, ast.Declaration):
             return self.declare_type(t, scope)
@@ -141,20 +153,9 @@ class ExprChecker:
             if t.signed and width < 1:
                 self.fail(t.loc, f"invalid width {width} for int<>")
             return Bits(width, t.signed)
-        if isinstance(t, ast.BoolType):
-            return BOOL
-        if isinstance(t, ast.ErrorType):
-            return ERROR
-        if isinstance(t, ast.StringType):
-            return STRING
-        if isinstance(t, ast.VoidType):
-            return VOID
-        if isinstance(t, ast.IntType):
-            return INFINT
-        if isinstance(t, ast.MatchKindType):
-            return MATCH_KIND
-        if isinstance(t, ast.DontCareType):
-            return DONTCARE
+        simple = _SIMPLE_TYPES.get(type(t))
+        if simple is not None:
+            return simple
         if isinstance(t, ast.VarbitType):
             return Varbit(self.const_int(t.width, scope))
         if isinstance(t, ast.HeaderStackType):

@@ -75,7 +75,7 @@ class ClassGen:
             return "False"
         return "0"
 
-    def _write_class(self, t: StructLike, cls: str) -> None:  # noqa: C901 - one case per kind of IR node
+    def _write_class(self, t: StructLike, cls: str) -> None:
         fields = list(t.fields.items())
         is_header = isinstance(t, HeaderT)
         slots = ["_v"] if is_header else []
@@ -98,25 +98,11 @@ class ClassGen:
         # copy
         out.append("    def copy(self):")
         out.append(f"        n = {cls}.__new__({cls})")
-        for s in slots:
-            fname = s[2:] if s.startswith(("f_",)) else None
-            if fname is not None and _needs_copy(t.fields[fname]):
-                out.append(f"        n.{s} = self.{s}.copy()")
-            elif fname is not None and isinstance(strip_newtype(t.fields[fname]), TupleT):
-                out.append(f"        n.{s} = copy_value(self.{s})")
-            else:
-                out.append(f"        n.{s} = self.{s}")
+        out.extend("        " + _SLOT_COPY[_slot_kind(t, s)][0].format(s=s) for s in slots)
         out.append("        return n")
         # assign
         out.append("    def assign(self, o):")
-        for s in slots:
-            fname = s[2:] if s.startswith("f_") else None
-            if fname is not None and _needs_copy(t.fields[fname]):
-                out.append(f"        self.{s}.assign(o.{s})")
-            elif fname is not None and isinstance(strip_newtype(t.fields[fname]), TupleT):
-                out.append(f"        self.{s} = copy_value(o.{s})")
-            else:
-                out.append(f"        self.{s} = o.{s}")
+        out.extend("        " + _SLOT_COPY[_slot_kind(t, s)][1].format(s=s) for s in slots)
         if not slots:
             out.append("        pass")
         # invalidate
@@ -257,6 +243,28 @@ def _shift_expr(var: str, const: int) -> str:
     if var == "0":
         return str(const)
     return f"({var} + {const})" if const else var
+
+
+# How a value class's copy() and assign() treat one slot, by kind: a nested
+# header, struct or stack through its own method, a tuple through copy_value,
+# anything else (an int, a bool, a validity or varbit-width slot) as it is.
+_SLOT_COPY: dict[str, tuple[str, str]] = {
+    "object": ("n.{s} = self.{s}.copy()", "self.{s}.assign(o.{s})"),
+    "tuple": ("n.{s} = copy_value(self.{s})", "self.{s} = copy_value(o.{s})"),
+    "plain": ("n.{s} = self.{s}", "self.{s} = o.{s}"),
+}
+
+
+def _slot_kind(t: StructLike, slot: str) -> str:
+    """The :data:`_SLOT_COPY` kind of ``slot`` in the class of ``t``."""
+    if not slot.startswith("f_"):
+        return "plain"
+    field_type = t.fields[slot[2:]]
+    if _needs_copy(field_type):
+        return "object"
+    if isinstance(strip_newtype(field_type), TupleT):
+        return "tuple"
+    return "plain"
 
 
 def _needs_copy(t: P4Type) -> bool:

@@ -653,14 +653,8 @@ class Codegen:
         for case in s.cases:
             if case.is_default:
                 default = case
-                if case.labels:
-                    labels = ", ".join(repr(x) for x in case.labels)
-                    self.line(f"{'if' if first else 'elif'} {subject} in ({labels},):")
-                    first = False
-                    self.indent += 1
-                    self.stmts(case.body)
-                    self.indent -= 1
-                continue
+                if not case.labels:
+                    continue
             labels = ", ".join(repr(x) for x in case.labels)
             self.line(f"{'if' if first else 'elif'} {subject} in ({labels},):")
             first = False

@@ -10,6 +10,7 @@ reaches them through the module namespace returned by :func:`build_objects`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from softswitch.errors import RuntimeConfigError, UnsupportedError
@@ -102,6 +103,18 @@ def _match(ks: tuple[Any, ...], width: int) -> Match | None:
     raise ValueError(kind)
 
 
+# The registry of the runtime state each kind of extern instance goes into (an
+# ActionSelector is an ActionProfile); other instances (hashes, checksums) have none.
+_REGISTRIES: tuple[tuple[type, Callable[[RuntimeState, Any], object]], ...] = (
+    (Counter, RuntimeState.add_counter),
+    (DirectCounter, RuntimeState.add_direct_counter),
+    (Meter, RuntimeState.add_meter),
+    (DirectMeter, RuntimeState.add_direct_meter),
+    (Register, RuntimeState.add_register),
+    (ActionProfile, RuntimeState.add_action_profile),
+)
+
+
 def build_objects(program: ir.Program, state: RuntimeState) -> dict[str, Any]:
     """Create and register every runtime object; returns the codegen namespace."""
     ns: dict[str, Any] = {}
@@ -110,18 +123,9 @@ def build_objects(program: ir.Program, state: RuntimeState) -> dict[str, Any]:
         if obj is None:
             continue
         ns[f"X{ext.uid}"] = obj
-        if isinstance(obj, Counter):
-            state.add_counter(obj)
-        elif isinstance(obj, DirectCounter):
-            state.add_direct_counter(obj)
-        elif isinstance(obj, Meter):
-            state.add_meter(obj)
-        elif isinstance(obj, DirectMeter):
-            state.add_direct_meter(obj)
-        elif isinstance(obj, Register):
-            state.add_register(obj)
-        elif isinstance(obj, ActionProfile):
-            state.add_action_profile(obj)
+        add = next((add for kind, add in _REGISTRIES if isinstance(obj, kind)), None)
+        if add is not None:
+            add(state, obj)
     for table in program.tables:
         profile = ns.get(f"X{table.implementation.uid}") if table.implementation else None
         spec = table_spec(table)
