@@ -245,23 +245,9 @@ class StmtChecker:
         for i, tp in enumerate(decl.type_params):
             bound = t.type_args[i] if i < len(t.type_args) else TypeVar(tp.name)
             inner.names[tp.name] = TypeSym(tp.name, bound)
-        binding = self._explicit_type_args(chosen, e, inner, scope)
-        params = [self.exprs.param_of(p, inner) for p in chosen.params]
-        defaults = [p.default for p in chosen.params]
-        args, binding = self.exprs.bind_args(
-            params,
-            e.args,
-            scope,
-            e.loc,
-            f"{decl.name}.{name}",
-            binding=binding,
-            defaults=defaults,
-            optional=_optional_flags(chosen.params),
-        )
-        ret = self.exprs.substitute(self.exprs.resolve_type(chosen.return_type, inner), binding)
+        args, ret, type_args = self._bind_declared(chosen, e, inner, scope, f"{decl.name}.{name}")
         if name == "lookahead" and isinstance(ret, TypeVar):
             self.exprs.fail(e.loc, "lookahead needs a type argument: lookahead<T>()")
-        type_args = tuple(binding.get(tp.name, TypeVar(tp.name)) for tp in chosen.type_params)
         return ir.Call(ret, e.loc, "method", (receiver, name), args, type_args)
 
     def pick_overload(self, cands: Sequence[Any], nargs: int, loc: Loc, what: str) -> Any:
@@ -276,6 +262,28 @@ class StmtChecker:
                 return c
         counts = sorted({len(c.params) for c in cands})
         self.exprs.fail(loc, f"{what} takes {' or '.join(map(str, counts))} arguments, got {nargs}")
+
+    def _bind_declared(
+        self, decl: Any, e: ast.Call, inner: Scope, scope: Scope, what: str
+    ) -> tuple[list[ir.Arg], P4Type, tuple[P4Type, ...]]:
+        """Bind the call ``e`` to the method or extern function ``decl`` (named
+        ``what`` in errors), whose type parameters are declared in ``inner``:
+        its arguments, its return type and its type arguments."""
+        binding = self._explicit_type_args(decl, e, inner, scope)
+        params = [self.exprs.param_of(p, inner) for p in decl.params]
+        args, binding = self.exprs.bind_args(
+            params,
+            e.args,
+            scope,
+            e.loc,
+            what,
+            binding=binding,
+            defaults=[p.default for p in decl.params],
+            optional=_optional_flags(decl.params),
+        )
+        ret = self.exprs.substitute(self.exprs.resolve_type(decl.return_type, inner), binding)
+        type_args = tuple(binding.get(tp.name, TypeVar(tp.name)) for tp in decl.type_params)
+        return args, ret, type_args
 
     def _explicit_type_args(
         self, decl: Any, e: ast.Call, inner: Scope, scope: Scope
@@ -294,21 +302,7 @@ class StmtChecker:
         """A call of an extern function (``mark_to_drop``, ``hash``, ``verify``...)."""
         decl = self.pick_overload([o.decl for o in options], len(e.args), e.loc, options[0].name)
         inner = scope.root().child()
-        binding = self._explicit_type_args(decl, e, inner, scope)
-        params = [self.exprs.param_of(p, inner) for p in decl.params]
-        defaults = [p.default for p in decl.params]
-        args, binding = self.exprs.bind_args(
-            params,
-            e.args,
-            scope,
-            e.loc,
-            decl.name,
-            binding=binding,
-            defaults=defaults,
-            optional=_optional_flags(decl.params),
-        )
-        ret = self.exprs.substitute(self.exprs.resolve_type(decl.return_type, inner), binding)
-        type_args = tuple(binding.get(tp.name, TypeVar(tp.name)) for tp in decl.type_params)
+        args, ret, type_args = self._bind_declared(decl, e, inner, scope, decl.name)
         if decl.name == "static_assert":
             cond = args[0].expr
             if not isinstance(cond, ir.Const):
@@ -373,14 +367,7 @@ class StmtChecker:
         at_top = sym.scope is self.exprs.root
         name = self.cp_name(decl.name, anns, "" if at_top else self.ctx.prefix)
         inner = sym.scope.child()
-        params: list[ir.Var] = []
-        dirs: list[str] = []
-        for p in decl.params:
-            t = self.exprs.resolve_type(p.type, inner)
-            v = self.exprs.fresh_var(p.name, t, p.loc)
-            inner.names[p.name] = ValueSym(p.name, t, v, p.direction or "", is_param=True)
-            params.append(v)
-            dirs.append(p.direction or "")
+        params, dirs = self._declare_params(decl.params, inner)
         action = ir.Action(name, decl.name, params, dirs, [], anns, decl.loc, self.uid("a"))
         self.ctx.actions[id(decl)] = action
         if self.ctx.inst is not None:
@@ -393,6 +380,21 @@ class StmtChecker:
             self.fctx = saved
         self.all_actions.append(action)
         return action
+
+    def _declare_params(
+        self, declared: Sequence[ast.Parameter], inner: Scope
+    ) -> tuple[list[ir.Var], list[str]]:
+        """Declare an action's or function's parameters in its scope ``inner``:
+        their variables and their directions ("" for a directionless one)."""
+        params: list[ir.Var] = []
+        dirs: list[str] = []
+        for p in declared:
+            t = self.exprs.resolve_type(p.type, inner)
+            v = self.exprs.fresh_var(p.name, t, p.loc)
+            inner.names[p.name] = ValueSym(p.name, t, v, p.direction or "", is_param=True)
+            params.append(v)
+            dirs.append(p.direction or "")
+        return params, dirs
 
     def cp_name(self, local: str, anns: list[ir.Annotation], prefix: str) -> str:
         """The control-plane name of a declaration, honouring ``@name``."""
@@ -414,14 +416,7 @@ class StmtChecker:
         inner = sym.scope.child()
         for tp, ta in zip(decl.type_params, type_args, strict=True):
             inner.names[tp.name] = TypeSym(tp.name, ta)
-        params: list[ir.Var] = []
-        dirs: list[str] = []
-        for p in decl.params:
-            t = self.exprs.resolve_type(p.type, inner)
-            v = self.exprs.fresh_var(p.name, t, p.loc)
-            inner.names[p.name] = ValueSym(p.name, t, v, p.direction or "", is_param=True)
-            params.append(v)
-            dirs.append(p.direction or "")
+        params, dirs = self._declare_params(decl.params, inner)
         ret = self.exprs.resolve_type(decl.return_type, inner)
         func = ir.Function(decl.name, params, dirs, ret, [], decl.loc, self.uid("f"))
         self.functions[key] = func

@@ -304,7 +304,12 @@ MeterUnit = Literal["packets", "bytes", ""]
 
 @dataclass(frozen=True, slots=True)
 class ExternArray(Entity):
-    """An indirect counter or meter array: ``size`` cells of ``unit``."""
+    """An indirect counter or meter array: ``size`` cells of ``unit``.
+
+    :class:`Counter` and :class:`Meter` (and :class:`DirectCounter` and
+    :class:`DirectMeter` of :class:`DirectExtern`) add no field of their own:
+    they are plain subclasses, which keep the dataclass's methods and slots.
+    """
 
     name: str
     unit: str
@@ -321,24 +326,28 @@ class DirectExtern(Entity):
     table: str
 
 
-@dataclass(frozen=True, slots=True)
 class Counter(ExternArray):
     """An indirect ``counter`` array."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
+
 class DirectCounter(DirectExtern):
     """A ``direct_counter`` attached to ``table``."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
+
 class Meter(ExternArray):
     """An indirect ``meter`` array."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True, slots=True)
+
 class DirectMeter(DirectExtern):
     """A ``direct_meter`` attached to ``table``."""
+
+    __slots__ = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -252,42 +252,33 @@ def max_bucket_grown(previous: Sequence[int], current: Sequence[int]) -> int | N
 # ------------------------------------------------------------------ packets
 
 
-def udp(
+# What a packet of a flow carries when the caller gives no payload, by protocol.
+DEFAULT_PAYLOADS = {17: b"kv-fabric-udp-payload", 6: b"kv-cache-block"}
+
+
+def packet(
     flow: Flow,
     *,
     src_mac: str,
     dst_mac: str,
     ttl: int = 64,
     dscp: int = 0,
-    payload: bytes = b"kv-fabric-udp-payload",
+    payload: bytes | None = None,
 ) -> Packet:
-    """An Ethernet/IPv4/UDP packet of ``flow`` with scapy's checksums."""
-    assert flow.proto == 17
-    return (
-        Ether(src=src_mac, dst=dst_mac)
-        / IP(src=flow.src, dst=flow.dst, ttl=ttl, tos=dscp << 2, id=1, flags=0)
-        / UDP(sport=flow.sport, dport=flow.dport)
-        / Raw(payload)
-    )
+    """An Ethernet/IPv4 packet of ``flow``, with scapy's checksums.
 
-
-def tcp(
-    flow: Flow,
-    *,
-    src_mac: str,
-    dst_mac: str,
-    ttl: int = 64,
-    dscp: int = 0,
-    payload: bytes = b"kv-cache-block",
-) -> Packet:
-    """An Ethernet/IPv4/TCP packet of ``flow`` with fixed sequence numbers and window."""
-    assert flow.proto == 6
-    return (
-        Ether(src=src_mac, dst=dst_mac)
-        / IP(src=flow.src, dst=flow.dst, ttl=ttl, tos=dscp << 2, id=7, flags="DF")
-        / TCP(sport=flow.sport, dport=flow.dport, seq=1000, ack=0, flags="PA", window=65535)
-        / Raw(payload)
-    )
+    A UDP flow's packet has IPv4 id 1 and no flags; a TCP flow's has id 7, DF, and
+    a PSH+ACK segment with fixed sequence numbers and window.
+    """
+    if flow.proto == 17:
+        ip = IP(src=flow.src, dst=flow.dst, ttl=ttl, tos=dscp << 2, id=1, flags=0)
+        l4: Packet = UDP(sport=flow.sport, dport=flow.dport)
+    else:
+        assert flow.proto == 6, flow
+        ip = IP(src=flow.src, dst=flow.dst, ttl=ttl, tos=dscp << 2, id=7, flags="DF")
+        l4 = TCP(sport=flow.sport, dport=flow.dport, seq=1000, ack=0, flags="PA", window=65535)
+    data = DEFAULT_PAYLOADS[flow.proto] if payload is None else payload
+    return Ether(src=src_mac, dst=dst_mac) / ip / l4 / Raw(data)
 
 
 def routed(packet: Packet, *, src_mac: str, dst_mac: str) -> Packet:

@@ -82,6 +82,13 @@ class Stf:
 # ------------------------------------------------------------------- setups
 
 
+def leaf_stf(name: str, title: str, uplinks: Iterable[int] = UPLINKS) -> Stf:
+    """A test that starts with :func:`leaf_setup`."""
+    stf = Stf(name, title)
+    leaf_setup(stf, uplinks)
+    return stf
+
+
 def leaf_setup(stf: Stf, uplinks: Iterable[int] = UPLINKS, *, kv_class: bool = True) -> None:
     """A leaf with hosts h1 (port 1) and h2 (port 2) and a group over ``uplinks``."""
     ports = list(uplinks)
@@ -115,10 +122,15 @@ def from_h1(
     flow: fabric_model.Flow, *, ttl: int = 64, dscp: int = 0, payload: bytes | None = None
 ) -> Packet:
     """A packet of ``flow`` as h1 sends it to the leaf (UDP or TCP by the flow's proto)."""
-    make = fabric_model.udp if flow.proto == 17 else fabric_model.tcp
-    if payload is None:
-        return make(flow, src_mac=H1[1], dst_mac=LEAF_MAC, ttl=ttl, dscp=dscp)
-    return make(flow, src_mac=H1[1], dst_mac=LEAF_MAC, ttl=ttl, dscp=dscp, payload=payload)
+    return fabric_model.packet(
+        flow, src_mac=H1[1], dst_mac=LEAF_MAC, ttl=ttl, dscp=dscp, payload=payload
+    )
+
+
+def send_up(stf: Stf, in_port: int, packet: Packet, uplink: int) -> None:
+    """``packet`` in on ``in_port``, expected out of ``uplink`` as :func:`up_to` routes it."""
+    stf.packet(in_port, packet)
+    stf.expect(uplink, up_to(uplink, packet))
 
 
 def up_to(port: int, packet: Packet) -> Packet:
@@ -133,8 +145,7 @@ def down_to(host: tuple[str, str, int], packet: Packet) -> Packet:
 
 
 def leaf_routing() -> Stf:
-    stf = Stf("leaf_routing", "a leaf delivers local hosts and sends the rest up")
-    leaf_setup(stf, [4])
+    stf = leaf_stf("leaf_routing", "a leaf delivers local hosts and sends the rest up", [4])
     local = fabric_model.Flow(H1[0], H2[0], 17, 5000, 6000)
     stf.comment("h1 -> h2 (UDP): out of host port 2, MACs rewritten, TTL 64 -> 63.")
     p = from_h1(local)
@@ -142,7 +153,7 @@ def leaf_routing() -> Stf:
     stf.expect(2, down_to(H2, p))
     back = fabric_model.Flow(H2[0], H1[0], 6, 6000, 5000)
     stf.comment("h2 -> h1 (TCP): out of host port 1.")
-    p = fabric_model.tcp(back, src_mac=H2[1], dst_mac=LEAF_MAC)
+    p = fabric_model.packet(back, src_mac=H2[1], dst_mac=LEAF_MAC)
     stf.packet(2, p)
     stf.expect(1, down_to(H1, p))
     stf.comment("h1 -> ICMP echo to h2: IP without ports is routed the same way.")
@@ -152,10 +163,9 @@ def leaf_routing() -> Stf:
     remote = fabric_model.Flow(H1[0], REMOTE, 6, 40000, 5201)
     stf.comment(f"h1 -> {REMOTE} (another leaf): up the only uplink of group 1, port 4.")
     p = from_h1(remote)
-    stf.packet(1, p)
-    stf.expect(4, up_to(4, p))
+    send_up(stf, 1, p, 4)
     stf.comment(f"{REMOTE} -> h1 arriving from the spine on port 4: down to port 1.")
-    p = fabric_model.tcp(
+    p = fabric_model.packet(
         fabric_model.Flow(REMOTE, H1[0], 6, 5201, 40000), src_mac=SPINE_MACS[4], dst_mac=LEAF_MAC
     )
     stf.packet(4, p)
@@ -197,12 +207,12 @@ def spine_routing() -> Stf:
 
     f = fabric_model.Flow("10.0.1.1", "10.0.2.7", 6, 40000, 5201)
     stf.comment("leaf 1 -> 10.0.2.7: out of port 2, towards leaf 2.")
-    p = fabric_model.tcp(f, src_mac=leaf_macs[1], dst_mac=spine_mac, ttl=63)
+    p = fabric_model.packet(f, src_mac=leaf_macs[1], dst_mac=spine_mac, ttl=63)
     stf.packet(1, p)
     stf.expect(2, hop(2, p))
     f = fabric_model.Flow("10.0.2.7", "10.0.1.1", 6, 5201, 40000)
     stf.comment("leaf 2 -> 10.0.1.1: out of port 1.")
-    p = fabric_model.tcp(f, src_mac=leaf_macs[2], dst_mac=spine_mac, ttl=63)
+    p = fabric_model.packet(f, src_mac=leaf_macs[2], dst_mac=spine_mac, ttl=63)
     stf.packet(2, p)
     stf.expect(1, hop(1, p))
     stf.comment("Flows to leaf 3 are spread over its two links by the crc16 of the 5-tuple.")
@@ -210,13 +220,13 @@ def spine_routing() -> Stf:
         f = fabric_model.Flow("10.0.1.1", "10.0.3.9", 17, sport, 9000)
         out = fabric_model.ecmp_port(f, [3, 4])
         stf.comment(f"sport {sport}: crc16 {fabric_model.ecmp_hash(f):#06x} % 2 -> port {out}")
-        p = fabric_model.udp(f, src_mac=leaf_macs[1], dst_mac=spine_mac, ttl=63)
+        p = fabric_model.packet(f, src_mac=leaf_macs[1], dst_mac=spine_mac, ttl=63)
         stf.packet(1, p)
         stf.expect(out, hop(out, p))
     stf.comment("No route for 10.0.9.9: dropped.")
     stf.packet(
         1,
-        fabric_model.udp(
+        fabric_model.packet(
             fabric_model.Flow("10.0.1.1", "10.0.9.9", 17, 1, 2),
             src_mac=leaf_macs[1],
             dst_mac=spine_mac,
@@ -226,8 +236,9 @@ def spine_routing() -> Stf:
 
 
 def ttl() -> Stf:
-    stf = Stf("ttl", "TTL is decremented per hop and a packet that would expire is dropped")
-    leaf_setup(stf, [3])
+    stf = leaf_stf(
+        "ttl", "TTL is decremented per hop and a packet that would expire is dropped", [3]
+    )
     local = fabric_model.Flow(H1[0], H2[0], 17, 5000, 6000)
     remote = fabric_model.Flow(H1[0], REMOTE, 17, 5000, 6000)
     for value in (255, 64, 2):
@@ -236,8 +247,7 @@ def ttl() -> Stf:
         stf.packet(1, p)
         stf.expect(2, down_to(H2, p))
         p = from_h1(remote, ttl=value)
-        stf.packet(1, p)
-        stf.expect(3, up_to(3, p))
+        send_up(stf, 1, p, 3)
     for value in (1, 0):
         stf.comment(f"TTL {value}: would leave with TTL <= 0, dropped (local and remote).")
         stf.packet(1, from_h1(local, ttl=value))
@@ -246,8 +256,9 @@ def ttl() -> Stf:
 
 
 def checksum() -> Stf:
-    stf = Stf("checksum", "IPv4 header checksums are verified on entry and recomputed on exit")
-    leaf_setup(stf, [3])
+    stf = leaf_stf(
+        "checksum", "IPv4 header checksums are verified on entry and recomputed on exit", [3]
+    )
     flow = fabric_model.Flow(H1[0], H2[0], 17, 5000, 6000)
     stf.comment(
         "Recomputed checksums (RFC 1071, scapy) for several headers, among them\n"
@@ -287,8 +298,7 @@ def checksum() -> Stf:
 
 
 def ecmp() -> Stf:
-    stf = Stf("ecmp", "flows are spread over the uplinks by a hash of the 5-tuple")
-    leaf_setup(stf)
+    stf = leaf_stf("ecmp", "flows are spread over the uplinks by a hash of the 5-tuple")
     stf.comment(
         "Member of group 1 = crc16(src, dst, proto, sport, dport, salt = 0) % 4, the\n"
         "members in creation order: 1 -> port 3, 2 -> port 4, 3 -> port 5, 4 -> port 6."
@@ -302,14 +312,12 @@ def ecmp() -> Stf:
         port = fabric_model.ecmp_port(flow, UPLINKS)
         chosen[port] += 1
         host = H1 if flow.src == H1[0] else H2
-        make = fabric_model.udp if flow.proto == 17 else fabric_model.tcp
-        p = make(flow, src_mac=host[1], dst_mac=LEAF_MAC)
+        p = fabric_model.packet(flow, src_mac=host[1], dst_mac=LEAF_MAC)
         stf.comment(
             f"{flow.src}:{flow.sport} -> {flow.dst}:{flow.dport} proto {flow.proto}: "
             f"crc16 {fabric_model.ecmp_hash(flow):#06x} -> port {port}"
         )
-        stf.packet(host[2], p)
-        stf.expect(port, up_to(port, p))
+        send_up(stf, host[2], p, port)
     assert len(chosen) == 4 and max(chosen.values()) <= 8, chosen
     stf.comment(
         "Spread of these 16 flows: "
@@ -323,11 +331,10 @@ def ecmp() -> Stf:
     for flow in flows[:6]:
         port = fabric_model.ecmp_port(flow, UPLINKS)
         host = H1 if flow.src == H1[0] else H2
-        p = fabric_model.tcp(
+        p = fabric_model.packet(
             flow, src_mac=host[1], dst_mac=LEAF_MAC, ttl=9, dscp=46, payload=b"again"
         )
-        stf.packet(host[2], p)
-        stf.expect(port, up_to(port, p))
+        send_up(stf, host[2], p, port)
     stf.blank()
     stf.comment(
         "A second group: 10.9.0.0/16 goes through group 2, members 5 and 6 (ports 5, 6),\n"
@@ -345,8 +352,7 @@ def ecmp() -> Stf:
         stf.comment(
             f"sport {flow.sport}: crc16 {fabric_model.ecmp_hash(flow):#06x} % 2 -> port {port}"
         )
-        stf.packet(1, p)
-        stf.expect(port, up_to(port, p))
+        send_up(stf, 1, p, port)
     stf.comment(
         "Group 3 has no ecmp entry: a route to it drops rather than using port 0\n"
         "(egress_spec's initial value). Port 0 is made an interface of the test by a\n"
@@ -363,8 +369,7 @@ def _other_uplink(not_this: int) -> int:
 
 
 def pins() -> Stf:
-    stf = Stf("pins", "a tagged KV flow with a pin entry goes up the pinned spine")
-    leaf_setup(stf)
+    stf = leaf_stf("pins", "a tagged KV flow with a pin entry goes up the pinned spine")
     kv = fabric_model.Flow(H1[0], REMOTE, 6, 40001, 5201)
     hashed = fabric_model.ecmp_port(kv, UPLINKS)
     pinned = _other_uplink(hashed)
@@ -374,32 +379,27 @@ def pins() -> Stf:
     )
     stf.comment("Before the pin: tagged (DSCP 10) but not pinned, so ECMP.")
     p = from_h1(kv, dscp=fabric_model.KV_DSCP)
-    stf.packet(1, p)
-    stf.expect(hashed, up_to(hashed, p))
+    send_up(stf, 1, p, hashed)
     stf.cmd(
         f"add kv_pin src_addr:{kv.src} dst_addr:{kv.dst} l4_src_port:{kv.sport} pin(port:{pinned})"
     )
     stf.comment("Tagged and pinned: the pinned uplink.")
-    stf.packet(1, p)
-    stf.expect(pinned, up_to(pinned, p))
+    send_up(stf, 1, p, pinned)
     stf.comment("Same 5-tuple without the KV DSCP (0, then 46): a pin needs the tag, so ECMP.")
     for dscp in (0, 46):
         p = from_h1(kv, dscp=dscp)
-        stf.packet(1, p)
-        stf.expect(hashed, up_to(hashed, p))
+        send_up(stf, 1, p, hashed)
     other = fabric_model.Flow(H1[0], REMOTE, 6, 40002, 5201)
     port = fabric_model.ecmp_port(other, UPLINKS)
     stf.comment(f"Another tagged transfer of the pair (sport 40002), no pin: ECMP, port {port}.")
     p = from_h1(other, dscp=fabric_model.KV_DSCP)
-    stf.packet(1, p)
-    stf.expect(port, up_to(port, p))
+    send_up(stf, 1, p, port)
     as_udp = fabric_model.Flow(kv.src, kv.dst, 17, kv.sport, 9999)
     stf.comment(
         "The pin keys on (src, dst, sport) only: a tagged UDP packet of that triple is\npinned too."
     )
     p = from_h1(as_udp, dscp=fabric_model.KV_DSCP)
-    stf.packet(1, p)
-    stf.expect(pinned, up_to(pinned, p))
+    send_up(stf, 1, p, pinned)
     local = fabric_model.Flow(H1[0], H2[0], 6, 40003, 5201)
     stf.cmd(
         f"add kv_pin src_addr:{local.src} dst_addr:{local.dst} l4_src_port:{local.sport} "
@@ -412,8 +412,7 @@ def pins() -> Stf:
     stf.comment("Pins also override flowlet mode.")
     stf.cmd(f"setdefault switch_config flowlet_mode(timeout_us:{NEVER}, generation:1)")
     p = from_h1(kv, dscp=fabric_model.KV_DSCP, payload=b"flowlet mode")
-    stf.packet(1, p)
-    stf.expect(pinned, up_to(pinned, p))
+    send_up(stf, 1, p, pinned)
     stf.cmd(f"register_read flowlet_state {fabric_model.flowlet_slot(kv)} == 0")
     return stf
 
@@ -476,21 +475,20 @@ class Tally:
 
 
 def flow_pins() -> Stf:
-    stf = Stf("flow_pins", "a static flow pin holds one 5-tuple of any class, in every mode")
-    leaf_setup(stf)
+    stf = leaf_stf("flow_pins", "a static flow pin holds one 5-tuple of any class, in every mode")
     bg, pinned = _background_flow()
     hashed = fabric_model.ecmp_port(bg, UPLINKS)
     tables = fabric_model.PinTables()
     tally = Tally()
 
     def send(note: str, flow: fabric_model.Flow, *, dscp: int = 0, salt: int = 0) -> None:
-        make = fabric_model.udp if flow.proto == 17 else fabric_model.tcp
-        p = make(flow, src_mac=H1[1], dst_mac=LEAF_MAC, dscp=dscp, payload=note.encode())
+        p = fabric_model.packet(
+            flow, src_mac=H1[1], dst_mac=LEAF_MAC, dscp=dscp, payload=note.encode()
+        )
         is_kv = dscp == fabric_model.KV_DSCP
         out = tables.uplink(flow, UPLINKS, is_kv=is_kv, salt=salt)
         stf.comment(f"{note}: port {out}.")
-        stf.packet(1, p)
-        stf.expect(out, up_to(out, p))
+        send_up(stf, 1, p, out)
         tally.count(out, p, is_kv=is_kv)
 
     stf.comment(
@@ -577,8 +575,7 @@ def flowlet() -> Stf:
     def send(note: str, out: int, *, payload: bytes = b"flowlet") -> None:
         stf.comment(note)
         p = from_h1(flow, payload=payload)
-        stf.packet(1, p)
-        stf.expect(out, up_to(out, p))
+        send_up(stf, 1, p, out)
 
     def state(generation: int, k: int, uplink: int) -> str:
         return f"{fabric_model.flowlet_state(1, generation, salt[k], uplink):#x}"
@@ -623,8 +620,9 @@ def flowlet() -> Stf:
 
 
 def counters() -> Stf:
-    stf = Stf("counters", "bytes and packets per egress port, and KV-class bytes per egress port")
-    leaf_setup(stf)
+    stf = leaf_stf(
+        "counters", "bytes and packets per egress port, and KV-class bytes per egress port"
+    )
     stf.comment(
         "Counters count every packet that leaves, by egress port, with the length the\n"
         "packet had when it entered the switch (BMv2's rule)."
@@ -642,15 +640,13 @@ def counters() -> Stf:
     for i in range(2):
         p = from_h1(kv, dscp=fabric_model.KV_DSCP, payload=bytes(100 * (i + 1)))
         kv_sizes.append(len(p))
-        stf.packet(1, p)
-        stf.expect(up, up_to(up, p))
+        send_up(stf, 1, p, up)
     plain = fabric_model.Flow(H1[0], REMOTE, 6, 30000, 5201)
     plain_up = fabric_model.ecmp_port(plain, UPLINKS)
     p = from_h1(plain, payload=bytes(50))
-    stf.packet(1, p)
-    stf.expect(plain_up, up_to(plain_up, p))
+    send_up(stf, 1, p, plain_up)
     stf.comment("A KV-tagged packet to a local host counts as KV bytes on the host port.")
-    p = fabric_model.tcp(
+    p = fabric_model.packet(
         fabric_model.Flow(H2[0], H1[0], 6, 40006, 5201),
         src_mac=H2[1],
         dst_mac=LEAF_MAC,
@@ -709,8 +705,9 @@ def read_cell(stf: Stf, counter: str, port: int, bucket: int, packets: int, nbyt
 
 
 def telemetry() -> Stf:
-    stf = Stf("telemetry", "queue histograms per egress port count every packet that leaves once")
-    leaf_setup(stf, [3])
+    stf = leaf_stf(
+        "telemetry", "queue histograms per egress port count every packet that leaves once", [3]
+    )
     histogram_setup(stf)
     stf.cmd(f"add arp_proxy tpa:10.0.0.0/8 arp_reply(mac:{mac_hex(LEAF_MAC)})")
     stf.comment(
@@ -866,8 +863,9 @@ def telemetry_buckets() -> Stf:
 
 
 def probes() -> Stf:
-    stf = Stf("probe", "link-discovery probes: PacketOut on any port, punted with the ingress port")
-    leaf_setup(stf)
+    stf = leaf_stf(
+        "probe", "link-discovery probes: PacketOut on any port, punted with the ingress port"
+    )
     stf.comment(
         f"CPU port {fabric_model.CPU_PORT}. A frame from the controller (PacketOut) enters on the "
         "CPU port\n"
@@ -915,8 +913,7 @@ def probes() -> Stf:
 
 
 def arp() -> Stf:
-    stf = Stf("arp", "proxy ARP: the leaf answers requests for the fabric's addresses")
-    leaf_setup(stf)
+    stf = leaf_stf("arp", "proxy ARP: the leaf answers requests for the fabric's addresses")
     stf.cmd(f"add arp_proxy tpa:10.0.0.0/8 arp_reply(mac:{mac_hex(LEAF_MAC)})")
     stf.comment(
         "Every address of 10.0.0.0/8 is answered with the leaf's MAC, so hosts send all\n"

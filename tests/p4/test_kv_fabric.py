@@ -223,7 +223,7 @@ class Leaf:
         """
         src, dst = (make_stf.H2, make_stf.H1) if port == 1 else (make_stf.H1, make_stf.H2)
         flow = fabric_model.Flow(src[0], dst[0], 17, 5000, 6000)
-        data = bytes(fabric_model.udp(flow, src_mac=src[1], dst_mac=make_stf.LEAF_MAC))
+        data = bytes(fabric_model.packet(flow, src_mac=src[1], dst_mac=make_stf.LEAF_MAC))
         self.now_us = at_us
         out = self.pipeline.process(src[2], data)
         if not out:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,25 @@ def nhop(port: int) -> fy.P4TableAction:
     return fy.P4TableAction("set_nhop", port=port, dmac=port)
 
 
+def l2_forward(**extra: Any) -> fy.P4TableEntry:
+    """The l2 entry that sends 02:00:00:00:00:01 out of port 3."""
+    return fy.P4TableEntry(
+        "l2",
+        match=fy.P4TableMatch(dst=0x020000000001),
+        action=fy.P4TableAction("forward", port=3),
+        **extra,
+    )
+
+
+@contextlib.asynccontextmanager
+async def primary(address: str, switch_options: fy.SwitchOptions) -> AsyncIterator[Any]:
+    """A finsy switch connected to ``address``, once it is the primary controller."""
+    async with fy.Switch("sw", address, switch_options) as switch:
+        sw: Any = switch
+        assert sw.is_primary
+        yield sw
+
+
 def counter_data(packets: int, nbytes: int) -> fy.P4CounterData:
     return fy.P4CounterData(packet_count=packets, byte_count=nbytes)
 
@@ -46,17 +66,10 @@ def test_finsy_sets_the_pipeline_writes_and_reads_every_entity(
     server: ServerThread, p4info_file: Path
 ) -> None:
     async def scenario() -> dict[str, Any]:
-        async with fy.Switch("sw", server.address, options(p4info_file)) as switch:
-            sw: Any = switch
-            assert sw.is_primary
+        async with primary(server.address, options(p4info_file)) as sw:
             await sw.write(
                 [
-                    +fy.P4TableEntry(
-                        "l2",
-                        match=fy.P4TableMatch(dst=0x020000000001),
-                        action=fy.P4TableAction("forward", port=3),
-                        idle_timeout_ns=1_000_000_000,
-                    ),
+                    +l2_forward(idle_timeout_ns=1_000_000_000),
                     +fy.P4TableEntry(
                         "ipv4_lpm",
                         match=fy.P4TableMatch(dst="10.0.0.0/8"),
@@ -111,15 +124,7 @@ def test_finsy_sets_the_pipeline_writes_and_reads_every_entity(
             seen["acl_counter"] = [e async for e in sw.read(fy.P4DirectCounterEntry("acl_counter"))]
             # errors come back per update, as finsy expects them from BMv2
             with pytest.raises(fy.P4ClientError) as exc:
-                await sw.write(
-                    [
-                        +fy.P4TableEntry(
-                            "l2",
-                            match=fy.P4TableMatch(dst=0x020000000001),
-                            action=fy.P4TableAction("forward", port=3),
-                        )
-                    ]
-                )
+                await sw.write([+l2_forward()])
             seen["error"] = exc.value
             return seen
 
@@ -172,18 +177,8 @@ def test_finsy_with_a_role_and_a_stratum_role_config(
     )
 
     async def scenario() -> fy.P4ClientError:
-        async with fy.Switch("sw", server.address, role_options) as switch:
-            sw: Any = switch
-            assert sw.is_primary
-            await sw.write(
-                [
-                    +fy.P4TableEntry(
-                        "l2",
-                        match=fy.P4TableMatch(dst=0x020000000001),
-                        action=fy.P4TableAction("forward", port=3),
-                    )
-                ]
-            )
+        async with primary(server.address, role_options) as sw:
+            await sw.write([+l2_forward()])
             with pytest.raises(fy.P4ClientError) as exc:
                 await sw.write(
                     [

@@ -75,12 +75,8 @@ class PipelineConfigs:
                 raise RuntimeConfigError("FAILED_PRECONDITION", "COMMIT: no saved config")
             self.committed, self.saved = self.saved, None
             return True
-        if action not in (
-            Action.VERIFY,
-            Action.VERIFY_AND_SAVE,
-            Action.VERIFY_AND_COMMIT,
-            Action.RECONCILE_AND_COMMIT,
-        ):
+        # COMMIT is done above: what is left is every action but UNSPECIFIED
+        if action == Action.UNSPECIFIED or action not in Action.Action.values():
             raise RuntimeConfigError("INVALID_ARGUMENT", f"invalid action {action}")
         if not has_config:
             raise RuntimeConfigError("INVALID_ARGUMENT", "the request has no config")
@@ -133,12 +129,7 @@ class PipelineConfigs:
             out.p4info.CopyFrom(stored.p4info)
         if response_type in (types.ALL, types.DEVICE_CONFIG_AND_COOKIE):
             out.p4_device_config = stored.p4_device_config
-        if response_type not in (
-            types.ALL,
-            types.COOKIE_ONLY,
-            types.P4INFO_AND_COOKIE,
-            types.DEVICE_CONFIG_AND_COOKIE,
-        ):
+        if response_type not in types.ResponseType.values():
             raise RuntimeConfigError("INVALID_ARGUMENT", f"invalid response type {response_type}")
         return out
 

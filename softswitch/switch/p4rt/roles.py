@@ -29,6 +29,7 @@ as the specification says.  Reads are never restricted.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from finsy.proto import p4r, stratum
 from google.protobuf import any_pb2
@@ -94,30 +95,30 @@ def check_compatible(role: str, config: RoleConfig, others: dict[str, RoleConfig
             )
 
 
+# Where each kind of entity names the P4 object it acts on: a field path from the entity.
+_P4_ID_FIELD: dict[str, tuple[str, ...]] = {
+    "table_entry": ("table_id",),
+    "action_profile_member": ("action_profile_id",),
+    "action_profile_group": ("action_profile_id",),
+    "meter_entry": ("meter_id",),
+    "direct_meter_entry": ("table_entry", "table_id"),
+    "counter_entry": ("counter_id",),
+    "direct_counter_entry": ("table_entry", "table_id"),
+    "value_set_entry": ("value_set_id",),
+    "register_entry": ("register_id",),
+    "digest_entry": ("digest_id",),
+}
+
+
 def entity_p4_id(entity: p4r.Entity) -> int | None:
     """The P4 id a Write update on ``entity`` acts on (None for PRE and extern entries)."""
     kind = entity.WhichOneof("entity")
-    if kind == "table_entry":
-        return entity.table_entry.table_id
-    if kind == "action_profile_member":
-        return entity.action_profile_member.action_profile_id
-    if kind == "action_profile_group":
-        return entity.action_profile_group.action_profile_id
-    if kind == "meter_entry":
-        return entity.meter_entry.meter_id
-    if kind == "direct_meter_entry":
-        return entity.direct_meter_entry.table_entry.table_id
-    if kind == "counter_entry":
-        return entity.counter_entry.counter_id
-    if kind == "direct_counter_entry":
-        return entity.direct_counter_entry.table_entry.table_id
-    if kind == "value_set_entry":
-        return entity.value_set_entry.value_set_id
-    if kind == "register_entry":
-        return entity.register_entry.register_id
-    if kind == "digest_entry":
-        return entity.digest_entry.digest_id
-    return None
+    if kind is None or kind not in _P4_ID_FIELD:
+        return None
+    value: Any = getattr(entity, kind)
+    for name in _P4_ID_FIELD[kind]:
+        value = getattr(value, name)
+    return int(value)
 
 
 def check_write(role: str, config: RoleConfig | None, update: p4r.Update) -> None:
