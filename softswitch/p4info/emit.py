@@ -23,14 +23,17 @@ header lines that p4c writes for ``.txtpb`` files.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Protocol, TypeVar
 
 from finsy.proto import p4i, p4t
 from google.protobuf import json_format, text_format
 
+from softswitch.errors import Loc
 from softswitch.p4info import model as info_model
 from softswitch.p4info.ids import Prefix, Symbol, SymbolTable, assign_ids
+
+V = TypeVar("V")
 
 TEXT_HEADER = "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\n"
 
@@ -57,34 +60,44 @@ _COUNTER_UNITS = {
 _METER_UNITS = {"packets": p4i.MeterSpec.PACKETS, "bytes": p4i.MeterSpec.BYTES}
 
 
+class _Named(Protocol):
+    """A model entity: what its symbol and its preamble are made of."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def explicit_id(self) -> int | None: ...
+
+    @property
+    def annotations(self) -> info_model.Annotations: ...
+
+    @property
+    def loc(self) -> Loc: ...
+
+
 # ---------------------------------------------------------------------------
 # public API
 
 
 def symbols_of(model: info_model.Model) -> Iterator[Symbol]:
     """Every control-plane symbol of ``model``, in p4c's collection order."""
-    for action in model.actions:
-        yield Symbol(Prefix.ACTION, action.name, action.explicit_id, action.loc)
-    for table in model.tables:
-        yield Symbol(Prefix.TABLE, table.name, table.explicit_id, table.loc)
-    for vs in model.value_sets:
-        yield Symbol(Prefix.VALUE_SET, vs.name, vs.explicit_id, vs.loc)
-    for ap in model.action_profiles:
-        yield Symbol(Prefix.ACTION_PROFILE, ap.name, ap.explicit_id, ap.loc)
-    for c in model.counters:
-        yield Symbol(Prefix.COUNTER, c.name, c.explicit_id, c.loc)
-    for dc in model.direct_counters:
-        yield Symbol(Prefix.DIRECT_COUNTER, dc.name, dc.explicit_id, dc.loc)
-    for mt in model.meters:
-        yield Symbol(Prefix.METER, mt.name, mt.explicit_id, mt.loc)
-    for dm in model.direct_meters:
-        yield Symbol(Prefix.DIRECT_METER, dm.name, dm.explicit_id, dm.loc)
-    for r in model.registers:
-        yield Symbol(Prefix.REGISTER, r.name, r.explicit_id, r.loc)
-    for d in model.digests:
-        yield Symbol(Prefix.DIGEST, d.name, d.explicit_id, d.loc)
-    for ch in model.controller_headers:
-        yield Symbol(Prefix.CONTROLLER_HEADER, ch.name, ch.explicit_id, ch.loc)
+    kinds: tuple[tuple[Prefix, Sequence[_Named]], ...] = (
+        (Prefix.ACTION, model.actions),
+        (Prefix.TABLE, model.tables),
+        (Prefix.VALUE_SET, model.value_sets),
+        (Prefix.ACTION_PROFILE, model.action_profiles),
+        (Prefix.COUNTER, model.counters),
+        (Prefix.DIRECT_COUNTER, model.direct_counters),
+        (Prefix.METER, model.meters),
+        (Prefix.DIRECT_METER, model.direct_meters),
+        (Prefix.REGISTER, model.registers),
+        (Prefix.DIGEST, model.digests),
+        (Prefix.CONTROLLER_HEADER, model.controller_headers),
+    )
+    for prefix, entities in kinds:
+        for e in entities:
+            yield Symbol(prefix, e.name, e.explicit_id, e.loc)
 
 
 def build_p4info(model: info_model.Model) -> p4i.P4Info:
@@ -95,13 +108,17 @@ def build_p4info(model: info_model.Model) -> p4i.P4Info:
     _add_actions(info, model, symbols)
     _add_action_profiles(info, model, symbols)
     for c in model.counters:
-        _add_counter(info.counters.add(), c, symbols)
+        _add_unit_extern(info.counters.add(), c, Prefix.COUNTER, _counter_unit(c), symbols)
     for dc in model.direct_counters:
-        _add_direct_counter(info.direct_counters.add(), dc, symbols)
+        _add_unit_extern(
+            info.direct_counters.add(), dc, Prefix.DIRECT_COUNTER, _counter_unit(dc), symbols
+        )
     for mt in model.meters:
-        _add_meter(info.meters.add(), mt, symbols)
+        _add_unit_extern(info.meters.add(), mt, Prefix.METER, _meter_unit(mt), symbols)
     for dm in model.direct_meters:
-        _add_direct_meter(info.direct_meters.add(), dm, symbols)
+        _add_unit_extern(
+            info.direct_meters.add(), dm, Prefix.DIRECT_METER, _meter_unit(dm), symbols
+        )
     for ch in model.controller_headers:
         if not ch.hidden:
             _add_controller_header(info.controller_packet_metadata.add(), ch, symbols)
@@ -202,6 +219,25 @@ def _preamble(
     _document(preamble, annotations)
 
 
+def _entity_preamble(
+    preamble: p4i.Preamble,
+    prefix: Prefix,
+    entity: _Named,
+    symbols: SymbolTable,
+    *,
+    skip: Callable[[str], bool] = lambda _: False,
+) -> None:
+    """The preamble of a model entity named by its control-plane name."""
+    _preamble(
+        preamble,
+        symbols.id_of(prefix, entity.name),
+        entity.name,
+        symbols.alias_of(entity.name),
+        entity.annotations,
+        skip=skip,
+    )
+
+
 def field_ids(explicit: Iterable[int | None]) -> list[int]:
     """Ids of fields numbered 1..n in order, ``@id``\\ s taken as given (p4c's FieldIdAllocator).
 
@@ -244,10 +280,21 @@ def _scope(annotations: info_model.Annotations) -> int:
     return int(p4i.ActionRef.TABLE_AND_DEFAULT)
 
 
-def _match_field(message: p4i.MatchField, f: info_model.MatchField, id_: int) -> None:
+def _match_field(
+    message: p4i.MatchField,
+    f: info_model.MatchField,
+    id_: int,
+    *,
+    skip: Callable[[str], bool] = lambda _: False,
+) -> None:
+    """A table's key field or a value set's field; ``skip`` leaves annotations out.
+
+    A value set's unnamed field (its ``bit<W>`` element) has the name "", which
+    proto3 does not write.
+    """
     message.id = id_
     message.name = f.name
-    _annotate(message, f.annotations)
+    _annotate(message, f.annotations, skip)
     _document(message, f.annotations)
     message.bitwidth = f.bitwidth
     match_type = _MATCH_TYPES.get(f.match_kind)
@@ -265,13 +312,7 @@ def _add_tables(info: p4i.P4Info, model: info_model.Model, symbols: SymbolTable)
         if t.hidden:
             continue
         table = info.tables.add()
-        _preamble(
-            table.preamble,
-            symbols.id_of(Prefix.TABLE, t.name),
-            t.name,
-            symbols.alias_of(t.name),
-            t.annotations,
-        )
+        _entity_preamble(table.preamble, Prefix.TABLE, t, symbols)
         ids = field_ids(f.explicit_id for f in t.match_fields)
         for f, id_ in zip(t.match_fields, ids, strict=True):
             if f.match_kind != "selector":
@@ -315,13 +356,7 @@ def _add_actions(info: p4i.P4Info, model: info_model.Model, symbols: SymbolTable
             continue
         written.add(a.name)
         action = info.actions.add()
-        _preamble(
-            action.preamble,
-            symbols.id_of(Prefix.ACTION, a.name),
-            a.name,
-            symbols.alias_of(a.name),
-            a.annotations,
-        )
+        _entity_preamble(action.preamble, Prefix.ACTION, a, symbols)
         ids = field_ids(p.explicit_id for p in a.params)
         for p, id_ in zip(a.params, ids, strict=True):
             param = action.params.add()
@@ -342,12 +377,11 @@ def _add_action_profiles(info: p4i.P4Info, model: info_model.Model, symbols: Sym
             users.setdefault(t.implementation, set()).add(t.name)
     for ap in model.action_profiles:
         profile = info.action_profiles.add()
-        _preamble(
+        _entity_preamble(
             profile.preamble,
-            symbols.id_of(Prefix.ACTION_PROFILE, ap.name),
-            ap.name,
-            symbols.alias_of(ap.name),
-            ap.annotations,
+            Prefix.ACTION_PROFILE,
+            ap,
+            symbols,
             skip=lambda name: name in _SELECTOR_ANNOTATIONS,
         )
         for table_name in sorted(users.get(ap.name, ()), key=lambda n: n.encode("utf-8")):
@@ -372,45 +406,34 @@ def _add_action_profiles(info: p4i.P4Info, model: info_model.Model, symbols: Sym
 # externs
 
 
-def _add_counter(counter: p4i.Counter, c: info_model.Counter, symbols: SymbolTable) -> None:
-    id_ = symbols.id_of(Prefix.COUNTER, c.name)
-    _preamble(counter.preamble, id_, c.name, symbols.alias_of(c.name), c.annotations)
-    counter.spec.unit = _COUNTER_UNITS.get(c.unit, p4i.CounterSpec.UNSPECIFIED)
-    counter.size = c.size
-    if c.index_type_name is not None:
-        counter.index_type_name.name = c.index_type_name
-
-
-def _add_direct_counter(
-    counter: p4i.DirectCounter, c: info_model.DirectCounter, symbols: SymbolTable
+def _add_unit_extern(
+    message: Any,
+    extern: info_model.ExternArray | info_model.DirectExtern,
+    prefix: Prefix,
+    unit: int,
+    symbols: SymbolTable,
 ) -> None:
-    id_ = symbols.id_of(Prefix.DIRECT_COUNTER, c.name)
-    _preamble(counter.preamble, id_, c.name, symbols.alias_of(c.name), c.annotations)
-    counter.spec.unit = _COUNTER_UNITS.get(c.unit, p4i.CounterSpec.UNSPECIFIED)
-    counter.direct_table_id = symbols.id_of(Prefix.TABLE, c.table)
+    """A counter or meter of ``unit``: an array of its size, or a direct one on its table."""
+    _entity_preamble(message.preamble, prefix, extern, symbols)
+    message.spec.unit = unit
+    if isinstance(extern, info_model.DirectExtern):
+        message.direct_table_id = symbols.id_of(Prefix.TABLE, extern.table)
+        return
+    message.size = extern.size
+    if extern.index_type_name is not None:
+        message.index_type_name.name = extern.index_type_name
 
 
-def _add_meter(meter: p4i.Meter, mt: info_model.Meter, symbols: SymbolTable) -> None:
-    id_ = symbols.id_of(Prefix.METER, mt.name)
-    _preamble(meter.preamble, id_, mt.name, symbols.alias_of(mt.name), mt.annotations)
-    meter.spec.unit = _METER_UNITS.get(mt.unit, p4i.MeterSpec.UNSPECIFIED)
-    meter.size = mt.size
-    if mt.index_type_name is not None:
-        meter.index_type_name.name = mt.index_type_name
+def _counter_unit(counter: info_model.ExternArray | info_model.DirectExtern) -> int:
+    return _COUNTER_UNITS.get(counter.unit, p4i.CounterSpec.UNSPECIFIED)
 
 
-def _add_direct_meter(
-    meter: p4i.DirectMeter, mt: info_model.DirectMeter, symbols: SymbolTable
-) -> None:
-    id_ = symbols.id_of(Prefix.DIRECT_METER, mt.name)
-    _preamble(meter.preamble, id_, mt.name, symbols.alias_of(mt.name), mt.annotations)
-    meter.spec.unit = _METER_UNITS.get(mt.unit, p4i.MeterSpec.UNSPECIFIED)
-    meter.direct_table_id = symbols.id_of(Prefix.TABLE, mt.table)
+def _meter_unit(meter: info_model.ExternArray | info_model.DirectExtern) -> int:
+    return _METER_UNITS.get(meter.unit, p4i.MeterSpec.UNSPECIFIED)
 
 
 def _add_register(register: p4i.Register, r: info_model.Register, symbols: SymbolTable) -> None:
-    id_ = symbols.id_of(Prefix.REGISTER, r.name)
-    _preamble(register.preamble, id_, r.name, symbols.alias_of(r.name), r.annotations)
+    _entity_preamble(register.preamble, Prefix.REGISTER, r, symbols)
     _data_type(register.type_spec, r.type_spec)
     register.size = r.size
     if r.index_type_name is not None:
@@ -418,8 +441,7 @@ def _add_register(register: p4i.Register, r: info_model.Register, symbols: Symbo
 
 
 def _add_digest(digest: p4i.Digest, d: info_model.Digest, symbols: SymbolTable) -> None:
-    id_ = symbols.id_of(Prefix.DIGEST, d.name)
-    _preamble(digest.preamble, id_, d.name, symbols.alias_of(d.name), d.annotations)
+    _entity_preamble(digest.preamble, Prefix.DIGEST, d, symbols)
     _data_type(digest.type_spec, d.type_spec)
 
 
@@ -442,22 +464,10 @@ def _add_controller_header(
 
 
 def _add_value_set(value_set: p4i.ValueSet, vs: info_model.ValueSet, symbols: SymbolTable) -> None:
-    id_ = symbols.id_of(Prefix.VALUE_SET, vs.name)
-    _preamble(value_set.preamble, id_, vs.name, symbols.alias_of(vs.name), vs.annotations)
+    _entity_preamble(value_set.preamble, Prefix.VALUE_SET, vs, symbols)
     ids = field_ids(f.explicit_id for f in vs.matches)
     for f, field_id in zip(vs.matches, ids, strict=True):
-        match = value_set.match.add()
-        match.id = field_id
-        if f.name:
-            match.name = f.name
-        _annotate(match, f.annotations, skip=lambda name: name == "match")
-        _document(match, f.annotations)
-        match.bitwidth = f.bitwidth
-        match_type = _MATCH_TYPES.get(f.match_kind)
-        if match_type is not None:
-            match.match_type = match_type
-        else:
-            match.other_match_type = f.match_kind
+        _match_field(value_set.match.add(), f, field_id, skip=lambda name: name == "match")
     value_set.size = vs.size
 
 
@@ -508,25 +518,24 @@ def _data_type(spec: p4t.P4DataTypeSpec, t: info_model.DataType) -> None:
         spec.header_union_stack.size = t.size
 
 
+def _named_members(container: Any, members: Iterable[tuple[str, V]]) -> Iterator[tuple[Any, V]]:
+    """Add a member named after each pair to ``container.members``; yield it with its value."""
+    for member_name, value in members:
+        member = container.members.add()
+        member.name = member_name
+        yield member, value
+
+
 def _set_type_info(info: p4t.P4TypeInfo, t: info_model.TypeInfo) -> None:  # noqa: C901 - one case per kind of P4Info object or type
     for name, s in t.structs:
-        struct = info.structs[name]
-        for member_name, member_type in s.members:
-            member = struct.members.add()
-            member.name = member_name
+        for member, member_type in _named_members(info.structs[name], s.members):
             _data_type(member.type_spec, member_type)
     for name, h in t.headers:
-        header = info.headers[name]
-        for member_name, member_type in h.members:
-            hmember = header.members.add()
-            hmember.name = member_name
-            _bitstring(hmember.type_spec, member_type)
+        for member, bits_type in _named_members(info.headers[name], h.members):
+            _bitstring(member.type_spec, bits_type)
     for name, u in t.header_unions:
-        union = info.header_unions[name]
-        for member_name, header_name in u.members:
-            umember = union.members.add()
-            umember.name = member_name
-            umember.header.name = header_name
+        for member, header_name in _named_members(info.header_unions[name], u.members):
+            member.header.name = header_name
     for name, members in t.enums:
         enum = info.enums[name]
         for member_name in members:
@@ -537,10 +546,8 @@ def _set_type_info(info: p4t.P4TypeInfo, t: info_model.TypeInfo) -> None:  # noq
     for name, se in t.serializable_enums:
         ser = info.serializable_enums[name]
         ser.underlying_type.bitwidth = se.width
-        for member_name, value in se.members:
-            smember = ser.members.add()
-            smember.name = member_name
-            smember.value = _bytes_of(value, se.width)
+        for member, value in _named_members(ser, se.members):
+            member.value = _bytes_of(value, se.width)
     for name, nt in t.new_types:
         new_type = info.new_types[name]
         new_type.SetInParent()
