@@ -16,6 +16,7 @@ from typing import Any
 from softswitch.errors import RuntimeConfigError, UnsupportedError
 from softswitch.frontend import ir
 from softswitch.frontend.types import bit_width
+from softswitch.runtime import tables as rt
 from softswitch.runtime.externs import (
     Counter,
     CounterUnit,
@@ -27,22 +28,6 @@ from softswitch.runtime.externs import (
 )
 from softswitch.runtime.profiles import ActionProfile, ActionSelector
 from softswitch.runtime.state import RuntimeState
-from softswitch.runtime.tables import (
-    ActionCall,
-    ActionScope,
-    ActionSpec,
-    Exact,
-    KeySpec,
-    Lpm,
-    Match,
-    Optional,
-    Range,
-    Table,
-    TableEntry,
-    TableSpec,
-    Ternary,
-    initial_entry_priorities,
-)
 
 
 class ValueSetState:
@@ -74,31 +59,31 @@ class ValueSetState:
         return False
 
 
-def action_spec(ref: ir.TableActionRef) -> ActionSpec:
+def action_spec(ref: ir.TableActionRef) -> rt.ActionSpec:
     """The runtime view of one action of a table."""
     params = tuple((v.name.split("_", 1)[1], bit_width(v.type)) for v in ref.action.cp_params)
     scope = {
-        "": ActionScope.TABLE_AND_DEFAULT,
-        "tableonly": ActionScope.TABLE_ONLY,
-        "defaultonly": ActionScope.DEFAULT_ONLY,
+        "": rt.ActionScope.TABLE_AND_DEFAULT,
+        "tableonly": rt.ActionScope.TABLE_ONLY,
+        "defaultonly": rt.ActionScope.DEFAULT_ONLY,
     }[ref.scope]
-    return ActionSpec(ref.action.name, params, scope)
+    return rt.ActionSpec(ref.action.name, params, scope)
 
 
-def _match(ks: tuple[Any, ...], width: int) -> Match | None:
+def _match(ks: tuple[Any, ...], width: int) -> rt.Match | None:
     kind = ks[0]
     if kind == "dontcare":
         return None
     if kind == "exact":
-        return Exact(int(ks[1]))
+        return rt.Exact(int(ks[1]))
     if kind == "ternary":
-        return Ternary(int(ks[1]), int(ks[2]))
+        return rt.Ternary(int(ks[1]), int(ks[2]))
     if kind == "lpm":
-        return Lpm(int(ks[1]), int(ks[2]))
+        return rt.Lpm(int(ks[1]), int(ks[2]))
     if kind == "range":
-        return Range(int(ks[1]), int(ks[2]))
+        return rt.Range(int(ks[1]), int(ks[2]))
     if kind == "optional":
-        return Optional(int(ks[1]))
+        return rt.Optional(int(ks[1]))
     del width
     raise ValueError(kind)
 
@@ -129,25 +114,25 @@ def build_objects(program: ir.Program, state: RuntimeState) -> dict[str, Any]:
     for table in program.tables:
         profile = ns.get(f"X{table.implementation.uid}") if table.implementation else None
         spec = table_spec(table)
-        rt = Table(spec, profile)
-        state.add_table(rt)
-        ns[f"T{table.uid}"] = rt
+        runtime_table = rt.Table(spec, profile)
+        state.add_table(runtime_table)
+        ns[f"T{table.uid}"] = runtime_table
         if table.entries:
-            _load_entries(table, rt)
+            _load_entries(table, runtime_table)
     for vs in program.value_sets:
         ns[f"VS{vs.uid}"] = ValueSetState(vs.name, vs.size, vs.widths)
     return ns
 
 
-def table_spec(table: ir.Table) -> TableSpec:
+def table_spec(table: ir.Table) -> rt.TableSpec:
     """The runtime description of a table."""
-    keys = tuple(KeySpec(k.name, k.width, k.match_kind) for k in table.keys)  # type: ignore[arg-type]
+    keys = tuple(rt.KeySpec(k.name, k.width, k.match_kind) for k in table.keys)  # type: ignore[arg-type]
     actions = tuple(action_spec(r) for r in table.actions)
-    return TableSpec(
+    return rt.TableSpec(
         name=table.name,
         keys=keys,
         actions=actions,
-        default_action=ActionCall(table.default_action.name, tuple(table.default_args)),
+        default_action=rt.ActionCall(table.default_action.name, tuple(table.default_args)),
         size=table.size,
         default_is_const=table.default_const,
         is_const=table.entries_const,
@@ -181,12 +166,12 @@ def _const_entry_priorities(table: ir.Table) -> list[int]:
     return [top - p for p in bmv2]
 
 
-def _load_entries(table: ir.Table, rt: Table) -> None:
+def _load_entries(table: ir.Table, runtime_table: rt.Table) -> None:
     needs_prio = any(k.match_kind in ("ternary", "range", "optional") for k in table.keys)
     if needs_prio and table.entries_const:
         prios = _const_entry_priorities(table)
     elif needs_prio:
-        prios = initial_entry_priorities(
+        prios = rt.initial_entry_priorities(
             [e.priority for e in table.entries],
             largest_priority_wins=table.priority_largest_wins,
         )
@@ -200,10 +185,12 @@ def _load_entries(table: ir.Table, rt: Table) -> None:
             if k.match_kind != "selector"
         )
         entries.append(
-            TableEntry(matches, prio, ActionCall(e.action.name, tuple(e.args)), is_const=e.is_const)
+            rt.TableEntry(
+                matches, prio, rt.ActionCall(e.action.name, tuple(e.args)), is_const=e.is_const
+            )
         )
     try:
-        rt.load_initial(entries)
+        runtime_table.load_initial(entries)
     except RuntimeConfigError as err:
         raise UnsupportedError(table.loc, f"initial entries of {table.name}: {err}") from err
 
@@ -251,7 +238,7 @@ def _extern(ext: ir.ExternInstance, program: ir.Program) -> Any:
     raise UnsupportedError(ext.loc, f"extern {kind}")
 
 
-def _profile_actions(ext: ir.ExternInstance, program: ir.Program) -> list[ActionSpec]:
+def _profile_actions(ext: ir.ExternInstance, program: ir.Program) -> list[rt.ActionSpec]:
     for t in program.tables:
         if t.implementation is ext:
             return [action_spec(r) for r in t.actions]

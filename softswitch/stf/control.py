@@ -30,21 +30,9 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from softswitch.errors import RuntimeConfigError, StfError
+from softswitch.runtime import tables as rt
 from softswitch.runtime.externs import CounterData, MeterConfig
 from softswitch.runtime.state import RuntimeState
-from softswitch.runtime.tables import (
-    ActionCall,
-    ActionSpec,
-    Exact,
-    KeySpec,
-    Lpm,
-    Match,
-    Optional,
-    Range,
-    Table,
-    TableEntry,
-    Ternary,
-)
 from softswitch.stf import syntax
 
 
@@ -76,7 +64,7 @@ class ControlPlane:
     def __init__(self, state: RuntimeState, stf_file: str) -> None:
         self.state = state
         self.stf_file = stf_file
-        self._entries: dict[str, TableEntry] = {}  # '= HANDLE' of add lines
+        self._entries: dict[str, rt.TableEntry] = {}  # '= HANDLE' of add lines
         self._nodes: dict[int, int] = {}  # BMv2 node handle -> runtime node handle
 
     def apply(self, command: syntax.Command) -> list[CheckFailure]:
@@ -140,7 +128,9 @@ class ControlPlane:
     def _add(self, cmd: syntax.Add) -> list[CheckFailure]:
         table = self.state.table(cmd.table)
         keys = table.match_keys
-        matches: list[Match | None] = [Exact(0) if key.kind == "exact" else None for key in keys]
+        matches: list[rt.Match | None] = [
+            rt.Exact(0) if key.kind == "exact" else None for key in keys
+        ]
         given: set[int] = set()
         for name, value in cmd.keys:
             index = _key_index(keys, name, table.spec.name)
@@ -148,7 +138,7 @@ class ControlPlane:
                 raise _Bad(f"key '{keys[index].name}' is given twice")
             given.add(index)
             matches[index] = key_match(value, keys[index])
-        entry = TableEntry(tuple(matches), priority=_priority(table, cmd.priority))
+        entry = rt.TableEntry(tuple(matches), priority=_priority(table, cmd.priority))
         if isinstance(cmd.action, syntax.ActionRef):
             entry.action = self._action_call(cmd.action, table.spec.actions, table.spec.name)
         elif isinstance(cmd.action, syntax.MemberRef):
@@ -192,8 +182,8 @@ class ControlPlane:
         return []
 
     def _action_call(
-        self, ref: syntax.ActionRef, actions: Sequence[ActionSpec], owner: str
-    ) -> ActionCall:
+        self, ref: syntax.ActionRef, actions: Sequence[rt.ActionSpec], owner: str
+    ) -> rt.ActionCall:
         spec = _resolve(ref.name, actions, lambda a: a.name, f"action in '{owner}'")
         given = dict(ref.args)
         unknown = sorted(set(given) - {p for p, _ in spec.params})
@@ -204,7 +194,7 @@ class ControlPlane:
             if param not in given:
                 raise _Bad(f"missing argument '{param}' of action '{spec.name}'")
             args.append(_fit(given[param], width, f"argument '{param}'"))
-        return ActionCall(spec.name, tuple(args))
+        return rt.ActionCall(spec.name, tuple(args))
 
     # ----------------------------------------------------------- externs
 
@@ -229,7 +219,7 @@ class ControlPlane:
             return self.state.direct_counter(name).read(entry)
         return self.state.counter(name).read(index)
 
-    def _entry(self, handle: str) -> TableEntry:
+    def _entry(self, handle: str) -> rt.TableEntry:
         try:
             return self._entries[handle]
         except KeyError:
@@ -352,7 +342,7 @@ def _canonical_key(name: str) -> str:
     return name
 
 
-def _key_index(keys: Sequence[KeySpec], name: str, table: str) -> int:
+def _key_index(keys: Sequence[rt.KeySpec], name: str, table: str) -> int:
     wanted = _canonical_key(name)
     names = [_canonical_key(k.name) for k in keys]
     for candidate in (wanted, wanted + ".$valid$"):
@@ -368,7 +358,7 @@ def _key_index(keys: Sequence[KeySpec], name: str, table: str) -> int:
     raise _Bad(f"table '{table}' has no key '{name}' (keys: {known})")
 
 
-def _priority(table: Table, stf_priority: int | None) -> int:
+def _priority(table: rt.Table, stf_priority: int | None) -> int:
     if not table.needs_priority:
         return 0
     return 1 if stf_priority is None else stf_priority + 1
@@ -393,7 +383,7 @@ def _prefix_mask(prefix_len: int, width: int) -> int:
     return ((1 << prefix_len) - 1) << (width - prefix_len)
 
 
-def key_match(value: syntax.KeyValue, key: KeySpec) -> Match | None:
+def key_match(value: syntax.KeyValue, key: rt.KeySpec) -> rt.Match | None:
     """The runtime match for an STF key value on ``key``; None is a wildcard."""
     what = f"key '{key.name}'"
     full = (1 << key.width) - 1
@@ -404,7 +394,7 @@ def key_match(value: syntax.KeyValue, key: KeySpec) -> Match | None:
     if key.kind == "exact":
         if not isinstance(value, syntax.Number):
             raise _Bad(f"{what} is an exact key; '{value.text}' is not a plain value")
-        return Exact(_fit(value, key.width, what))
+        return rt.Exact(_fit(value, key.width, what))
     if key.kind == "ternary":
         return _ternary(value, key, full, what)
     if key.kind == "lpm":
@@ -414,11 +404,11 @@ def key_match(value: syntax.KeyValue, key: KeySpec) -> Match | None:
     if key.kind == "optional":
         if not isinstance(value, syntax.Number) or value.has_wildcards:
             raise _Bad(f"{what} is an optional key: give a value or '*', not '{value.text}'")
-        return Optional(_fit(value, key.width, what))
+        return rt.Optional(_fit(value, key.width, what))
     raise _Bad(f"{what} has match kind {key.kind}, which STF entries cannot set")
 
 
-def _ternary(value: syntax.KeyValue, key: KeySpec, full: int, what: str) -> Match | None:
+def _ternary(value: syntax.KeyValue, key: rt.KeySpec, full: int, what: str) -> rt.Match | None:
     if isinstance(value, syntax.Masked):
         mask = _fit(value.mask, key.width, what + " mask")
         data = _fit(value.value, key.width, what)
@@ -434,10 +424,10 @@ def _ternary(value: syntax.KeyValue, key: KeySpec, full: int, what: str) -> Matc
         raise _Bad(f"{what} is a ternary key; '{value.text}' is a range")
     if mask == 0:
         return None
-    return Ternary(data & mask, mask)
+    return rt.Ternary(data & mask, mask)
 
 
-def _lpm(value: syntax.KeyValue, key: KeySpec, what: str) -> Match | None:
+def _lpm(value: syntax.KeyValue, key: rt.KeySpec, what: str) -> rt.Match | None:
     if isinstance(value, syntax.Prefix):
         prefix_len = value.prefix_len
         data = _fit(value.value, key.width, what)
@@ -450,10 +440,10 @@ def _lpm(value: syntax.KeyValue, key: KeySpec, what: str) -> Match | None:
         raise _Bad(f"prefix /{prefix_len} is longer than {what} ({key.width} bits)")
     if prefix_len == 0:
         return None
-    return Lpm(data & _prefix_mask(prefix_len, key.width), prefix_len)
+    return rt.Lpm(data & _prefix_mask(prefix_len, key.width), prefix_len)
 
 
-def _range(value: syntax.KeyValue, key: KeySpec, full: int, what: str) -> Match | None:
+def _range(value: syntax.KeyValue, key: rt.KeySpec, full: int, what: str) -> rt.Match | None:
     if isinstance(value, syntax.Span):
         low = _fit(value.low, key.width, what)
         high = _fit(value.high, key.width, what)
@@ -465,4 +455,4 @@ def _range(value: syntax.KeyValue, key: KeySpec, full: int, what: str) -> Match 
         raise _Bad(f"empty range {value.text} for {what}")
     if low == 0 and high == full:
         return None
-    return Range(low, high)
+    return rt.Range(low, high)

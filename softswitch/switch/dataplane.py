@@ -27,18 +27,8 @@ from softswitch.interp.objects import ValueSetState
 from softswitch.interp.pipeline import Digest, Pipeline
 from softswitch.p4info import device_config as dc
 from softswitch.p4info import p4info_of
-from softswitch.runtime.matches import (
-    Exact,
-    KeySpec,
-    Lpm,
-    Match,
-    MatchKind,
-    Optional,
-    Range,
-    Ternary,
-    mask_of,
-    prefix_mask,
-)
+from softswitch.runtime import tables as rt
+from softswitch.runtime.matches import mask_of, prefix_mask
 from softswitch.runtime.state import RuntimeState
 from softswitch.runtime.tm import QueueTicket
 from softswitch.runtime.valuesets import ValueSet
@@ -90,7 +80,7 @@ def take_digests(dataplane: Dataplane) -> list[tuple[str, tuple[int, ...]]]:
     return taken
 
 
-_KINDS: dict[int, MatchKind] = {
+_KINDS: dict[int, rt.MatchKind] = {
     p4i.MatchField.EXACT: "exact",
     p4i.MatchField.LPM: "lpm",
     p4i.MatchField.TERNARY: "ternary",
@@ -104,14 +94,14 @@ class BoundValueSet(ValueSet):
 
     __slots__ = ("_parser",)
 
-    def __init__(self, name: str, keys: list[KeySpec], size: int, parser: ValueSetState) -> None:
+    def __init__(self, name: str, keys: list[rt.KeySpec], size: int, parser: ValueSetState) -> None:
         self._parser = parser
         super().__init__(name, keys, size)
 
-    def set_members(self, members: Sequence[Sequence[Match | None]]) -> None:
+    def set_members(self, members: Sequence[Sequence[rt.Match | None]]) -> None:
         """Replace every member (checked first); on error nothing changes."""
         for member in members:
-            if any(isinstance(m, Range) for m in member):
+            if any(isinstance(m, rt.Range) for m in member):
                 raise RuntimeConfigError(
                     "UNIMPLEMENTED",
                     f"value set '{self.name}': range members (the parser matches value/mask)",
@@ -124,18 +114,18 @@ class BoundValueSet(ValueSet):
             self._parser.add(values, masks)
 
 
-def _value(match: Match | None) -> int:
-    if isinstance(match, Exact | Optional | Lpm | Ternary):
+def _value(match: rt.Match | None) -> int:
+    if isinstance(match, rt.Exact | rt.Optional | rt.Lpm | rt.Ternary):
         return match.value
     return 0
 
 
-def _mask(match: Match | None, width: int) -> int:
-    if isinstance(match, Exact | Optional):
+def _mask(match: rt.Match | None, width: int) -> int:
+    if isinstance(match, rt.Exact | rt.Optional):
         return mask_of(width)
-    if isinstance(match, Lpm):
+    if isinstance(match, rt.Lpm):
         return prefix_mask(width, match.prefix_len)
-    if isinstance(match, Ternary):
+    if isinstance(match, rt.Ternary):
         return match.mask
     return 0
 
@@ -149,7 +139,7 @@ def bind_value_sets(pipeline: Pipeline, p4info: p4i.P4Info) -> None:
         if parser is None or name in state.value_sets:
             continue
         keys = [
-            KeySpec(mf.name or f"field{mf.id}", mf.bitwidth, _KINDS.get(mf.match_type, "exact"))
+            rt.KeySpec(mf.name or f"field{mf.id}", mf.bitwidth, _KINDS.get(mf.match_type, "exact"))
             for mf in info.match
         ]
         state.add_value_set(BoundValueSet(name, keys, info.size, parser))

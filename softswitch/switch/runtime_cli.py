@@ -38,17 +38,9 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from softswitch.errors import RuntimeConfigError, SoftswitchError
+from softswitch.runtime import tables as rt
 from softswitch.runtime.actions import ActionCall, ActionSpec
 from softswitch.runtime.externs import Counter, DirectCounter
-from softswitch.runtime.matches import (
-    Exact,
-    KeySpec,
-    Lpm,
-    Match,
-    Optional,
-    Range,
-    Ternary,
-)
 from softswitch.runtime.state import RuntimeState
 from softswitch.runtime.tables import Table, TableEntry
 
@@ -97,7 +89,7 @@ def _int(text: str, what: str) -> int:
     return value
 
 
-def parse_key(text: str, key: KeySpec) -> Match | None:
+def parse_key(text: str, key: rt.KeySpec) -> rt.Match | None:
     """One key field of ``table_add`` in BMv2's notation for its match kind."""
     what = f"key {key.name}"
     if key.kind == "lpm":
@@ -105,23 +97,23 @@ def parse_key(text: str, key: KeySpec) -> Match | None:
         length = _int(plen, what) if sep else key.width
         if length > key.width:
             raise CliError(f"{what}: prefix length {length} exceeds {key.width} bits")
-        return Lpm(parse_value(value, key.width, what), length)
+        return rt.Lpm(parse_value(value, key.width, what), length)
     if key.kind == "ternary":
         value, sep, mask = text.partition("&&&")
         if not sep:
             raise CliError(f"{what}: a ternary key is VALUE&&&MASK, got {text!r}")
-        return Ternary(parse_value(value, key.width, what), parse_value(mask, key.width, what))
+        return rt.Ternary(parse_value(value, key.width, what), parse_value(mask, key.width, what))
     if key.kind == "range":
         low, sep, high = text.partition("->")
         if not sep:
             raise CliError(f"{what}: a range key is LOW->HIGH, got {text!r}")
-        return Range(parse_value(low, key.width, what), parse_value(high, key.width, what))
+        return rt.Range(parse_value(low, key.width, what), parse_value(high, key.width, what))
     if key.kind == "optional":
-        return Optional(parse_value(text, key.width, what))
-    return Exact(parse_value(text, key.width, what))
+        return rt.Optional(parse_value(text, key.width, what))
+    return rt.Exact(parse_value(text, key.width, what))
 
 
-def show_match(match: Match | None, key: KeySpec) -> str:
+def show_match(match: rt.Match | None, key: rt.KeySpec) -> str:
     """A key field as ``table_dump`` prints it (hex, BMv2 style)."""
     digits = max(1, (key.width + 3) // 4)
 
@@ -130,11 +122,11 @@ def show_match(match: Match | None, key: KeySpec) -> str:
 
     if match is None:
         return "*"
-    if isinstance(match, Lpm):
+    if isinstance(match, rt.Lpm):
         return f"{h(match.value)}/{match.prefix_len}"
-    if isinstance(match, Ternary):
+    if isinstance(match, rt.Ternary):
         return f"{h(match.value)} &&& {h(match.mask)}"
-    if isinstance(match, Range):
+    if isinstance(match, rt.Range):
         return f"{h(match.low)} -> {h(match.high)}"
     return h(match.value)
 
