@@ -15,23 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from softswitch.errors import UnsupportedError
-from softswitch.frontend import ir
-from softswitch.frontend.types import (
-    Bits,
-    Bool,
-    EnumT,
-    ErrorT,
-    HeaderT,
-    P4Type,
-    StackT,
-    StructLike,
-    StructT,
-    TupleT,
-    UnionT,
-    Varbit,
-    bit_width,
-    strip_newtype,
-)
+from softswitch.frontend import ir, types
 from softswitch.interp.analysis import ActionReach, ExitAnalysis, aliased_args
 from softswitch.interp.classes import ClassGen, is_obj
 from softswitch.interp.extern_funcs import CallSite
@@ -44,15 +28,15 @@ PRESERVE_EXTERNS = {
 }
 
 
-def _fixed_width(t: P4Type) -> bool:
+def _fixed_width(t: types.P4Type) -> bool:
     """Whether ``t`` is built of bits, bools and serializable enums only, in
     structs and headers: what lookahead can read."""
-    st = strip_newtype(t)
-    if isinstance(st, Bits | Bool):
+    st = types.strip_newtype(t)
+    if isinstance(st, types.Bits | types.Bool):
         return True
-    if isinstance(st, EnumT):
+    if isinstance(st, types.EnumT):
         return st.underlying is not None
-    if isinstance(st, HeaderT | StructT):
+    if isinstance(st, types.HeaderT | types.StructT):
         return all(_fixed_width(f) for f in st.fields.values())
     return False
 
@@ -73,8 +57,8 @@ def _header_name(e: ir.Expr) -> str:
 
 def _enum_name(e: ir.Expr | None) -> str:
     if isinstance(e, ir.Const):
-        t = strip_newtype(e.type)
-        if isinstance(t, EnumT):
+        t = types.strip_newtype(e.type)
+        if isinstance(t, types.EnumT):
             return next(n for n, v in t.members.items() if v == e.value)
     raise UnsupportedError(e.loc if e is not None else ir.TRUE.loc, "non-constant enum argument")
 
@@ -216,7 +200,7 @@ class CallGen:
             if d in ("", "in"):
                 assert e is not None
                 s = next(given)
-                if obj or isinstance(strip_newtype(var.type), TupleT):
+                if obj or isinstance(types.strip_newtype(var.type), types.TupleT):
                     s = f"copy_value({s})"
                 values.append(s)
             elif obj and e is not None and i in aliased:
@@ -297,28 +281,28 @@ class CallGen:
             return out
         return self._flatten_value(self.g.expr(e), e.type)
 
-    def _flatten_value(self, src: str, t: P4Type) -> list[tuple[str, int]]:
-        st = strip_newtype(t)
-        if isinstance(st, StructLike):
+    def _flatten_value(self, src: str, t: types.P4Type) -> list[tuple[str, int]]:
+        st = types.strip_newtype(t)
+        if isinstance(st, types.StructLike):
             out: list[tuple[str, int]] = []
             for f, ft in st.fields.items():
                 out.extend(self._flatten_value(f"{src}.f_{f}", ft))
             return out
-        if isinstance(st, StackT):
+        if isinstance(st, types.StackT):
             out = []
             for i in range(st.size):
                 out.extend(self._flatten_value(f"{src}.elems[{i}]", st.element))
             return out
-        if isinstance(st, TupleT):
+        if isinstance(st, types.TupleT):
             out = []
             for i, et in enumerate(st.elements):
                 out.extend(self._flatten_value(f"{src}[{i}]", et))
             return out
-        if isinstance(st, Bool):
+        if isinstance(st, types.Bool):
             return [(f"int({src})", 1)]
-        if isinstance(st, Varbit):
+        if isinstance(st, types.Varbit):
             return [(src, st.max_width)]
-        return [(src, bit_width(st))]
+        return [(src, types.bit_width(st))]
 
     def _fields_src(self, e: ir.Expr) -> str:
         parts = ", ".join(f"({v}, {w})" for v, w in self.flatten(e))
@@ -339,7 +323,7 @@ class CallGen:
             result = a[0]
             assert a[1] is not None and a[2] is not None and a[3] is not None
             algo = _enum_name(a[1])
-            width = bit_width(c.args[0].param.type)
+            width = types.bit_width(c.args[0].param.type)
             g.store_out(
                 result,
                 f"_hash({algo!r}, {g.expr(a[2])}, {self._fields_src(a[3])}, "
@@ -352,7 +336,7 @@ class CallGen:
             pay = "pk.payload" if name.endswith("payload") else "b''"
             g.line(
                 f"if {g.expr(cond)} and _csum(pk, {algo!r}, {self._fields_src(data)}, {pay}, "
-                f"{bit_width(ck.type)}) != {g.expr(ck)}:"
+                f"{types.bit_width(ck.type)}) != {g.expr(ck)}:"
             )
             g.line("    pk.checksum_error = 1")
         elif name in ("update_checksum", "update_checksum_with_payload"):
@@ -363,7 +347,8 @@ class CallGen:
             g.line(f"if {g.expr(cond)}:")
             g.indent += 1
             g.store(
-                ck, f"_csum(pk, {algo!r}, {self._fields_src(data)}, {pay}, {bit_width(ck.type)})"
+                ck,
+                f"_csum(pk, {algo!r}, {self._fields_src(data)}, {pay}, {types.bit_width(ck.type)})",
             )
             g.indent -= 1
         elif name == "random":
@@ -454,9 +439,9 @@ class CallGen:
         receiver, name = c.target
         if isinstance(receiver, ir.InstanceRef):
             return self.instance_method(c, receiver.instance, name, want_value)
-        rt = strip_newtype(receiver.type)
+        rt = types.strip_newtype(receiver.type)
         a = [x.expr for x in c.args]
-        if isinstance(rt, HeaderT):
+        if isinstance(rt, types.HeaderT):
             h = g.expr(receiver)
             if name == "isValid":
                 return f"{h}._v"
@@ -466,10 +451,10 @@ class CallGen:
             else:
                 g.line(f"{h}._v = False")
             return ""
-        if isinstance(rt, UnionT):
+        if isinstance(rt, types.UnionT):
             u = g.expr(receiver)
             return "(" + " or ".join(f"{u}.f_{f}._v" for f in rt.fields) + ")"
-        if isinstance(rt, StackT):
+        if isinstance(rt, types.StackT):
             assert a[0] is not None
             g.line(f"{g.expr(receiver)}.{name}({g.expr(a[0])})")
             return ""
@@ -489,8 +474,8 @@ class CallGen:
         a = [x.expr for x in c.args]
         if name == "extract":
             target = a[0]
-            ht = strip_newtype(c.args[0].param.type)
-            if not isinstance(ht, HeaderT):
+            ht = types.strip_newtype(c.args[0].param.type)
+            if not isinstance(ht, types.HeaderT):
                 raise UnsupportedError(c.loc, f"extract into {c.args[0].param.type}")
             n = g.classes.name(ht)[1:].split("_", 1)[0]
             extra = f", {g.expr(a[1])}" if len(a) > 1 and a[1] is not None else ""
@@ -524,8 +509,8 @@ class CallGen:
             return ""
         if name == "lookahead":
             t = c.type
-            st = strip_newtype(t)
-            if isinstance(st, HeaderT):
+            st = types.strip_newtype(t)
+            if isinstance(st, types.HeaderT):
                 n = g.classes.name(st)[1:].split("_", 1)[0]
                 h = g.fresh("la")
                 o = g.fresh("o")
@@ -534,11 +519,11 @@ class CallGen:
                 g.line(f"X{n}({pkt}, {h})")
                 g.line(f"{pkt}.off = {o}")
                 return h
-            w = bit_width(t)
+            w = types.bit_width(t)
             v = f"{pkt}.bits({pkt}.need({w}), {w})"
-            if isinstance(st, Bool):
+            if isinstance(st, types.Bool):
                 return f"({v} != 0)"
-            if isinstance(st, Bits | EnumT | ErrorT):
+            if isinstance(st, types.Bits | types.EnumT | types.ErrorT):
                 return v
             if not _fixed_width(st):
                 raise UnsupportedError(c.loc, f"lookahead of {t}")
@@ -554,32 +539,32 @@ class CallGen:
         del want_value
         raise UnsupportedError(c.loc, f"packet_in.{name}")
 
-    def _unpack(self, bits: str, t: P4Type, shift: int) -> str:
+    def _unpack(self, bits: str, t: types.P4Type, shift: int) -> str:
         """A value of the fixed-width type ``t`` made of the bits of ``bits``
         that end ``shift`` bits from its least significant end (the first
         field in the most significant bits); a header comes out valid."""
-        st = strip_newtype(t)
-        if isinstance(st, StructLike):
+        st = types.strip_newtype(t)
+        if isinstance(st, types.StructLike):
             parts = []
             for ft in st.fields.values():
                 parts.append(self._unpack(bits, ft, shift))
-                shift -= bit_width(ft)
+                shift -= types.bit_width(ft)
             return f"{self.g.classes.name(st)}.make({', '.join(parts)})"
-        w = bit_width(st)
+        w = types.bit_width(st)
         v = f"(({bits} >> {shift - w}) & {(1 << w) - 1})"
-        return f"({v} != 0)" if isinstance(st, Bool) else v
+        return f"({v} != 0)" if isinstance(st, types.Bool) else v
 
-    def emit(self, out: str, src: str, t: P4Type) -> None:
+    def emit(self, out: str, src: str, t: types.P4Type) -> None:
         """packet_out.emit of a header, union, stack or struct of them."""
         g = self.g
-        st = strip_newtype(t)
-        if isinstance(st, HeaderT):
+        st = types.strip_newtype(t)
+        if isinstance(st, types.HeaderT):
             n = g.classes.name(st)[1:].split("_", 1)[0]
             g.line(f"E{n}({out}, {src})")
-        elif isinstance(st, UnionT | StructLike):
+        elif isinstance(st, types.UnionT | types.StructLike):
             for f, ft in st.fields.items():
                 self.emit(out, f"{src}.f_{f}", ft)
-        elif isinstance(st, StackT):
+        elif isinstance(st, types.StackT):
             for i in range(st.size):
                 self.emit(out, f"{src}.elems[{i}]", st.element)
         else:

@@ -33,24 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from softswitch.errors import Loc, P4SourceError, UnsupportedError
-from softswitch.frontend import ir
-from softswitch.frontend.types import (
-    Bits,
-    Bool,
-    EnumT,
-    ErrorT,
-    ExternT,
-    HeaderT,
-    InfInt,
-    StackT,
-    StructLike,
-    TupleT,
-    UnionT,
-    Varbit,
-    bit_width,
-    strip_newtype,
-    value_type,
-)
+from softswitch.frontend import ir, types
 from softswitch.interp.analysis import (
     ActionReach,
     ExitAnalysis,
@@ -158,7 +141,7 @@ class Codegen:
             ref = i < len(by_ref) and by_ref[i]
             if later and not ref and not isinstance(e, ir.Const):
                 tmp = self.fresh("o")
-                copy = is_obj(e.type) or isinstance(strip_newtype(e.type), TupleT)
+                copy = is_obj(e.type) or isinstance(types.strip_newtype(e.type), types.TupleT)
                 self.line(f"{tmp} = {f'copy_value({value})' if copy else value}")
                 values.append(tmp)
             else:
@@ -181,7 +164,7 @@ class Codegen:
         """``F<uid>``: a top-level function."""
         self.fs = FuncState(
             self._scalar_outs(func.params, func.directions),
-            ret_value=bit_width(func.ret) >= 0 and str(func.ret) != "void",
+            ret_value=types.bit_width(func.ret) >= 0 and str(func.ret) != "void",
         )
         params = ", ".join(v.name for v in func.params)
         self.line(f"def F{func.uid}({params}):")
@@ -382,7 +365,7 @@ class Codegen:
                 self.guarded_value(v, k.expr, self.classes.new(k.expr.type))
             else:
                 v = self.expr(k.expr)
-            if isinstance(value_type(k.expr.type), Bool):
+            if isinstance(types.value_type(k.expr.type), types.Bool):
                 v = f"int({v})"
             parts.append(v)
         if len(parts) == 1:
@@ -428,12 +411,12 @@ class Codegen:
         for k in state.select:
             name = self.fresh("k")
             v = self.expr(k)
-            if isinstance(value_type(k.type), Bool):
+            if isinstance(types.value_type(k.type), types.Bool):
                 v = f"int({v})"
             self.line(f"{name} = {v}")
             keys.append((name, k))
         if self.trace:
-            fields = ", ".join(f"({n}, {bit_width(k.type)})" for n, k in keys)
+            fields = ", ".join(f"({n}, {types.bit_width(k.type)})" for n, k in keys)
             prefix = f"Parser state '{state.name}': key is "
             self.line(f"pk.tr({DEBUG}, {prefix!r} + _hexkey(({fields},)))")
         first = True
@@ -468,8 +451,8 @@ class Codegen:
             elif kind == "ternary":
                 conds.append(f"({name} & {ks[2]}) == {ks[1] & ks[2]}")
             elif kind == "range":
-                t = value_type(k.type)
-                if isinstance(t, Bits) and t.signed:
+                t = types.value_type(k.type)
+                if isinstance(t, types.Bits) and t.signed:
                     conds.append(
                         f"{_sx_const(ks[1], t)} <= sx({name}, {t.width}) <= {_sx_const(ks[2], t)}"
                     )
@@ -609,7 +592,7 @@ class Codegen:
             self.loop(s)
         elif isinstance(s, ir.ForIn):
             coll = self.expr(s.collection)
-            if isinstance(strip_newtype(s.collection.type), StackT):
+            if isinstance(types.strip_newtype(s.collection.type), types.StackT):
                 coll = f"{coll}.elems"
             self.fs.declared.add(s.var.name)
             self.line(f"for {s.var.name} in {coll}:")
@@ -672,7 +655,9 @@ class Codegen:
 
     def _copy_if_list(self, e: ir.Expr) -> str:
         v = self.expr(e)
-        if isinstance(strip_newtype(e.type), TupleT) and not isinstance(e, ir.StructLit):
+        if isinstance(types.strip_newtype(e.type), types.TupleT) and not isinstance(
+            e, ir.StructLit
+        ):
             return f"copy_value({v})"
         return v
 
@@ -721,9 +706,11 @@ class Codegen:
     def union_fix(self, lhs: ir.Expr) -> None:
         """After a write into a member of a header union through ``lhs``,
         invalidate the union's other members if that member is now valid."""
-        if isinstance(lhs, ir.FieldRef) and isinstance(strip_newtype(lhs.base.type), UnionT):
-            u = strip_newtype(lhs.base.type)
-            assert isinstance(u, UnionT)
+        if isinstance(lhs, ir.FieldRef) and isinstance(
+            types.strip_newtype(lhs.base.type), types.UnionT
+        ):
+            u = types.strip_newtype(lhs.base.type)
+            assert isinstance(u, types.UnionT)
             base = self.expr(lhs.base)
             others = [f for f in u.fields if f != lhs.field]
             if others:
@@ -746,17 +733,17 @@ class Codegen:
             self.line(f"{lhs.name} = {value}")
         elif isinstance(lhs, ir.FieldRef):
             self.line(f"{self.expr(lhs.base)}.f_{lhs.field} = {value}")
-            if isinstance(strip_newtype(lhs.type), Varbit):
+            if isinstance(types.strip_newtype(lhs.type), types.Varbit):
                 pass
         elif isinstance(lhs, ir.IndexRef):
             base = self.expr(lhs.base)
-            if isinstance(strip_newtype(lhs.base.type), TupleT):
+            if isinstance(types.strip_newtype(lhs.base.type), types.TupleT):
                 self.line(f"{base}[{self.expr(lhs.index)}] = {value}")
             else:
                 raise UnsupportedError(lhs.loc, "assignment to a scalar stack element")
         elif isinstance(lhs, ir.SliceE):
-            base_t = value_type(lhs.base.type)
-            assert isinstance(base_t, Bits)
+            base_t = types.value_type(lhs.base.type)
+            assert isinstance(base_t, types.Bits)
             width = lhs.hi - lhs.lo + 1
             mask = (1 << width) - 1
             if lhs.dyn_lo is not None:
@@ -790,7 +777,7 @@ class Codegen:
             base = self.expr(e.base)
             if isinstance(e.index, ir.Const):
                 i = int(e.index.value)
-                if isinstance(strip_newtype(e.base.type), TupleT):
+                if isinstance(types.strip_newtype(e.base.type), types.TupleT):
                     return f"{base}[{i}]"
                 return f"{base}.elems[{i}]"
             return f"{base}.at({self.expr(e.index)})"
@@ -833,12 +820,12 @@ class Codegen:
 
     def const(self, e: ir.Const) -> str:
         """A constant's Python literal."""
-        t = strip_newtype(e.type)
+        t = types.strip_newtype(e.type)
         if isinstance(e.value, bool | str):
             return repr(e.value)
-        if isinstance(t, InfInt) or isinstance(e.value, int):
+        if isinstance(t, types.InfInt) or isinstance(e.value, int):
             return repr(int(e.value))
-        if isinstance(t, ErrorT | EnumT):
+        if isinstance(t, types.ErrorT | types.EnumT):
             return repr(e.value)
         return repr(e.value)
 
@@ -874,24 +861,24 @@ class Codegen:
 
     def struct_lit(self, e: ir.StructLit) -> str:
         """A struct, header, tuple or stack value."""
-        t = strip_newtype(e.type)
+        t = types.strip_newtype(e.type)
         vals = []
         for (_, v), s in zip(e.fields, self.ordered([v for _, v in e.fields]), strict=True):
-            copy = is_obj(v.type) or isinstance(strip_newtype(v.type), TupleT)
+            copy = is_obj(v.type) or isinstance(types.strip_newtype(v.type), types.TupleT)
             vals.append(f"copy_value({s})" if copy else s)
-        if isinstance(t, StructLike) and t.name:
+        if isinstance(t, types.StructLike) and t.name:
             return f"{self.classes.name(t)}.make({', '.join(vals)})"
-        if isinstance(t, StackT):
+        if isinstance(t, types.StackT):
             return f"_mkstack([{', '.join(vals)}])"
         return "[" + ", ".join(vals) + "]"
 
     def unop(self, e: ir.UnOp) -> str:
         """``! ~ -``."""
         v = self.expr(e.operand)
-        t = value_type(e.type)
+        t = types.value_type(e.type)
         if e.op == "!":
             return f"(not {v})"
-        assert isinstance(t, Bits)
+        assert isinstance(t, types.Bits)
         if e.op == "~":
             return f"({v} ^ {t.mask})"
         return f"(-{v} & {t.mask})"
@@ -902,17 +889,17 @@ class Codegen:
         if op in ("&&", "||"):
             return self.short_circuit(e)
         a, b = self.ordered([e.left, e.right])
-        lt = value_type(e.left.type)
+        lt = types.value_type(e.left.type)
         if op in ("==", "!="):
-            if is_obj(e.left.type) or isinstance(lt, TupleT):
+            if is_obj(e.left.type) or isinstance(lt, types.TupleT):
                 neg = "" if op == "==" else "not "
                 return f"({neg}values_eq({a}, {b}))"
             return f"({a} {op} {b})"
         if op == "++":
-            rt = value_type(e.right.type)
-            assert isinstance(rt, Bits)
+            rt = types.value_type(e.right.type)
+            assert isinstance(rt, types.Bits)
             return f"(({a} << {rt.width}) | {b})"
-        if not isinstance(lt, Bits):
+        if not isinstance(lt, types.Bits):
             raise UnsupportedError(e.loc, f"operator {op} on {e.left.type}")
         w, mask, signed = lt.width, lt.mask, lt.signed
         if op in ("<", ">", "<=", ">="):
@@ -947,18 +934,18 @@ class Codegen:
     def cast(self, e: ir.CastE) -> str:
         """``(T) x``."""
         v = self.expr(e.expr)
-        src, dst = value_type(e.expr.type), value_type(e.type)
-        if isinstance(dst, Bool):
-            return f"({v} != 0)" if not isinstance(src, Bool) else v
-        if isinstance(src, Bool):
+        src, dst = types.value_type(e.expr.type), types.value_type(e.type)
+        if isinstance(dst, types.Bool):
+            return f"({v} != 0)" if not isinstance(src, types.Bool) else v
+        if isinstance(src, types.Bool):
             return f"(1 if {v} else 0)"
-        if isinstance(dst, Bits) and isinstance(src, Bits):
+        if isinstance(dst, types.Bits) and isinstance(src, types.Bits):
             if src.signed and dst.width > src.width:
                 return f"(sx({v}, {src.width}) & {dst.mask})"
             if dst.width >= src.width:
                 return v
             return f"({v} & {dst.mask})"
-        if isinstance(dst, Bits):
+        if isinstance(dst, types.Bits):
             return f"({v} & {dst.mask})"
         return v
 
@@ -1032,11 +1019,11 @@ def _located(loc: Loc, what: str) -> Iterator[None]:
         ) from exc
 
 
-def _sx_const(v: int, t: Bits) -> int:
+def _sx_const(v: int, t: types.Bits) -> int:
     sign = 1 << (t.width - 1)
     return (v ^ sign) - sign
 
 
 __all__ = ["Codegen"]
 
-_KEEP = (ExternT, HeaderT)
+_KEEP = (types.ExternT, types.HeaderT)

@@ -27,23 +27,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TypedDict, TypeVar
 
 from softswitch.errors import Loc, P4SourceError
-from softswitch.frontend import ir
-from softswitch.frontend.types import (
-    Bits,
-    Bool,
-    EnumT,
-    ErrorT,
-    HeaderT,
-    NewType,
-    P4Type,
-    StackT,
-    StructLike,
-    StructT,
-    TupleT,
-    UnionT,
-    Varbit,
-    bit_width,
-)
+from softswitch.frontend import ir, types
 from softswitch.p4info import layout, model
 
 _COUNTERS = {"counter", "direct_counter"}
@@ -262,10 +246,14 @@ class _Extractor:
     def _param(self, var: ir.Var, action: ir.Action) -> model.Param:
         t = var.type
         base = _strip(t)
-        if isinstance(base, EnumT) and base.underlying is None and not isinstance(t, NewType):
+        if (
+            isinstance(base, types.EnumT)
+            and base.underlying is None
+            and not isinstance(t, types.NewType)
+        ):
             self._convert(t)
             return model.Param(_source_name(var), None, type_name=_type_cp_name(base))
-        if not isinstance(base, Bits | Bool | EnumT):
+        if not isinstance(base, types.Bits | types.Bool | types.EnumT):
             raise P4SourceError(
                 var.loc,
                 f"Action parameter {var.name} of {action.name} has a type which is not "
@@ -277,7 +265,7 @@ class _Extractor:
             name=_source_name(var),
             bitwidth=self._width(t),
             **_annotated(anns, var.loc),
-            type_name=t.name if isinstance(t, NewType) else None,
+            type_name=t.name if isinstance(t, types.NewType) else None,
         )
 
     # -- tables ---------------------------------------------------------
@@ -296,7 +284,7 @@ class _Extractor:
                     bitwidth=self._width(t) if key.match_kind != "selector" else key.width,
                     match_kind=key.match_kind,
                     **_annotated(key.annotations, key.expr.loc),
-                    type_name=t.name if isinstance(t, NewType) else None,
+                    type_name=t.name if isinstance(t, types.NewType) else None,
                 )
             )
         refs = tuple(
@@ -371,7 +359,7 @@ class _Extractor:
         elif kind == "meter":
             self.meters.append(self._array(model.Meter, inst))
         elif kind == "register":
-            data_type = inst.type_args[0] if inst.type_args else Bits(32)
+            data_type = inst.type_args[0] if inst.type_args else types.Bits(32)
             self.registers.append(
                 model.Register(
                     inst.name,
@@ -400,7 +388,7 @@ class _Extractor:
         if len(inst.type_args) > index:
             t = inst.type_args[index]
             self._convert(t)
-            if isinstance(t, NewType):
+            if isinstance(t, types.NewType):
                 return t.name
         return None
 
@@ -428,7 +416,7 @@ class _Extractor:
 
     def _digest(self, call: ir.Call) -> None:
         t = call.type_args[0]
-        if not isinstance(_strip(t), StructLike):
+        if not isinstance(_strip(t), types.StructLike):
             raise P4SourceError(
                 call.loc, f"digest type {t} is not a struct or header; P4Info needs a name"
             )
@@ -440,12 +428,12 @@ class _Extractor:
     def _value_set(self, vs: ir.ValueSet) -> model.ValueSet:
         et = _strip(vs.element_type)
         matches: list[model.MatchField] = []
-        if isinstance(et, Bits):
+        if isinstance(et, types.Bits):
             matches.append(model.MatchField("", et.width, "exact"))
-        elif isinstance(et, StructT):
+        elif isinstance(et, types.StructT):
             for fname, ftype in et.fields.items():
                 fanns = et.field_annotations.get(fname, [])
-                if not isinstance(_strip(ftype), Bits):
+                if not isinstance(_strip(ftype), types.Bits):
                     raise P4SourceError(
                         vs.loc,
                         "Unsupported type argument for Value Set; this version of P4Runtime "
@@ -456,12 +444,12 @@ class _Extractor:
                 matches.append(
                     model.MatchField(
                         fname,
-                        bit_width(ftype),
+                        types.bit_width(ftype),
                         kind,
                         **_annotated(fanns, vs.loc),
                     )
                 )
-        elif isinstance(et, EnumT) and et.underlying is not None:
+        elif isinstance(et, types.EnumT) and et.underlying is not None:
             for member in et.members:
                 matches.append(model.MatchField(member, et.underlying.width, "exact"))
         else:
@@ -478,7 +466,7 @@ class _Extractor:
             loc=vs.loc,
         )
 
-    def _controller_header(self, header: HeaderT) -> model.ControllerHeader:
+    def _controller_header(self, header: types.HeaderT) -> model.ControllerHeader:
         controller_name = _string_arg(header.annotations, "controller_header") or header.name
         metadata = []
         for fname, ftype, fanns in _flatten(header):
@@ -489,7 +477,7 @@ class _Extractor:
                 model.PacketMetadata(
                     fname,
                     self._width(ftype),
-                    ftype.name if isinstance(ftype, NewType) else None,
+                    ftype.name if isinstance(ftype, types.NewType) else None,
                     _hidden(fanns),
                     **_annotated(fanns, Loc(header.name, 0, 0)),
                 )
@@ -504,30 +492,30 @@ class _Extractor:
 
     # -- types ----------------------------------------------------------
 
-    def _width(self, t: P4Type) -> int:
-        if isinstance(t, NewType):
+    def _width(self, t: types.P4Type) -> int:
+        if isinstance(t, types.NewType):
             translation = _translation(t)
             if translation is not None:
                 return translation.sdn_bitwidth or 0
             return self._width(t.base)
-        if isinstance(t, ErrorT):
+        if isinstance(t, types.ErrorT):
             return 0
-        return bit_width(t)
+        return types.bit_width(t)
 
-    def _convert(self, t: P4Type) -> model.DataType:  # noqa: C901 - one case per kind of P4Info object or type
+    def _convert(self, t: types.P4Type) -> model.DataType:  # noqa: C901 - one case per kind of P4Info object or type
         """``t`` as a P4DataTypeSpec, recording the named types it uses in type_info."""
-        if isinstance(t, Bits):
+        if isinstance(t, types.Bits):
             return model.BitsType(t.width, t.signed)
-        if isinstance(t, Varbit):
+        if isinstance(t, types.Varbit):
             return model.VarbitType(t.max_width)
-        if isinstance(t, Bool):
+        if isinstance(t, types.Bool):
             return model.BoolType()
-        if isinstance(t, ErrorT):
+        if isinstance(t, types.ErrorT):
             self.errors_used = True
             return model.ErrorType()
-        if isinstance(t, NewType):
+        if isinstance(t, types.NewType):
             return self._convert_new_type(t)
-        if isinstance(t, EnumT):
+        if isinstance(t, types.EnumT):
             name = _type_cp_name(t)
             if t.underlying is None:
                 self.enums.setdefault(name, tuple(t.members))
@@ -536,7 +524,7 @@ class _Extractor:
                 name, model.SerEnumInfo(t.underlying.width, tuple(t.members.items()))
             )
             return model.NamedType("serializable_enum", name)
-        if isinstance(t, HeaderT):
+        if isinstance(t, types.HeaderT):
             name = _type_cp_name(t)
             if name not in self.headers:
                 members: list[tuple[str, model.BitsType | model.VarbitType]] = []
@@ -548,7 +536,7 @@ class _Extractor:
                         members.append((fname, model.BitsType(self._width(ftype))))
                 self.headers[name] = model.HeaderInfo(tuple(members))
             return model.NamedType("header", name)
-        if isinstance(t, UnionT):
+        if isinstance(t, types.UnionT):
             name = _type_cp_name(t)
             if name not in self.unions:
                 self.unions[name] = model.HeaderUnionInfo(())
@@ -559,29 +547,29 @@ class _Extractor:
                     umembers.append((fname, spec.name))
                 self.unions[name] = model.HeaderUnionInfo(tuple(umembers))
             return model.NamedType("header_union", name)
-        if isinstance(t, StructT):
+        if isinstance(t, types.StructT):
             name = _type_cp_name(t)
             if name not in self.structs:
                 self.structs[name] = model.StructInfo(())
                 smembers = tuple((f, self._convert(ft)) for f, ft in t.fields.items())
                 self.structs[name] = model.StructInfo(smembers)
             return model.NamedType("struct", name)
-        if isinstance(t, StackT):
+        if isinstance(t, types.StackT):
             element = self._convert(t.element)
             assert isinstance(element, model.NamedType)
             if element.kind == "header":
                 return model.StackType("header", element.name, t.size)
             return model.StackType("header_union", element.name, t.size)
-        if isinstance(t, TupleT):
+        if isinstance(t, types.TupleT):
             return model.TupleType(tuple(self._convert(e) for e in t.elements))
         raise P4SourceError(Loc("<type>", 0, 0), f"Unexpected type {t} in a P4Runtime entity")
 
-    def _convert_new_type(self, t: NewType) -> model.DataType:
+    def _convert_new_type(self, t: types.NewType) -> model.DataType:
         name = t.name
         if name not in self.new_types:
             translation = _translation(t)
-            underlying: P4Type = t
-            while isinstance(underlying, NewType):
+            underlying: types.P4Type = t
+            while isinstance(underlying, types.NewType):
                 underlying = underlying.base
             self.new_types[name] = model.NewTypeInfo(None)
             original = self._convert(underlying)
@@ -635,13 +623,13 @@ def _source_name(var: ir.Var) -> str:
     return re.sub(r"^v\d+_", "", var.name)
 
 
-def _strip(t: P4Type) -> P4Type:
-    while isinstance(t, NewType):
+def _strip(t: types.P4Type) -> types.P4Type:
+    while isinstance(t, types.NewType):
         t = t.base
     return t
 
 
-def _translation(t: NewType) -> model.Translation | None:
+def _translation(t: types.NewType) -> model.Translation | None:
     ann = _find(t.annotations, "p4runtime_translation")
     if ann is None:
         return None
@@ -659,11 +647,13 @@ def _translation(t: NewType) -> model.Translation | None:
     return model.Translation(uri, None)
 
 
-def _flatten(t: StructLike, prefix: str = "") -> Iterator[tuple[str, P4Type, list[ir.Annotation]]]:
+def _flatten(
+    t: types.StructLike, prefix: str = ""
+) -> Iterator[tuple[str, types.P4Type, list[ir.Annotation]]]:
     """The fields of a header with nested structs flattened (p4c's FlattenHeader)."""
     for fname, ftype in t.fields.items():
         anns = list(t.field_annotations.get(fname, []))
-        if isinstance(ftype, StructT):
+        if isinstance(ftype, types.StructT):
             yield from _flatten(ftype, f"{prefix}{fname}.")
         else:
             yield f"{prefix}{fname}", ftype, anns
