@@ -120,15 +120,17 @@ def show_match(match: rt.Match | None, key: rt.KeySpec) -> str:
     def h(v: int) -> str:
         return f"{v:0{digits}x}"
 
-    if match is None:
-        return "*"
-    if isinstance(match, rt.Lpm):
-        return f"{h(match.value)}/{match.prefix_len}"
-    if isinstance(match, rt.Ternary):
-        return f"{h(match.value)} &&& {h(match.mask)}"
-    if isinstance(match, rt.Range):
-        return f"{h(match.low)} -> {h(match.high)}"
-    return h(match.value)
+    match match:
+        case None:
+            return "*"
+        case rt.Lpm(value, prefix_len):
+            return f"{h(value)}/{prefix_len}"
+        case rt.Ternary(value, mask):
+            return f"{h(value)} &&& {h(mask)}"
+        case rt.Range(low, high):
+            return f"{h(low)} -> {h(high)}"
+        case rt.Exact(value) | rt.Optional(value):
+            return h(value)
 
 
 def _needs_priority(table: Table) -> bool:
