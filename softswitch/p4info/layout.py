@@ -177,6 +177,20 @@ def _before(a: Loc, b: Loc) -> bool:
     return a.file == b.file and (a.line, a.col) < (b.line, b.col)
 
 
+# The operands of each kind of expression that holds other expressions by name.
+_OPERANDS: dict[type[ir.Expr], tuple[str, ...]] = {
+    ir.TableResult: ("call",),
+    ir.FieldRef: ("base",),
+    ir.StackRef: ("base",),
+    ir.IndexRef: ("base", "index"),
+    ir.SliceE: ("base", "dyn_lo"),
+    ir.UnOp: ("operand",),
+    ir.BinOp: ("left", "right"),
+    ir.CastE: ("expr",),
+    ir.Mux: ("cond", "then", "else_"),
+}
+
+
 class _Calls:
     """A walk over statements and expressions that yields the calls it meets."""
 
@@ -227,22 +241,8 @@ class _Calls:
             if e.kind in self.inline and id(e.target) not in self.entered:
                 self.entered.add(id(e.target))
                 yield from self.stmts(e.target.body)
-        elif isinstance(e, ir.TableResult):
-            yield from self.expr(e.call)
-        elif isinstance(e, ir.FieldRef | ir.StackRef):
-            yield from self.expr(e.base)
-        elif isinstance(e, ir.IndexRef):
-            yield from self.exprs(e.base, e.index)
-        elif isinstance(e, ir.SliceE):
-            yield from self.exprs(e.base, e.dyn_lo)
-        elif isinstance(e, ir.UnOp):
-            yield from self.expr(e.operand)
-        elif isinstance(e, ir.BinOp):
-            yield from self.exprs(e.left, e.right)
-        elif isinstance(e, ir.CastE):
-            yield from self.expr(e.expr)
-        elif isinstance(e, ir.Mux):
-            yield from self.exprs(e.cond, e.then, e.else_)
+        elif type(e) in _OPERANDS:
+            yield from self.exprs(*(getattr(e, name) for name in _OPERANDS[type(e)]))
         elif isinstance(e, ir.StructLit):
             for _, value in e.fields:
                 yield from self.expr(value)
