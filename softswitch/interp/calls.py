@@ -12,6 +12,7 @@ load time.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from softswitch.errors import UnsupportedError
@@ -61,6 +62,25 @@ def _enum_name(e: ir.Expr | None) -> str:
         if isinstance(t, types.EnumT):
             return next(n for n, v in t.members.items() if v == e.value)
     raise UnsupportedError(e.loc if e is not None else ir.TRUE.loc, "non-constant enum argument")
+
+
+class Signature(Protocol):
+    """What :meth:`CallGen.invoke` needs of a callee (an action, a function, a block
+    instance, an extern function's call site): its parameters and their directions."""
+
+    @property
+    def params(self) -> list[ir.Var]: ...
+
+    @property
+    def directions(self) -> list[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _ExternSignature:
+    """The parameters an extern function's call binds, as its arguments give them."""
+
+    params: list[ir.Var]
+    directions: list[str]
 
 
 class CallHost(Protocol):
@@ -113,39 +133,19 @@ class CallGen:
         """Emit the call; returns its value expression ("" for void)."""
         if c.kind == "action":
             action: ir.Action = c.target
-            return self.invoke(
-                f"a{action.uid}",
-                c.args,
-                action.params,
-                action.directions,
-                has_ret=False,
-                want_value=want_value,
-                may_exit=self.g.exits.action(action),
-                reach=self.g.reach.names(action) - {v.name for v in action.params},
-            )
+            reach = self.g.reach.names(action) - {v.name for v in action.params}
+            may_exit = self.g.exits.action(action)
+            name = f"a{action.uid}"
+            return self.invoke(name, c.args, action, want_value, may_exit=may_exit, reach=reach)
         if c.kind == "function":
             func: ir.Function = c.target
             has_ret = str(func.ret) != "void"
-            return self.invoke(
-                f"F{func.uid}",
-                c.args,
-                func.params,
-                func.directions,
-                has_ret=has_ret,
-                want_value=want_value,
-            )
+            return self.invoke(f"F{func.uid}", c.args, func, want_value, has_ret=has_ret)
         if c.kind == "block":
             inst: ir.BlockInstance = c.target
-            return self.invoke(
-                f"B{inst.uid}",
-                c.args,
-                inst.params,
-                inst.directions,
-                has_ret=False,
-                want_value=want_value,
-                prefix=["pk"],
-                may_exit=self.g.exits.block(inst),
-            )
+            may_exit = self.g.exits.block(inst)
+            name = f"B{inst.uid}"
+            return self.invoke(name, c.args, inst, want_value, prefix=["pk"], may_exit=may_exit)
         if c.kind == "table":
             table: ir.Table = c.target
             if want_value:
@@ -166,11 +166,10 @@ class CallGen:
         self,
         fname: str,
         args: list[ir.Arg],
-        params: list[ir.Var],
-        dirs: list[str],
-        *,
-        has_ret: bool,
+        callee: Signature,
         want_value: bool,
+        *,
+        has_ret: bool = False,
         prefix: list[str] | None = None,
         may_exit: bool = False,
         reach: frozenset[str] = frozenset(),
@@ -183,6 +182,7 @@ class CallGen:
         living in the same variable): those are copied in and copied back
         after the call, in parameter order with the scalar outs."""
         g = self.g
+        params, dirs = callee.params, callee.directions
         values = list(prefix or [])
         targets: list[ir.Expr | None] = []
         evaluated = [
@@ -412,7 +412,9 @@ class CallGen:
         params = [ir.Var(arg.param.type, c.loc, arg.param.name) for arg in c.args]
         dirs = [arg.param.direction for arg in c.args]
         has_ret = site.result is not None
-        return self.invoke(fname, c.args, params, dirs, has_ret=has_ret, want_value=want_value)
+        return self.invoke(
+            fname, c.args, _ExternSignature(params, dirs), want_value, has_ret=has_ret
+        )
 
     def field_list(self, e: ir.Expr) -> list[tuple[str, list[str]]]:
         """The l-values named by a deprecated field-list argument, as (root, path)."""
