@@ -183,6 +183,17 @@ def identity(data: bytes) -> int:
     return int.from_bytes(data[:8], "big")
 
 
+# The algorithms whose hash function is one and the same everywhere.
+_FIXED: dict[str, Hasher] = {
+    "crc32": crc32,
+    "crc16": crc16,
+    "crc_ccitt": crc_ccitt,
+    "csum16": csum16,
+    "xor16": xor16,
+    "identity": identity,
+}
+
+
 def make_hasher(
     algorithm: str, params: CrcParams | None = None, rng: _random.Random | None = None
 ) -> Hasher:
@@ -191,22 +202,13 @@ def make_hasher(
     A ``*_custom`` algorithm gets its own :class:`Crc` (initial parameters
     ``params`` or the BMv2 defaults), which the control plane can reconfigure.
     """
-    if algorithm == "crc32":
-        return crc32
-    if algorithm == "crc16":
-        return crc16
-    if algorithm == "crc_ccitt":
-        return crc_ccitt
+    fixed = _FIXED.get(algorithm)
+    if fixed is not None:
+        return fixed
     if algorithm == "crc16_custom":
         return Crc(params or CRC16)
     if algorithm == "crc32_custom":
         return Crc(params or CRC32)
-    if algorithm == "csum16":
-        return csum16
-    if algorithm == "xor16":
-        return xor16
-    if algorithm == "identity":
-        return identity
     if algorithm == "random":
         gen = rng or _random.Random()
         return lambda data: gen.getrandbits(32)

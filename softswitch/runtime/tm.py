@@ -121,27 +121,30 @@ class TrafficManager:
             )
         return priority
 
+    def _set_queues(
+        self, attr: str, what: str, value: int, port: int | None, priority: int | None
+    ) -> None:
+        """Set ``attr`` (``depth`` or ``rate_pps``) of one port's queues at ``priority``,
+        or at every priority when None; when ``port`` is None, of every port's queues
+        and of the queues yet to be made (``default_<attr>``)."""
+        if value < 0:
+            raise RuntimeConfigError("INVALID_ARGUMENT", f"negative queue {what} {value}")
+        if port is None:
+            setattr(self, f"default_{attr}", value)
+        for q in self._ports_priorities(port, priority):
+            setattr(q, attr, value)
+
     def set_queue_depth(
         self, depth: int, port: int | None = None, priority: int | None = None
     ) -> None:
         """Capacity in packets of one port's queues (all ports, and the default, when None)."""
-        if depth < 0:
-            raise RuntimeConfigError("INVALID_ARGUMENT", f"negative queue depth {depth}")
-        if port is None:
-            self.default_depth = depth
-        for q in self._ports_priorities(port, priority):
-            q.depth = depth
+        self._set_queues("depth", "depth", depth, port, priority)
 
     def set_queue_rate(
         self, rate_pps: int, port: int | None = None, priority: int | None = None
     ) -> None:
         """Rate in packets per second (0: unlimited) of one port's queues, or of all."""
-        if rate_pps < 0:
-            raise RuntimeConfigError("INVALID_ARGUMENT", f"negative queue rate {rate_pps}")
-        if port is None:
-            self.default_rate_pps = rate_pps
-        for q in self._ports_priorities(port, priority):
-            q.rate_pps = rate_pps
+        self._set_queues("rate_pps", "rate", rate_pps, port, priority)
 
     def qdepth(self, port: int) -> int:
         """Packets of ``port`` queued now, all priorities together."""

@@ -80,6 +80,16 @@ def _index(label: str, items: Iterable[E]) -> _Kind[E]:
     return kind
 
 
+def _member(members: dict[int, T], ident: int, owner: str, what: str) -> T:
+    """``members[ident]``; INVALID_ARGUMENT saying that ``owner`` has no such ``what``."""
+    try:
+        return members[ident]
+    except KeyError:
+        raise RuntimeConfigError(
+            "INVALID_ARGUMENT", f"Invalid P4 id: {owner} has no {what} {ident}"
+        ) from None
+
+
 class Schema:
     """One P4Info, indexed for the server."""
 
@@ -111,22 +121,12 @@ class Schema:
     # --- tables and actions -------------------------------------------------------------
 
     def match_field(self, table: p4i.Table, field_id: int) -> p4i.MatchField:
-        try:
-            return self._match_fields[table.preamble.id][field_id]
-        except KeyError:
-            raise RuntimeConfigError(
-                "INVALID_ARGUMENT",
-                f"Invalid P4 id: table {table.preamble.name} has no match field {field_id}",
-            ) from None
+        fields = self._match_fields.get(table.preamble.id, {})
+        return _member(fields, field_id, f"table {table.preamble.name}", "match field")
 
     def param(self, action: p4i.Action, param_id: int) -> p4i.Action.Param:
-        try:
-            return self._params[action.preamble.id][param_id]
-        except KeyError:
-            raise RuntimeConfigError(
-                "INVALID_ARGUMENT",
-                f"Invalid P4 id: action {action.preamble.name} has no parameter {param_id}",
-            ) from None
+        params = self._params.get(action.preamble.id, {})
+        return _member(params, param_id, f"action {action.preamble.name}", "parameter")
 
     def direct_counter_of(self, table: p4i.Table) -> p4i.DirectCounter | None:
         ident = self._direct.get((table.preamble.id, "counter"))
