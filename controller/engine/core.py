@@ -10,6 +10,7 @@ with a fake clock:
     complete(id, duration, now)   -> [RemovePin?, LogRecord, SetMode?, Alert?, Released*]
                                      (late, after a timeout: [LogRecord(late), Alert?])
     cancel(id, now)               -> [RemovePin?, LogRecord, Released*]  (a held transfer)
+    releases(now)                 -> [Released*, timeouts]   (at next_release())
     telemetry(reading, now)       -> [Alert?]                    (a switch's counters)
     audit(round, now)             -> [LinkStatusChanged, InstallPin, Alert, ...]
     tick(now)                     -> timeouts, staleness alerts, the quiet period,
@@ -418,6 +419,11 @@ class Engine:
             raise UnknownTransferError(f"no transfer {transfer_id} is held or in flight")
         h = self.queue.held.get(transfer_id)
         return 0.0 if h is None else max(0.0, h.start_at - now)
+
+    def releases(self, now: float) -> list[Update]:
+        """Timeouts and the releases due at ``now`` (what ``tick`` does for held
+        transfers, alone: the shell calls it at :meth:`next_release`)."""
+        return self._expire(now) + self._release(now)
 
     def next_release(self) -> float | None:
         """When the next held transfer is released whatever runs (None: none is held)."""

@@ -1,10 +1,15 @@
 """The coordinators' and operators' HTTP/JSON API.
 
-    POST /v1/transfers              TransferRequest {src, dst, bytes, trace_id?, spine?}
-                                    -> 201 TransferAnswer {id, path, spine, tag: {dscp, tos,
-                                    src_port}, placement, fallbacks, ...}
+    POST /v1/transfers              TransferRequest {src, dst, bytes, trace_id?, spine?,
+                                    deadline_ms?} -> 201 TransferAnswer {id, path, spine,
+                                    tag: {dscp, tos, src_port}, placement, fallbacks, held,
+                                    wait_ms, start_at, ...}
     POST /v1/transfers/batch        {transfers: [TransferRequest, ...]} (1-512)
                                     -> 200 {transfers: [TransferAnswer or {error, status}]}
+    GET  /v1/transfers/{id}/start?timeout_ms=N
+                                    -> 200 {id, released, wait_ms} (long poll: at the
+                                    release, or released false at the timeout)
+    DELETE /v1/transfers/{id}       -> 200 {id, cancelled: true} (a held transfer)
     POST /v1/transfers/{id}/complete {duration_s} (or duration_ms) -> 200
     POST /v1/pins                   {src, dst, protocol, src_port, dst_port, spine}
                                     -> 201 {id, leaf, spine, port, placement, ...}
@@ -30,6 +35,13 @@ request forces the path (the lab's ``isolated`` reference). A batch answers each
 transfer as the single endpoint would, in order: a refused one (503 included: retry
 it) is its error body, and the others are still decided.
 
+With a scheduling policy (the fabric file's ``controller.scheduling``), a transfer
+whose paths are all busy may be answered ``held``: its path, tag and pin are set, but
+its sender starts only when ``GET /v1/transfers/{id}/start`` answers ``released``
+(a long poll; :mod:`starts` says why not server-sent events). ``DELETE`` gives up a
+held transfer (409 once released: report its completion instead); a cancelled or
+unknown id is 404.
+
 A flow pin (``POST /v1/pins``) holds one flow, by its whole 5-tuple, on a spine in
 every mode, whatever its class (the lab's background): hosts by name, ``protocol``
 ``"tcp"``, ``"udp"`` or a number 0-255 (ports 0 for a protocol without them), ports
@@ -39,12 +51,12 @@ capacity left, or to ECMP while no spine is live (``placement`` says which).
 With a token configured every endpoint but ``/healthz`` and ``/openapi.json`` needs
 ``Authorization: Bearer <token>`` (401 otherwise); ``/ui`` and ``/ui/events`` also take
 it as ``?token=``, since a browser's ``EventSource`` cannot send the header. Errors are JSON
-``{"error", "status"}``: 400 malformed body or field, 401, 404 unknown endpoint,
-transfer or pin, 405 wrong method, 409 a forced spine whose path has a cable down, or a
-5-tuple already pinned, 411 a chunked body, 413 body too large, 422 a request the engine
-refuses (unknown host, same source and destination or rack, a spine not on a path),
-431 a request head too large, 502 the leaf refused a pin's entry, 503 not ready or
-backup.
+``{"error", "status"}``: 400 malformed body, field or query parameter, 401, 404 unknown
+endpoint, transfer or pin, 405 wrong method, 409 a forced spine whose path has a cable
+down, a 5-tuple already pinned, or a cancel of a transfer already released, 411 a chunked
+body, 413 body too large, 422 a request the engine refuses (unknown host, same source
+and destination or rack, a spine not on a path), 431 a request head too large, 502 the
+leaf refused a pin's entry, 503 not ready or backup.
 
 Roles and readiness (:mod:`readiness`): ``/healthz`` gives each switch's state for this
 controller (``primary``, ``provisioning``, ``backup``, ``down``, ``connecting``) and an
@@ -77,6 +89,7 @@ from controller.engine import (
     EngineError,
     FlowTuple,
     PathDownError,
+    TransferStartedError,
     UnknownPinError,
     UnknownTransferError,
 )
@@ -84,7 +97,7 @@ from controller.errors import NotReadyError, PinNotWrittenError
 from controller.service import openapi, schema, ui
 from controller.service.http import HttpError, Request, Response, error_response, finite
 from controller.service.metrics import CONTENT_TYPE
-from controller.service.routes import ROUTES, Route, match
+from controller.service.routes import ROUTES, START_TIMEOUT, QueryInt, Route, match
 from controller.service.service import Service
 
 Call = Callable[[Request, dict[str, str]], Awaitable[Response]]
@@ -101,6 +114,8 @@ class Api:
         self.calls: dict[str, Call] = {
             "transfer": self._transfer,
             "transfer_batch": self._batch,
+            "start": self._start,
+            "cancel": self._cancel,
             "complete": self._complete,
             "pin": self._pin,
             "unpin": self._unpin,
@@ -186,7 +201,12 @@ class Api:
     async def _decide(self, ask: schema.TransferRequest) -> schema.TransferAnswer:
         return await self._engine_call(
             self.service.transfer(
-                ask.src, ask.dst, ask.bytes, trace_id=ask.trace_id, spine=ask.spine
+                ask.src,
+                ask.dst,
+                ask.bytes,
+                trace_id=ask.trace_id,
+                spine=ask.spine,
+                deadline_ms=ask.deadline_ms,
             )
         )
 
@@ -200,6 +220,15 @@ class Api:
             except HttpError as exc:
                 answers.append(error_response(exc).body)
         return Response(200, {"transfers": answers})
+
+    async def _start(self, r: Request, p: dict[str, str]) -> Response:
+        timeout_ms = _query_int(r, START_TIMEOUT)
+        answer = await self._engine_call(self.service.start(p["id"], timeout_ms / 1e3))
+        return Response(200, schema.encode(answer))
+
+    async def _cancel(self, _r: Request, p: dict[str, str]) -> Response:
+        answer = await self._engine_call(self.service.cancel(p["id"]))
+        return Response(200, schema.encode(answer))
 
     async def _complete(self, r: Request, p: dict[str, str]) -> Response:
         done = schema.decode(schema.CompleteRequest, r.json())
@@ -268,9 +297,24 @@ class Api:
             raise HttpError(503, str(exc), {"Retry-After": "1"}) from None
         except (UnknownTransferError, UnknownPinError) as exc:
             raise HttpError(404, str(exc)) from None
-        except (PathDownError, DuplicatePinError) as exc:
+        except (PathDownError, DuplicatePinError, TransferStartedError) as exc:
             raise HttpError(409, str(exc)) from None
         except PinNotWrittenError as exc:
             raise HttpError(502, str(exc)) from None
         except EngineError as exc:
             raise HttpError(422, str(exc)) from None
+
+
+def _query_int(r: Request, param: QueryInt) -> int:
+    """An integer query parameter in its bounds (400 naming it otherwise)."""
+    values = urllib.parse.parse_qs(r.query, keep_blank_values=True).get(param.name)
+    if not values:
+        return param.default
+    text = values[-1]
+    if not text.isascii() or not text.isdigit() or not param.minimum <= int(text) <= param.maximum:
+        raise HttpError(
+            400,
+            f"query parameter {param.name!r} must be an integer {param.minimum}-{param.maximum} "
+            f"({param.description}), got {text!r}",
+        )
+    return int(text)

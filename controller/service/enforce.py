@@ -14,7 +14,9 @@ into P4Runtime writes:
   the groups that changed), and, in flowlet mode, a new flowlet generation so no
   flowlet keeps sending into a port that left its group;
 - ``Alert`` -> a log line (warning or error) and the alert metrics;
-- ``LogRecord`` -> a line of the transfer log.
+- ``LogRecord`` -> a line of the transfer log;
+- ``Released`` -> each of ``on_released`` (the service wakes the sender's long poll,
+  :mod:`starts`).
 
 A failed write is logged and counted and does not stop the updates after it: a
 pin that could not be written leaves its transfer on ECMP, which is safe.
@@ -35,6 +37,7 @@ from controller.engine import (
     InstallPin,
     LinkStatusChanged,
     LogRecord,
+    Released,
     RemoveFlowPin,
     RemovePin,
     SetMode,
@@ -84,6 +87,7 @@ class Enforcer:
         self.removed: deque[str] = deque(maxlen=10_000)
         self.generation = 0
         self.mode = Mode.KV_AWARE
+        self.on_released: list[Callable[[Released], None]] = []
 
     async def apply(self, updates: Iterable[Update], meta_for: MetaFor) -> dict[int, bool]:
         """Apply ``updates`` in order; for each InstallPin, whether its pin was written."""
@@ -111,6 +115,9 @@ class Enforcer:
                 self.alert(u)
             elif isinstance(u, LogRecord):
                 self.translog.write(u.event, u.fields)
+            elif isinstance(u, Released):
+                for listener in self.on_released:
+                    listener(u)
         return written
 
     # -- pins -----------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from controller.engine.view import Counts
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.02, 0.05, 0.1, 0.5, 1.0)
+QUEUE_BUCKETS = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 5.0, 60.0)
 TRANSFER_BUCKETS = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -52,6 +53,7 @@ class Snapshot:
     in_flight: int
     modes: Sequence[str] = field(default_factory=tuple)
     static_pins: Mapping[str, int] = field(default_factory=dict)
+    held: Mapping[str, int] = field(default_factory=dict)
 
 
 class Metrics:
@@ -80,6 +82,11 @@ class Metrics:
             "kvfabric_transfer_duration_seconds",
             "Transfer durations reported by the senders (p50/p95/p99 from the buckets)",
             TRANSFER_BUCKETS,
+        )
+        self.queue_seconds = self._histogram(
+            "kvfabric_transfer_queue_seconds",
+            "From a transfer request to its granted start (0 when it may start at once)",
+            QUEUE_BUCKETS,
         )
         self.pin_writes = self._counter(
             "kvfabric_pin_writes", "Pin entries written, by operation and result", "op", "result"
@@ -197,6 +204,9 @@ class _EngineCollector:
             ("kvfabric_reroutes", "Pairs rerouted after a slow transfer", c.reroutes),
             ("kvfabric_fallback_trips", "Times the reroute limit disabled kv-aware", c.trips),
             ("kvfabric_transfers_moved", "Pinned transfers moved off a broken link", c.moved),
+            ("kvfabric_transfer_holds", "Transfers told to wait for a release", c.held),
+            ("kvfabric_transfers_cancelled", "Held transfers cancelled before their release",
+             c.cancelled),
             ("kvfabric_probes_missed", "Link probes not back in their round (lost or dead link)",
              c.probes_missed),
             ("kvfabric_efficiency_evaluated", "Transfers judged offline", s.efficiency_evaluated),
@@ -268,3 +278,11 @@ class _EngineCollector:
         yield GaugeMetricFamily(
             "kvfabric_transfers_in_flight", "Transfers not yet completed", value=s.in_flight
         )
+        held = GaugeMetricFamily(
+            "kvfabric_transfers_held",
+            "Transfers held behind others, by path (a path with none has no series)",
+            labels=["path"],
+        )
+        for path, count in sorted(s.held.items()):
+            held.add_metric([path], count)
+        yield held

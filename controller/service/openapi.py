@@ -25,7 +25,7 @@ from controller.service.routes import ROUTES, Route
 
 _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
 _STATUS_TEXT = {
-    400: "malformed body or field",
+    400: "malformed body, field or query parameter",
     401: "missing or wrong bearer token",
     404: "unknown endpoint, transfer or pin",
     405: "wrong method (the Allow header lists the right ones)",
@@ -51,11 +51,16 @@ def document(routes: Iterable[Route] = ROUTES) -> dict[str, Any]:
             "summary": route.summary,
             "responses": {},
         }
-        if route.parameters:
+        if route.parameters or route.query:
             operation["parameters"] = [
                 {"name": n, "in": "path", "required": True,
                  "schema": {"type": "string", "pattern": schema.ID_PATTERN}}
                 for n in route.parameters
+            ] + [
+                {"name": q.name, "in": "query", "required": False, "description": q.description,
+                 "schema": {"type": "integer", "minimum": q.minimum, "maximum": q.maximum,
+                            "default": q.default}}
+                for q in route.query
             ]  # fmt: skip
         if route.body is not None:
             operation["requestBody"] = {

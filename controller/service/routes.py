@@ -18,6 +18,17 @@ Answers = Mapping[int, tuple[type | None, str]]
 
 
 @dataclass(frozen=True, slots=True)
+class QueryInt:
+    """An integer query parameter, ``minimum..maximum``, ``default`` when left out."""
+
+    name: str
+    description: str
+    minimum: int
+    maximum: int
+    default: int
+
+
+@dataclass(frozen=True, slots=True)
 class Route:
     """One method on one path template."""
 
@@ -33,6 +44,7 @@ class Route:
     content_type: str = "application/json"
     token_in_query: bool = False
     """The token may also come as ``?token=`` (a browser's page and ``EventSource``)."""
+    query: tuple[QueryInt, ...] = ()
     pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -56,6 +68,14 @@ class Route:
 
 _ENGINE = (404, 409, 422, 502, 503)
 
+START_TIMEOUT = QueryInt(
+    "timeout_ms",
+    "how long to wait for the release, in ms (0: answer at once)",
+    0,
+    schema.MAX_START_TIMEOUT_MS,
+    1000,
+)
+
 ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/transfers", "transfer", "transfers",
           "Decide a KV transfer's path; answer the tag to set",
@@ -63,6 +83,13 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/transfers/batch", "transfer_batch", "batch",
           "Decide many transfers at once (a coordinator holding many completions)",
           schema.BatchRequest, {200: (schema.BatchAnswer, "each decision or error, in order")}),
+    Route("GET", "/v1/transfers/{id}/start", "start", "start",
+          "Wait until a held transfer may start (long poll: answers at the release or timeout)",
+          None, {200: (schema.StartAnswer, "released, or not yet at the timeout")}, (400, 404),
+          query=(START_TIMEOUT,)),
+    Route("DELETE", "/v1/transfers/{id}", "cancel", "cancel",
+          "Give up a held transfer before its release (its pin and tag go back)",
+          None, {200: (schema.CancelAnswer, "cancelled")}, (404, 409, 503)),
     Route("POST", "/v1/transfers/{id}/complete", "complete", "complete",
           "Report a transfer's end and duration",
           schema.CompleteRequest, {200: (schema.CompleteAnswer, "recorded")}, (404, 503)),
@@ -99,9 +126,11 @@ ROUTES: tuple[Route, ...] = (
 
 def match(method: str, path: str) -> tuple[Route, dict[str, str]] | tuple[None, list[str]]:
     """The route of ``method`` on ``path`` and its parameters, or None and the methods
-    the path allows (empty when no route has that path)."""
+    the path allows (empty when no route has that path). A path written out in the
+    table (``/v1/transfers/batch``) is never taken for a template's parameter."""
     allowed: list[str] = []
-    for route in ROUTES:
+    literal = [r for r in ROUTES if r.path == path]
+    for route in literal or ROUTES:
         found = route.pattern.match(path)
         if found is None:
             continue

@@ -27,6 +27,8 @@ from controller.service.http import HttpError
 T = TypeVar("T")
 
 MAX_BYTES = 1 << 50
+MAX_DEADLINE_MS = 600_000
+MAX_START_TIMEOUT_MS = 60_000
 MODES = ("kv-aware", "ecmp", "flowlet")
 ID_PATTERN = r"^[A-Za-z0-9._-]{1,64}$"
 
@@ -76,6 +78,15 @@ class TransferRequest:
     spine: str | None = field(
         default=None,
         metadata=spec("force this spine (the lab's isolated reference)", **_name()),
+    )
+    deadline_ms: int | None = field(
+        default=None,
+        metadata=spec(
+            "when the transfer should be complete, in ms from the request (the TTFT budget; "
+            "the edf scheduling policy's key)",
+            minimum=1,
+            maximum=MAX_DEADLINE_MS,
+        ),
     )
 
 
@@ -160,6 +171,21 @@ class TransferAnswer:
     expected_s: float | None = field(metadata=spec("the expected duration in seconds"))
     fallbacks: list[str] = field(metadata=spec("what fell back, and why"))
     tag: Tag | None = field(metadata=spec("what to set on the flow; null only within a rack"))
+    held: bool = field(
+        metadata=spec(
+            "do not start yet: wait for GET /v1/transfers/{id}/start (the path and tag are "
+            "set, the pin is written)"
+        ),
+    )
+    wait_ms: float = field(
+        metadata=spec("the expected wait before the start, in ms (0: start now)")
+    )
+    start_at: float | None = field(
+        metadata=spec(
+            "the expected start, the controller's wall-clock Unix time in seconds; null when "
+            "not held"
+        ),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +207,23 @@ class CompleteAnswer:
     late: bool = field(
         default=False, metadata=spec("it came after the transfer timed out (its pin is gone)")
     )
+
+
+@dataclass(frozen=True, slots=True)
+class StartAnswer:
+    """Whether a held transfer may start (``GET /v1/transfers/{id}/start``)."""
+
+    id: str = field(metadata=spec("the transfer's id"))
+    released: bool = field(metadata=spec("true: start now; false: the wait timed out, ask again"))
+    wait_ms: float = field(metadata=spec("the expected wait still ahead, in ms (0 once released)"))
+
+
+@dataclass(frozen=True, slots=True)
+class CancelAnswer:
+    """A held transfer given up (``DELETE /v1/transfers/{id}``)."""
+
+    id: str = field(metadata=spec("the transfer's id"))
+    cancelled: bool = field(metadata=spec("always true"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,8 +16,10 @@ stamped with one monotonic clock; whatever the engine returns goes to the
   switch at once, then ``engine.tick``;
 - the audit loop (:mod:`prober`), as primary: a probe round every audit interval;
 - one PacketIn reader per switch, feeding the prober;
-- the HTTP API (:mod:`api`), which calls :meth:`transfer`, :meth:`complete`,
-  :meth:`pin_flow`, :meth:`unpin_flow`, :meth:`set_mode` and :meth:`fabric`.
+- the HTTP API (:mod:`api`), which calls :meth:`transfer`, :meth:`start`,
+  :meth:`cancel`, :meth:`complete`, :meth:`pin_flow`, :meth:`unpin_flow`,
+  :meth:`set_mode` and :meth:`fabric`;
+- the release timer of held transfers and their senders' long polls (:mod:`starts`).
 
 Flow pins (``POST /v1/pins``) are the engine's (:mod:`controller.engine.flow_pins`);
 their entries are written by the enforcer (:mod:`flow_pins`) and synced, adopted or
@@ -62,6 +64,7 @@ from controller.engine import (
     FlowTuple,
     InstallPin,
     TransferRequest,
+    TransferStartedError,
     UnknownTransferError,
     fabric_view,
     tier_utilisation,
@@ -82,6 +85,7 @@ from controller.service.pins import Pin, PinKey, PinMeta
 from controller.service.prober import ETHERTYPE, Prober, Verdict
 from controller.service.provision import ReadBack, reconcile
 from controller.service.readiness import SwitchState, overall_role, refusal, switch_state
+from controller.service.starts import Starts
 from controller.service.switches import Pipeline, SwitchLink
 from controller.service.telemetry import Poller
 from controller.service.tracing import Timing, TransferTracer
@@ -158,6 +162,8 @@ class Service:
             wall=wall,
         )
         self.enforcer.mode = self.engine.effective_mode
+        self.starts = Starts(self.engine, self.metrics, clock)
+        self.enforcer.on_released.append(self.starts.on_released)
         self.adoptions = Adoptions(self.engine)
         self.poller = Poller(self.engine.topology)
         audit_window = min(0.5 * s.audit_interval_s, 0.5)
@@ -245,14 +251,25 @@ class Service:
             static_pins=_placements(p.path is not None for p in e.flow_pins.by_id.values()),
             in_flight=len(e.inflight) + len(self.adoptions),
             modes=[str(m) for m in Mode],
+            held=e.held_by_path(),
         )
 
     # -- the API's operations ---------------------------------------------------------
 
     async def transfer(
-        self, src: str, dst: str, nbytes: int, *, trace_id: str | None, spine: str | None
+        self,
+        src: str,
+        dst: str,
+        nbytes: int,
+        *,
+        trace_id: str | None,
+        spine: str | None,
+        deadline_ms: int | None = None,
     ) -> schema.TransferAnswer:
-        """Decide a transfer, write its pin, and return the answer of ``POST /v1/transfers``."""
+        """Decide a transfer, write its pin, and return the answer of ``POST /v1/transfers``.
+
+        A held transfer's pin is written now too: only its start waits (:mod:`starts`).
+        """
         self._writable(*self._needed(src, dst))
         t0, wall0 = self.clock(), self.wall()
         if trace_id is None:
@@ -260,8 +277,10 @@ class Service:
             trace_id = f"kv-{self.instance}-{self._traces}"
         if spine is not None:
             self._check_spine(src, dst, spine)
-        request = TransferRequest(src, dst, nbytes, trace_id, spine=spine)
+        deadline_s = deadline_ms / 1e3 if deadline_ms is not None else None
+        request = TransferRequest(src, dst, nbytes, trace_id, spine=spine, deadline_s=deadline_s)
         decision, updates = self.engine.decide(request, t0)
+        self.starts.decided(decision.transfer_id, decision.held)
         t1 = self.clock()
         written = await self.enforcer.apply(updates, self._meta_for(decision))
         pinned = written.get(decision.transfer_id, False)
@@ -306,6 +325,11 @@ class Service:
         tag = None
         if d.tag is not None:
             tag = schema.Tag(d.tag.dscp, d.tag.dscp << 2, d.tag.src_port)
+        start_at = wait_ms = None
+        if d.start_at is not None:
+            now = self.clock()
+            start_at = d.start_at - now + self.wall()
+            wait_ms = max(0.0, d.start_at - now) * 1e3
         return schema.TransferAnswer(
             id=self.api_id(d.transfer_id),
             trace_id=d.trace_id,
@@ -321,7 +345,34 @@ class Service:
             expected_s=d.expected_s,
             fallbacks=fallbacks,
             tag=tag,
+            held=d.held,
+            wait_ms=wait_ms or 0.0,
+            start_at=start_at,
         )
+
+    async def start(self, transfer_id: str, timeout_s: float) -> schema.StartAnswer:
+        """Wait up to ``timeout_s`` for a held transfer's release (the long poll of
+        ``GET /v1/transfers/{id}/start``); a transfer not held is released at once."""
+        if transfer_id in self.adoptions.by_id:
+            return schema.StartAnswer(transfer_id, released=True, wait_ms=0.0)
+        left = await self.starts.wait(self._engine_id(transfer_id), transfer_id, timeout_s)
+        if left is None:
+            return schema.StartAnswer(transfer_id, released=True, wait_ms=0.0)
+        return schema.StartAnswer(transfer_id, released=False, wait_ms=left * 1e3)
+
+    async def cancel(self, transfer_id: str) -> schema.CancelAnswer:
+        """Give up a held transfer (``DELETE /v1/transfers/{id}``): its pin, tag and bytes
+        go back, the transfers behind it move forward, its waiters get a 404."""
+        self._writable()
+        if transfer_id in self.adoptions.by_id:
+            raise TransferStartedError(
+                f"transfer {transfer_id!r} is running (adopted): report its completion instead"
+            )
+        engine_id = self._engine_id(transfer_id)
+        updates = self.engine.cancel(engine_id, self.clock())
+        self.starts.cancelled(engine_id)
+        await self.enforcer.apply(updates, self._moved_meta)
+        return schema.CancelAnswer(transfer_id, cancelled=True)
 
     def _meta_for(self, d: Decision) -> Callable[[InstallPin], PinMeta]:
         wall0 = self.wall()
@@ -626,6 +677,9 @@ class Service:
 
     # -- loops ----------------------------------------------------------------------------
 
+    async def _apply(self, updates: list[Any]) -> None:
+        await self.enforcer.apply(updates, self._moved_meta)
+
     async def _telemetry_loop(self) -> None:
         interval = self.settings.telemetry.poll_interval_s
         deadline = self.clock()
@@ -716,6 +770,7 @@ class Service:
         tasks.append(asyncio.create_task(self._telemetry_loop(), name="telemetry"))
         if self.options.audit:
             tasks.append(asyncio.create_task(self._audit_loop(), name="audit"))
+        tasks.append(asyncio.create_task(self.starts.run(self._apply), name="releases"))
         for link in self.links.values():
             tasks.append(asyncio.create_task(self._packets(link), name=f"packets-{link.name}"))
         self._tasks = tasks
