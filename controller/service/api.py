@@ -199,16 +199,7 @@ class Api:
         )
 
     async def _decide(self, ask: schema.TransferRequest) -> schema.TransferAnswer:
-        return await self._engine_call(
-            self.service.transfer(
-                ask.src,
-                ask.dst,
-                ask.bytes,
-                trace_id=ask.trace_id,
-                spine=ask.spine,
-                deadline_ms=ask.deadline_ms,
-            )
-        )
+        return await self._engine_call(self.service.transfer(ask))
 
     async def _batch(self, r: Request, _p: dict[str, str]) -> Response:
         """Decide every transfer in order, as the single endpoint would."""

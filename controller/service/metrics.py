@@ -267,22 +267,26 @@ class _EngineCollector:
             links.add_metric([link, status], 1.0 if status == "up" else 0.0)
         yield links
         yield GaugeMetricFamily("kvfabric_pins", "Pin entries on the leaves", value=s.pins)
-        static = GaugeMetricFamily(
+        yield _gauge_of(
             "kvfabric_static_pins",
             "Flow pins of flows, on their spine (pinned) or, with no live spine, on ECMP",
-            labels=["placement"],
+            "placement",
+            s.static_pins,
         )
-        for placement, count in sorted(s.static_pins.items()):
-            static.add_metric([placement], count)
-        yield static
         yield GaugeMetricFamily(
             "kvfabric_transfers_in_flight", "Transfers not yet completed", value=s.in_flight
         )
-        held = GaugeMetricFamily(
+        yield _gauge_of(
             "kvfabric_transfers_held",
             "Transfers held behind others, by path (a path with none has no series)",
-            labels=["path"],
+            "path",
+            s.held,
         )
-        for path, count in sorted(s.held.items()):
-            held.add_metric([path], count)
-        yield held
+
+
+def _gauge_of(name: str, help_text: str, label: str, values: Mapping[str, int]) -> Metric:
+    """A gauge with one series per key of ``values`` (its one label), in key order."""
+    gauge = GaugeMetricFamily(name, help_text, labels=[label])
+    for key, value in sorted(values.items()):
+        gauge.add_metric([key], value)
+    return gauge

@@ -256,20 +256,12 @@ class Service:
 
     # -- the API's operations ---------------------------------------------------------
 
-    async def transfer(
-        self,
-        src: str,
-        dst: str,
-        nbytes: int,
-        *,
-        trace_id: str | None,
-        spine: str | None,
-        deadline_ms: int | None = None,
-    ) -> schema.TransferAnswer:
+    async def transfer(self, ask: schema.TransferRequest) -> schema.TransferAnswer:
         """Decide a transfer, write its pin, and return the answer of ``POST /v1/transfers``.
 
         A held transfer's pin is written now too: only its start waits (:mod:`starts`).
         """
+        src, dst, trace_id, spine = ask.src, ask.dst, ask.trace_id, ask.spine
         self._writable(*self._needed(src, dst))
         t0, wall0 = self.clock(), self.wall()
         if trace_id is None:
@@ -277,8 +269,8 @@ class Service:
             trace_id = f"kv-{self.instance}-{self._traces}"
         if spine is not None:
             self._check_spine(src, dst, spine)
-        deadline_s = deadline_ms / 1e3 if deadline_ms is not None else None
-        request = TransferRequest(src, dst, nbytes, trace_id, spine=spine, deadline_s=deadline_s)
+        deadline_s = ask.deadline_ms / 1e3 if ask.deadline_ms is not None else None
+        request = TransferRequest(src, dst, ask.bytes, trace_id, spine=spine, deadline_s=deadline_s)
         decision, updates = self.engine.decide(request, t0)
         self.starts.decided(decision.transfer_id, decision.held)
         t1 = self.clock()
