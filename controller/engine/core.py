@@ -351,11 +351,11 @@ class Engine:
     ) -> tuple[int, float] | None:
         """The candidate to hold a new transfer on and its expected start, when that
         completes no later than sending it now on ``chosen`` (:mod:`schedule`)."""
-        queue, inflight = self.queue, self.table.inflight
+        queue, running = self.queue, self.inflight.running_on
         if not queue.active or self.effective_mode is not Mode.KV_AWARE:
             return None
-        if any(inflight[c.up] == 0 and inflight[c.down] == 0 for c in candidates):
-            return None  # a path nothing shares: go now
+        if any(not running(c.up) and not running(c.down) for c in candidates):
+            return None  # a path where nothing runs: go now (as the release would)
         now_end = now + costs[chosen]
         best: tuple[int, float] | None = None
         best_end = now_end + _TIE_S

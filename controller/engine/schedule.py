@@ -14,7 +14,8 @@ expected completion:
 
 It takes whichever completes earlier (a tie holds: sending now would also slow the
 transfers already there). A start more than ``max_wait`` away is no option, and
-nothing is held while a candidate path carries nothing.
+nothing is held while a candidate path has no transfer running on either port (the
+release below would let it go at once).
 
 The queue. Held transfers are ordered by the policy's key:
 

@@ -262,9 +262,11 @@ class Scheduling:
             self.running.add(d.transfer_id)
             return
         self.keys[d.transfer_id] = engine.queue.held[d.transfer_id].key
-        # nothing is held while a candidate path carries nothing
+        # nothing is held while a candidate path carries nothing, or runs nothing
+        running = engine.inflight.running_on
         for c in engine.inflight.transfers[d.transfer_id].placement.candidates:
             assert before[c.up] > 0 or before[c.down] > 0
+            assert running(c.up) or running(c.down)
         assert d.start_at is not None
         assert self.f.now < d.start_at <= self.f.now + engine.queue.max_wait_s + 1e-9
         self.held.add(d.transfer_id)
