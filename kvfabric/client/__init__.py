@@ -19,8 +19,9 @@ path was known; a block left by an exception reports nothing (the controller tim
 the transfer out). A 503 or a controller that does not answer is retried with
 backoff on the next controller (the backup, then the primary again); when none
 answers within ``deadline_s`` the transfer goes by plain ECMP, untagged, and its
-placement says ``fallback`` and why. A 4xx raises :class:`Refused`. See
-``docs/api.md``.
+placement says ``fallback`` and why. A 4xx raises :class:`Refused`. A transfer the
+controller holds (its path is busy) waits for its release before the socket connects
+(``t.result.wait_s``, ``queued_s``). See ``docs/api.md``.
 
 Public API::
 

@@ -10,9 +10,11 @@ from typing import Any
 
 from kvfabric.client._core import (
     BaseClient,
+    ClientError,
     Endpoint,
     Placement,
     Refused,
+    Release,
     Reply,
     Result,
     SocketFactory,
@@ -55,10 +57,10 @@ class AsyncClient(BaseClient):
 
     async def request_path(
         self, src: str, dst: str, nbytes: int, *, spine: str | None = None,
-        trace_id: str | None = None,
+        trace_id: str | None = None, deadline_ms: int | None = None,
     ) -> Placement:  # fmt: skip
         """See :meth:`kvfabric.client.Client.request_path`."""
-        body = transfer_request(src, dst, nbytes, spine, trace_id)
+        body = transfer_request(src, dst, nbytes, spine, trace_id, deadline_ms=deadline_ms)
         try:
             answer, endpoint = await self.call("POST", "/v1/transfers", body)
         except Unavailable as exc:
@@ -70,9 +72,11 @@ class AsyncClient(BaseClient):
         path = f"/v1/transfers/{transfer_id}/complete"
         await self.call("POST", path, {"duration_s": duration_s})
 
-    async def call(self, method: str, path: str, body: object = None) -> tuple[Any, Endpoint]:
+    async def call(
+        self, method: str, path: str, body: object = None, *, deadline_s: float | None = None
+    ) -> tuple[Any, Endpoint]:
         """See :meth:`kvfabric.client.Client.call`."""
-        attempts = self.attempts()
+        attempts = self.attempts(deadline_s)
         while True:
             endpoint = attempts.endpoint
             timeout = attempts.timeout(self.clock())
@@ -89,6 +93,16 @@ class AsyncClient(BaseClient):
             if isinstance(outcome, tuple):
                 return outcome
             await asyncio.sleep(outcome)
+
+    async def wait_release(self, placement: Placement) -> Release:
+        """See :meth:`kvfabric.client.Client.wait_release`."""
+        release = Release.of(placement, self.clock(), self.release_slack_s)
+        while (poll := release.next(self.clock())) is not None:
+            try:
+                release.settle((await self.call("GET", poll[0], deadline_s=poll[1]))[0])
+            except ClientError as exc:
+                release.settle(exc)
+        return release
 
     async def _exchange(self, endpoint: Endpoint, method: str, path: str, body: object) -> Reply:
         """One request on an idle connection (or a new one when the server closed it)."""
@@ -135,14 +149,17 @@ class AsyncClient(BaseClient):
         connect: tuple[str, int] | None = None,
         bind: tuple[str, int] | None = None,
         spine: str | None = None,
+        deadline_ms: int | None = None,
         sockets: SocketFactory = tcp_socket,
     ) -> AsyncIterator[AsyncTransfer]:
         """Ask for the path; with ``connect``, a non-blocking socket tagged, bound and
         connected there. On a clean exit the completion is reported with the measured
         duration."""
         t0 = self.clock()
-        placement = await self.request_path(src, dst, nbytes, spine=spine)
-        t = AsyncTransfer(placement, Result(placement, self.clock() - t0))
+        placement = await self.request_path(src, dst, nbytes, spine=spine, deadline_ms=deadline_ms)
+        answered = self.clock()
+        t = AsyncTransfer(placement, Result(placement, answered - t0))
+        t.released(await self.wait_release(placement), self.clock() - answered)
         if connect is not None:
             with tagged_socket(sockets, placement, bind) as sock:
                 sock.setblocking(False)

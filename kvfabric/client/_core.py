@@ -17,6 +17,12 @@ try again and where and after how long, and never sleeps or touches the network.
   the sender must not wait for a controller); for a completion, it is dropped and
   the result says so (the controller times the transfer out).
 
+A transfer the controller *holds* (its answer says ``held``: its path is busy) starts
+only when ``GET /v1/transfers/{id}/start`` answers ``released``: :class:`Release` is
+that wait's policy, a long poll asked again until the release, bounded by the
+answer's ``wait_ms`` plus ``release_slack_s``; past the bound, or when no controller
+answers, the sender starts anyway and the result says why.
+
 Errors::
 
     ClientError
@@ -89,6 +95,9 @@ class Placement:
     tag: Tag | None = None
     fallbacks: tuple[str, ...] = ()
     controller: str | None = None
+    held: bool = False
+    wait_s: float = 0.0
+    start_at: float | None = None
 
     @property
     def fell_back(self) -> bool:
@@ -109,6 +118,9 @@ class Placement:
             tag=_tag(tag) if tag else None,
             fallbacks=tuple(answer.get("fallbacks") or ()),
             controller=controller,
+            held=bool(answer.get("held")),
+            wait_s=float(answer.get("wait_ms") or 0.0) / 1e3,
+            start_at=answer.get("start_at"),
         )
 
     @classmethod
@@ -132,9 +144,13 @@ def _tag(tag: Mapping[str, Any]) -> Tag:
 class Result:
     """How a transfer made with ``client.transfer(...)`` went.
 
-    ``duration_s`` runs from the moment the path is known (and the socket, when the
-    client opened one, connected) to the end of the ``with`` block. ``reported`` says
-    whether the controller recorded the completion; ``report_error`` why not.
+    ``duration_s`` runs from the moment the path is known and the transfer may start
+    (and the socket, when the client opened one, connected) to the end of the ``with``
+    block. ``wait_s`` is the time spent waiting for a held transfer's release,
+    ``queued_s`` the time from the path request to the start (``decision_s`` plus
+    ``wait_s``); ``release_error`` says why a held transfer started without its release.
+    ``reported`` says whether the controller recorded the completion; ``report_error``
+    why not.
     """
 
     placement: Placement
@@ -142,6 +158,9 @@ class Result:
     duration_s: float | None = None
     reported: bool = False
     report_error: str | None = None
+    wait_s: float = 0.0
+    queued_s: float = 0.0
+    release_error: str | None = None
 
 
 class Transfer:
@@ -158,6 +177,12 @@ class Transfer:
     def tag(self) -> Tag | None:
         """The placement's tag (None: no tag, plain ECMP)."""
         return self.placement.tag
+
+    def released(self, release: Release, wait_s: float) -> None:
+        """Record the wait for the release (``wait_s`` long)."""
+        self.result.wait_s = wait_s
+        self.result.queued_s = self.result.decision_s + wait_s
+        self.result.release_error = release.error
 
     def reported(self, error: ClientError | None) -> None:
         """Record how the completion's report went (``error`` None: recorded)."""
@@ -266,6 +291,16 @@ class Reply:
     payload: bytes
 
 
+RELEASE_SLACK_S = 1.0
+"""How much longer than the answer's ``wait_ms`` a sender waits for its release."""
+
+POLL_SLACK_S = 0.5
+"""How much longer than its ``timeout_ms`` one long poll may take to be answered."""
+
+MAX_POLL_MS = 60_000
+"""The longest ``timeout_ms`` the controller takes."""
+
+
 class BaseClient:
     """What both clients are configured with (the options are described on
     :class:`kvfabric.client.Client`), and the retry policy of their calls."""
@@ -278,33 +313,82 @@ class BaseClient:
         deadline_s: float = 0.25,
         backoff_s: float = 0.005,
         clock: Callable[[], float] = time.monotonic,
+        release_slack_s: float = RELEASE_SLACK_S,
     ) -> None:
         self.endpoints: tuple[Endpoint, ...] = endpoints_of(controllers)
         self.token = token
         self.deadline_s = deadline_s
         self.backoff_s = backoff_s
         self.clock = clock
+        self.release_slack_s = release_slack_s
         self._reset()
 
     def _reset(self) -> None:
         """Start with no connection (each flavour keeps its own kind)."""
         raise NotImplementedError
 
-    def attempts(self) -> Attempts:
-        """The retry policy of a call starting now."""
-        deadline = self.clock() + self.deadline_s
-        return Attempts(self.endpoints, deadline, self.deadline_s, self.backoff_s)
+    def attempts(self, deadline_s: float | None = None) -> Attempts:
+        """The retry policy of a call starting now (``deadline_s``: the client's)."""
+        budget = self.deadline_s if deadline_s is None else deadline_s
+        return Attempts(self.endpoints, self.clock() + budget, budget, self.backoff_s)
+
+
+@dataclass(slots=True)
+class Release:
+    """The wait for a held transfer's release (see the module docstring); pure.
+
+    :meth:`next` says which long poll to send and how long its call may take, None
+    when the wait is over (released, out of time, or failed: ``error`` says why);
+    :meth:`settle` takes each poll's answer, or the :class:`ClientError` it raised.
+    """
+
+    transfer_id: str | None
+    deadline: float
+    done: bool = False
+    error: str | None = None
+
+    @classmethod
+    def of(cls, placement: Placement, now: float, slack_s: float = RELEASE_SLACK_S) -> Release:
+        """The wait of ``placement``'s transfer (over at once when it is not held)."""
+        held = placement.held and placement.transfer_id is not None
+        return cls(placement.transfer_id, now + placement.wait_s + slack_s, done=not held)
+
+    def next(self, now: float) -> tuple[str, float] | None:
+        """The next poll's path and its call's deadline in seconds; None when over."""
+        if self.done:
+            return None
+        left = self.deadline - now
+        if left <= 0:
+            self.done = True
+            self.error = "no release in time: started without it"
+            return None
+        timeout_ms = min(MAX_POLL_MS, max(1, int(left * 1e3)))
+        path = f"/v1/transfers/{self.transfer_id}/start?timeout_ms={timeout_ms}"
+        return path, timeout_ms / 1e3 + POLL_SLACK_S
+
+    def settle(self, answer: Any) -> None:
+        """One poll's answer (a :class:`ClientError`: the wait ends, started anyway)."""
+        if isinstance(answer, ClientError):
+            self.done = True
+            self.error = f"the release could not be asked: {answer}"
+        elif isinstance(answer, Mapping) and answer.get("released"):
+            self.done = True
 
 
 def transfer_request(
-    src: str, dst: str, nbytes: int, spine: str | None, trace_id: str | None
+    src: str,
+    dst: str,
+    nbytes: int,
+    spine: str | None,
+    trace_id: str | None,
+    *,
+    deadline_ms: int | None = None,
 ) -> dict[str, object]:
     """The body of ``POST /v1/transfers``."""
     body: dict[str, object] = {"src": src, "dst": dst, "bytes": nbytes}
-    if spine is not None:
-        body["spine"] = spine
-    if trace_id is not None:
-        body["trace_id"] = trace_id
+    for key, value in (("spine", spine), ("trace_id", trace_id), ("deadline_ms", deadline_ms)):
+        if value is not None:
+            body[key] = value
     return body
 
 

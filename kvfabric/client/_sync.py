@@ -12,9 +12,11 @@ from typing import Any
 
 from kvfabric.client._core import (
     BaseClient,
+    ClientError,
     Endpoint,
     Placement,
     Refused,
+    Release,
     Reply,
     Result,
     SocketFactory,
@@ -56,11 +58,11 @@ class Client(BaseClient):
 
     def request_path(
         self, src: str, dst: str, nbytes: int, *, spine: str | None = None,
-        trace_id: str | None = None,
+        trace_id: str | None = None, deadline_ms: int | None = None,
     ) -> Placement:  # fmt: skip
         """``POST /v1/transfers``; the ECMP fallback when no controller answers in time.
         :class:`Refused` when the request itself is wrong."""
-        body = transfer_request(src, dst, nbytes, spine, trace_id)
+        body = transfer_request(src, dst, nbytes, spine, trace_id, deadline_ms=deadline_ms)
         try:
             answer, endpoint = self.call("POST", "/v1/transfers", body)
         except Unavailable as exc:
@@ -71,9 +73,11 @@ class Client(BaseClient):
         """``POST /v1/transfers/{id}/complete``; :class:`Unavailable` or :class:`Refused`."""
         self.call("POST", f"/v1/transfers/{transfer_id}/complete", {"duration_s": duration_s})
 
-    def call(self, method: str, path: str, body: object = None) -> tuple[Any, Endpoint]:
+    def call(
+        self, method: str, path: str, body: object = None, *, deadline_s: float | None = None
+    ) -> tuple[Any, Endpoint]:
         """One API call with the retry policy; the decoded answer and who gave it."""
-        attempts = self.attempts()
+        attempts = self.attempts(deadline_s)
         while True:
             endpoint = attempts.endpoint
             reply: Reply | str
@@ -86,6 +90,16 @@ class Client(BaseClient):
             if isinstance(outcome, tuple):
                 return outcome
             time.sleep(outcome)
+
+    def wait_release(self, placement: Placement) -> Release:
+        """Wait for a held transfer's release (long polls; at once when not held)."""
+        release = Release.of(placement, self.clock(), self.release_slack_s)
+        while (poll := release.next(self.clock())) is not None:
+            try:
+                release.settle(self.call("GET", poll[0], deadline_s=poll[1])[0])
+            except ClientError as exc:
+                release.settle(exc)
+        return release
 
     def _exchange(
         self, endpoint: Endpoint, method: str, path: str, body: object, timeout: float
@@ -133,13 +147,16 @@ class Client(BaseClient):
         connect: tuple[str, int] | None = None,
         bind: tuple[str, int] | None = None,
         spine: str | None = None,
+        deadline_ms: int | None = None,
         sockets: SocketFactory = tcp_socket,
     ) -> Iterator[Transfer]:
         """Ask for the path; with ``connect``, a socket tagged, bound and connected there.
         On a clean exit the completion is reported with the measured duration."""
         t0 = self.clock()
-        placement = self.request_path(src, dst, nbytes, spine=spine)
-        t = Transfer(placement, Result(placement, self.clock() - t0))
+        placement = self.request_path(src, dst, nbytes, spine=spine, deadline_ms=deadline_ms)
+        answered = self.clock()
+        t = Transfer(placement, Result(placement, answered - t0))
+        t.released(self.wait_release(placement), self.clock() - answered)
         if connect is not None:
             with tagged_socket(sockets, placement, bind) as sock:
                 sock.connect(connect)

@@ -2,7 +2,8 @@
 
 Success (a tagged, bound, connected socket; the completion reported), a 503 then
 success (the backup first in the list), the primary killed and the backup taking
-over, and no controller at all (the ECMP fallback, said in the result).
+over, no controller at all (the ECMP fallback, said in the result), and a held
+transfer that connects only once released (or past the bound of its wait).
 """
 
 from __future__ import annotations
@@ -12,13 +13,16 @@ import signal
 import socket
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from kvfabric.client import AsyncClient, Client, Refused
-from tests.controller_service.harness import RunningSwitches, metric, wait_for
+from kvfabric.client import AsyncClient, AsyncTransfer, Client, Refused, Transfer
+from tests.controller_service.harness import Api, RunningSwitches, metric, wait_for
 from tests.support.controllers import Controllers
 from tests.support.ports import free_port
+
+MB = 1_000_000
 
 
 class Listener:
@@ -152,3 +156,77 @@ def test_one_async_client_serves_two_event_loops_in_turn(
 
     assert asyncio.run(once()) == "pinned"
     assert asyncio.run(once()) == "pinned"  # the first loop's kept-alive connection is gone
+
+
+def _scheduled(fabric: RunningSwitches, tmp_path: Path, max_wait: str) -> Path:
+    path = tmp_path / "scheduled.yaml"
+    path.write_text(fabric.yaml() + f"  scheduling: {{policy: fifo, max_wait: {max_wait}}}\n")
+    return path
+
+
+def _held(api: Api) -> bool:
+    return any(t["held"] for t in api.call("GET", "/v1/fabric")[1]["transfers"])
+
+
+def test_a_held_transfer_connects_only_once_released(
+    fabric: RunningSwitches, controllers: Controllers, listener: Listener, tmp_path: Path
+) -> None:
+    c, api = controllers.ready(_scheduled(fabric, tmp_path, "60s"), "--no-audit")
+    with Client([address(c)], deadline_s=5) as client:
+        running = [client.request_path("h11", "h21", MB) for _ in range(2)]  # both spines
+        out: list[Transfer] = []
+
+        def send() -> None:
+            with Client([address(c)], deadline_s=5) as other:
+                with other.transfer("h12", "h22", MB, connect=("127.0.0.1", listener.port),
+                                    deadline_ms=500) as t:  # fmt: skip
+                    assert t.socket is not None
+                    t.socket.sendall(b"kv")
+                out.append(t)
+
+        thread = threading.Thread(target=send, daemon=True)
+        thread.start()
+        wait_for(lambda: _held(api))
+        assert listener.peers == []  # held: no connection before the release (60 s away)
+        for placement in running:
+            assert placement.transfer_id is not None
+            client.report(placement.transfer_id, 0.01)
+        thread.join(30)
+    (t,) = out
+    r = t.result
+    assert t.placement.held and r.release_error is None and r.reported
+    assert 0 < r.wait_s <= r.queued_s
+    wait_for(lambda: listener.peers)
+    assert t.tag is not None and listener.peers == [t.tag.src_port]
+
+
+def test_async_waits_for_the_release_and_gives_up_past_its_bound(
+    fabric: RunningSwitches, controllers: Controllers, tmp_path: Path
+) -> None:
+    c, api = controllers.ready(_scheduled(fabric, tmp_path, "60s"), "--no-audit")
+
+    async def run() -> tuple[AsyncTransfer, AsyncTransfer]:
+        async with AsyncClient([address(c)], deadline_s=5) as client:
+            running = [await client.request_path("h11", "h21", MB) for _ in range(2)]
+            released = asyncio.create_task(_one(client))
+            await asyncio.to_thread(wait_for, lambda: _held(api))
+            for placement in running:
+                assert placement.transfer_id is not None
+                await client.report(placement.transfer_id, 0.01)
+            first = await released
+            # nothing completes now: past the answer's wait plus no slack, it starts anyway
+            _ = [await client.request_path("h11", "h21", MB) for _ in range(2)]
+            async with AsyncClient([address(c)], deadline_s=5, release_slack_s=0.0) as hasty:
+                return first, await _one(hasty)
+
+    released, unreleased = asyncio.run(run())
+    assert released.placement.held and released.result.release_error is None
+    assert released.result.wait_s > 0
+    assert unreleased.placement.held and unreleased.result.release_error is not None
+    assert "no release in time" in unreleased.result.release_error
+
+
+async def _one(client: AsyncClient) -> AsyncTransfer:
+    async with client.transfer("h12", "h22", MB) as t:
+        pass
+    return t
