@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
-from softswitch.errors import RuntimeConfigError
 from softswitch.runtime.externs import (
     Color,
     Counter,
@@ -15,12 +12,7 @@ from softswitch.runtime.externs import (
     MeterType,
     Register,
 )
-
-
-def code_of(fn: object, *args: object) -> str:
-    with pytest.raises(RuntimeConfigError) as info:
-        fn(*args)  # type: ignore[operator]
-    return info.value.code
+from tests.support.runtime_errors import code_of
 
 
 class TestCounter:

@@ -2,16 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
-from softswitch.errors import RuntimeConfigError
 from softswitch.runtime.pre import CloneSession, Pre, Replica
-
-
-def code_of(fn: object, *args: object) -> str:
-    with pytest.raises(RuntimeConfigError) as info:
-        fn(*args)  # type: ignore[operator]
-    return info.value.code
+from tests.support.runtime_errors import code_of
 
 
 class TestSimplePre:

@@ -4,25 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
-from softswitch.errors import RuntimeConfigError
 from softswitch.runtime.actions import ActionCall, ActionSpec
 from softswitch.runtime.hashing import hash_fields
 from softswitch.runtime.profiles import ActionProfile, ActionSelector, Group, Member
 from softswitch.runtime.tables import Exact, KeySpec, Table, TableEntry, TableSpec
+from tests.support.runtime_errors import code_of
 
 NHOP = ActionSpec("set_nhop", (("port", 9),))
 
 
 def nhop(port: int) -> ActionCall:
     return ActionCall("set_nhop", (port,))
-
-
-def code_of(fn: object, *args: object) -> str:
-    with pytest.raises(RuntimeConfigError) as info:
-        fn(*args)  # type: ignore[operator]
-    return info.value.code
 
 
 def selector(**kw: Any) -> ActionSelector:

@@ -42,6 +42,25 @@ def matches(m: Match | None, v: int) -> bool:
     return m.low <= v <= m.high
 
 
+Installed = list[tuple[tuple[Match | None, ...], int, int]]
+"""(matches, priority, action argument) of the entries in a table, in insertion order."""
+
+
+def check_lookups(t: Table, installed: Installed, keys: list[tuple[int, int]]) -> None:
+    """Every lookup of ``keys`` hits the entry of highest priority among the
+    ``installed`` ones that match (the first inserted of equals), or misses."""
+    for key in keys:
+        best = None
+        for m, prio, n in installed:  # first inserted wins ties: keep the first max
+            hit = all(matches(mi, ki) for mi, ki in zip(m, key, strict=True))
+            if hit and (best is None or prio > best[0]):
+                best = (prio, n)
+        got = t.lookup(key)
+        assert got.hit == (best is not None)
+        if best is not None:
+            assert got.action_call.args == (best[1],)
+
+
 lpm_st = st.builds(
     lambda v, p: Lpm(v & ~((1 << (W - p)) - 1) & 0xFF, p),
     st.integers(0, 255),
@@ -101,7 +120,7 @@ def test_ternary_matches_reference(
     keys: list[tuple[int, int]],
 ) -> None:
     t = table((KeySpec("a", W, "ternary"), KeySpec("b", W, "ternary")))
-    installed: list[tuple[tuple[Match | None, ...], int, int]] = []  # insertion order
+    installed: Installed = []  # insertion order
     for n, (a, b, prio) in enumerate(entries):
         canon = tuple(None if m is not None and m.mask == 0 else m for m in (a, b))
         if any(m == canon and p == prio for m, p, _ in installed):
@@ -115,15 +134,7 @@ def test_ternary_matches_reference(
         if d < len(installed):
             m, prio, _ = installed.pop(d)
             t.delete(TableEntry(m, prio))
-    for ka, kb in keys:
-        best = None
-        for m, prio, n in installed:  # first inserted wins ties: keep the first max
-            if matches(m[0], ka) and matches(m[1], kb) and (best is None or prio > best[0]):
-                best = (prio, n)
-        got = t.lookup((ka, kb))
-        assert got.hit == (best is not None)
-        if best is not None:
-            assert got.action_call.args == (best[1],)
+    check_lookups(t, installed, keys)
 
 
 @settings(max_examples=100, deadline=None)
@@ -140,19 +151,11 @@ def test_range_matches_reference(
     entries: list[tuple[Range | None, Ternary | None, int]], keys: list[tuple[int, int]]
 ) -> None:
     t = table((KeySpec("r", W, "range"), KeySpec("b", W, "ternary")))
-    installed: list[tuple[tuple[Match | None, ...], int, int]] = []
+    installed: Installed = []
     for n, (r, b, prio) in enumerate(entries):
         canon = (None if r == Range(0, 255) else r, None if b is not None and b.mask == 0 else b)
         if any(i[0] == canon and i[1] == prio for i in installed):
             continue
         t.insert(TableEntry((r, b), prio, action=ActionCall("a", (n,))))
         installed.append((canon, prio, n))
-    for kr, kb in keys:
-        best = None
-        for m, prio, n in installed:
-            if matches(m[0], kr) and matches(m[1], kb) and (best is None or prio > best[0]):
-                best = (prio, n)
-        got = t.lookup((kr, kb))
-        assert got.hit == (best is not None)
-        if best is not None:
-            assert got.action_call.args == (best[1],)
+    check_lookups(t, installed, keys)

@@ -28,6 +28,7 @@ from softswitch.runtime.tables import (
     Ternary,
     initial_entry_priorities,
 )
+from tests.support.runtime_errors import code_of
 
 FWD = ActionSpec("MyIngress.fwd", (("port", 9),))
 DROP = ActionSpec("MyIngress.drop")
@@ -48,12 +49,6 @@ def make(keys: tuple[KeySpec, ...], **kw: Any) -> Table:
         **kw,
     )
     return Table(spec)
-
-
-def code_of(fn: object, *args: object) -> str:
-    with pytest.raises(RuntimeConfigError) as info:
-        fn(*args)  # type: ignore[operator]
-    return info.value.code
 
 
 EXACT = (KeySpec("hdr.ethernet.dstAddr", 48, "exact"), KeySpec("meta.vrf", 4, "exact"))

@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
-from softswitch.errors import RuntimeConfigError
 from softswitch.runtime.matches import Exact, KeySpec, Lpm, Range, Ternary
 from softswitch.runtime.valuesets import ValueSet
-
-
-def code_of(fn: object, *args: object) -> str:
-    with pytest.raises(RuntimeConfigError) as info:
-        fn(*args)  # type: ignore[operator]
-    return info.value.code
+from tests.support.runtime_errors import code_of
 
 
 def test_exact_members() -> None:

@@ -10,6 +10,7 @@
 - :mod:`tests.support.ports`: a free local TCP port;
 - :mod:`tests.support.processes`: stopping a child process by its pid;
 - :mod:`tests.support.p4rt_client`: a synchronous P4Runtime client on raw gRPC stubs;
+- :mod:`tests.support.runtime_errors`: the code of the RuntimeConfigError a call raises;
 - :mod:`tests.support.stf_suites`: every STF suite of the tree as a table (``make stf``);
 - :mod:`tests.support.v1model`: small v1model programs from their pieces.
 """
