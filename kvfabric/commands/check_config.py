@@ -12,7 +12,7 @@ import argparse
 import sys
 from collections import Counter
 
-from controller.config import FabricConfig, load_config
+from controller.config import FabricConfig, Policy, load_config
 from controller.config.units import format_capacity, format_duration
 from controller.errors import ConfigError
 
@@ -68,12 +68,16 @@ def summary(config: FabricConfig) -> list[str]:
     c = config.controller
     api = f"{c.api.host}:{c.api.port}" + (" (bearer token)" if c.api.token else " (no token)")
     tls = "on" if c.p4runtime_tls is not None else "off"
+    sched = str(c.scheduling.policy)
+    if c.scheduling.policy is not Policy.NONE:
+        sched += f" (max wait {format_duration(c.scheduling.max_wait_s)})"
     lines.append(
         f"controller: mode {c.mode}, poll {format_duration(c.telemetry.poll_interval_s)}, "
         f"stale after {format_duration(c.telemetry.staleness_limit_s)}, "
         f"hysteresis {c.selection.hysteresis:.0%}, "
         f"reroute limit {c.safety.reroute_limit} per {format_duration(c.safety.reroute_window_s)}, "
         f"API {api}, P4Runtime TLS {tls}, KV DSCP {c.kv_class.dscp}, "
-        f"tag ports {c.kv_class.tag_port_first}-{c.kv_class.tag_port_last}"
+        f"tag ports {c.kv_class.tag_port_first}-{c.kv_class.tag_port_last}, "
+        f"scheduling {sched}"
     )
     return lines

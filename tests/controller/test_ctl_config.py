@@ -631,6 +631,16 @@ def test_check_config_prints_a_summary(
     assert out.startswith("topologies/spine4.yaml: OK\n")
     assert "fabric spine4: 4 leaves, 4 spines, 8 hosts (4 decode, 4 prefill), 16 leaf-spine" in out
     assert "4 spine paths per pair of leaves" in out
+    assert out.rstrip().endswith("scheduling none")
+
+
+def test_check_config_names_the_scheduling_policy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "f.yaml"
+    path.write_text(BASE + "controller:\n  scheduling: {policy: srpt, max_wait: 20ms}\n")
+    assert main(["check-config", str(path)]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("scheduling srpt (max wait 20ms)")
 
 
 def test_check_config_reports_the_located_error(
