@@ -15,7 +15,7 @@ with a fake clock:
     audit(round, now)             -> [LinkStatusChanged, InstallPin, Alert, ...]
     tick(now)                     -> timeouts, staleness alerts, the quiet period,
                                      offline recomputation, alert windows, releases
-    set_mode(mode, now)           -> [SetMode?]                  (the operator)
+    set_mode(mode, now)           -> [SetMode?, Released*]       (the operator)
     pin_flow(id, flow, spine, now) -> (FlowPin, [InstallFlowPin, LogRecord])
     unpin_flow(id, now)           -> [RemoveFlowPin?, LogRecord]
     adopt_flow_pin(...)           -> a flow pin found on a leaf, moved if need be
@@ -182,6 +182,7 @@ class Engine:
         if self.effective_mode is not before:
             updates.append(SetMode(self.effective_mode, reason))
             updates.append(_log("mode", now, mode=str(self.effective_mode), reason=reason))
+        updates += self._release(now)  # outside kv-aware nothing is held
         return updates
 
     # -- decisions --------------------------------------------------------------------

@@ -153,8 +153,8 @@ def test_leaving_kv_aware_releases_every_held_transfer() -> None:
     f = fabric()
     ask(f), ask(f)
     third = ask(f)
-    f.engine.set_mode(Mode.ECMP, f.now)
-    assert released(f.tick()) == [third.transfer_id]
+    assert released(f.engine.set_mode(Mode.ECMP, f.now)) == [third.transfer_id]
+    assert f.engine.next_release() is None
 
 
 def test_a_bad_deadline_is_refused() -> None:
