@@ -22,8 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from softswitch.errors import RuntimeConfigError
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +69,14 @@ def _check_replicas(replicas: Iterable[Replica], what: str) -> dict[int, set[int
             )
         ports.add(r.egress_port)
     return by_rid
+
+
+def _found(items: dict[int, T], key: int, missing: str) -> T:
+    """``items[key]``; NOT_FOUND, ``missing`` followed by the key, when there is none."""
+    item = items.get(key)
+    if item is None:
+        raise RuntimeConfigError("NOT_FOUND", f"{missing} {key}")
+    return item
 
 
 class Pre:
@@ -167,10 +178,7 @@ class Pre:
             )
 
     def _group(self, mgid: int) -> _Group:
-        group = self._groups.get(mgid)
-        if group is None:
-            raise RuntimeConfigError("NOT_FOUND", f"no multicast group {mgid}")
-        return group
+        return _found(self._groups, mgid, "no multicast group")
 
     # -- BMv2 simple_pre view ------------------------------------------------------
 
@@ -229,10 +237,7 @@ class Pre:
         self._cache.pop(mgid, None)
 
     def _node(self, handle: int) -> _Node:
-        node = self._nodes.get(handle)
-        if node is None:
-            raise RuntimeConfigError("NOT_FOUND", f"no multicast node with handle {handle}")
-        return node
+        return _found(self._nodes, handle, "no multicast node with handle")
 
     # -- clone sessions ----------------------------------------------------------
 
