@@ -372,19 +372,23 @@ class Service:
 
         def meta(u: InstallPin) -> PinMeta:
             if u.transfer_id == d.transfer_id:
-                return PinMeta(
-                    id=self.api_id(d.transfer_id),
-                    trace_id=d.trace_id,
-                    src=d.src,
-                    dst=d.dst,
-                    size=d.bytes,
-                    requested_wall=wall0,
-                    deadline_wall=wall0 + timeout,
-                    spine=u.spine,
-                )
+                return self._decision_meta(d, wall0, wall0 + timeout, u.spine)
             return self._moved_meta(u)
 
         return meta
+
+    def _decision_meta(self, d: Decision, requested: float, deadline: float, spine: str) -> PinMeta:
+        """The metadata of the pin of ``d``'s transfer on ``spine`` (wall-clock times)."""
+        return PinMeta(
+            id=self.api_id(d.transfer_id),
+            trace_id=d.trace_id,
+            src=d.src,
+            dst=d.dst,
+            size=d.bytes,
+            requested_wall=requested,
+            deadline_wall=deadline,
+            spine=spine,
+        )
 
     def _check_spine(self, src: str, dst: str, spine: str) -> None:
         topo = self.engine.topology
@@ -525,17 +529,8 @@ class Service:
         t = self.engine.inflight.transfers.get(u.transfer_id)
         if t is None:
             raise ServiceError(f"no transfer {u.transfer_id} is in flight")
-        d, offset = t.decision, self.wall() - self.clock()
-        return PinMeta(
-            id=self.api_id(d.transfer_id),
-            trace_id=d.trace_id,
-            src=d.src,
-            dst=d.dst,
-            size=d.bytes,
-            requested_wall=t.requested + offset,
-            deadline_wall=t.deadline + offset,
-            spine=u.spine,
-        )
+        offset = self.wall() - self.clock()
+        return self._decision_meta(t.decision, t.requested + offset, t.deadline + offset, u.spine)
 
     # -- switches coming and going ------------------------------------------------------
 
