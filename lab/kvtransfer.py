@@ -153,7 +153,9 @@ class Outcome:
     A transfer that timed out has ``censored_s``, the time it ran: its completion time
     is at least that. ``started_at`` is the clock's reading when it started.
     ``fallback`` says why a kv-aware transfer went by plain ECMP, untagged (no
-    controller answered within the client's deadline).
+    controller answered within the client's deadline). ``held_s`` is how long it waited
+    before sending (its stagger, and the controller's hold until the release);
+    ``release_error`` why a held transfer started without its release.
     """
 
     transfer: Transfer
@@ -167,6 +169,7 @@ class Outcome:
     started_at: float | None = None
     fallback: str | None = None
     held_s: float | None = None
+    release_error: str | None = None
 
 
 async def send(
@@ -178,15 +181,17 @@ async def send(
     timeout_s: float = 120.0,
     clock: Callable[[], float] = time.monotonic,
     hold_s: float = 0.0,
+    deadline_s: float | None = None,
 ) -> Outcome:
     """Make ``transfer``; ask ``paths`` for its placement first when given (kv-aware):
     a :class:`kvfabric.client.AsyncClient` (the controller's API, with its retries and
     ECMP fallback), or any other :class:`PathService` (the lab's static fabric).
-    ``hold_s``: wait that long first (inside the completion time)."""
+    ``hold_s``: wait that long first (inside the completion time); ``deadline_s``: the
+    transfer's deadline after its request, sent to the controller (``deadline_ms``)."""
     start = clock()
     if hold_s > 0:
         await asyncio.sleep(hold_s)
-    attempt = _Attempt(transfer, sockets, spine, timeout_s, clock, start)
+    attempt = _Attempt(transfer, sockets, spine, timeout_s, clock, start, deadline_s)
     if isinstance(paths, AsyncClient):
         outcome = await _send_with_client(attempt, paths)
     else:
@@ -203,6 +208,7 @@ class _Attempt(NamedTuple):
     timeout_s: float
     clock: Callable[[], float]
     start: float
+    deadline_s: float | None = None
 
 
 async def _send_with_service(attempt: _Attempt, paths: PathService | None) -> Outcome:
@@ -269,6 +275,7 @@ async def _send_with_client(attempt: _Attempt, client: AsyncClient) -> Outcome:
             async with client.transfer(
                 transfer.src, transfer.dst, transfer.nbytes,
                 connect=target, bind=bind, spine=spine, sockets=sockets,
+                deadline_ms=_milliseconds(attempt.deadline_s),
             ) as t:  # fmt: skip
                 placement = _placement(t.placement)
                 decision_s = t.result.decision_s
@@ -293,7 +300,13 @@ async def _send_with_client(attempt: _Attempt, client: AsyncClient) -> Outcome:
     return Outcome(
         transfer, fct, placement, port, error, decision_s, retransmits, started_at=start,
         fallback=t.placement.fallbacks[0] if t.placement.fell_back else None,
+        held_s=t.result.wait_s, release_error=t.result.release_error,
     )  # fmt: skip
+
+
+def _milliseconds(seconds: float | None) -> int | None:
+    """A deadline as the API takes it: whole milliseconds, at least one."""
+    return None if seconds is None else max(1, round(seconds * 1000.0))
 
 
 def _placement(p: ClientPlacement) -> Placement | None:

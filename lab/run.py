@@ -564,6 +564,7 @@ class Session:
                 spine=spine,
                 timeout_s=timeout,
                 hold_s=a.hold_s,
+                deadline_s=a.deadline_s,
             )
             taken = outcome.placement.spine if outcome.placement is not None else None
             if mode == ModeName.ECMP:  # no placement: the documented hash says where it went
