@@ -213,7 +213,7 @@ class _Attempt(NamedTuple):
 
 async def _send_with_service(attempt: _Attempt, paths: PathService | None) -> Outcome:
     """:func:`send` without the client: ask ``paths`` (if any), then connect and stream."""
-    transfer, sockets, spine, timeout_s, clock, start = attempt
+    transfer, sockets, spine, timeout_s, clock, start, _ = attempt
     placement: Placement | None = None
     decision_s = None
     port = transfer.ecmp_port
@@ -263,7 +263,7 @@ async def _send_with_service(attempt: _Attempt, paths: PathService | None) -> Ou
 async def _send_with_client(attempt: _Attempt, client: AsyncClient) -> Outcome:
     """:func:`send` through ``client.transfer``: the client asks, tags, binds, connects
     and reports; a fallback (no controller in time) goes untagged from the ECMP port."""
-    transfer, sockets, spine, timeout_s, clock, start = attempt
+    transfer, sockets, spine, timeout_s, clock, start, deadline_s = attempt
     placement: Placement | None = None
     decision_s = None
     port = transfer.ecmp_port
@@ -275,7 +275,7 @@ async def _send_with_client(attempt: _Attempt, client: AsyncClient) -> Outcome:
             async with client.transfer(
                 transfer.src, transfer.dst, transfer.nbytes,
                 connect=target, bind=bind, spine=spine, sockets=sockets,
-                deadline_ms=_milliseconds(attempt.deadline_s),
+                deadline_ms=_milliseconds(deadline_s),
             ) as t:  # fmt: skip
                 placement = _placement(t.placement)
                 decision_s = t.result.decision_s
