@@ -1,8 +1,8 @@
 """``kvfabric simulate``: run a scenario's modes on a simulated fabric (no root needed).
 
     kvfabric simulate --scenario topologies/scenarios/design-cluster.yaml \\
-        [--engine flow] [--modes ecmp,ecmp-k,flowlet,kv-aware,isolated] [--repeat N] \\
-        [--seed S] [--out DIR]
+        [--engine flow] [--modes ecmp,ecmp-k,flowlet,kv-aware,isolated,scheduled] \\
+        [--repeat N] [--seed S] [--out DIR]
     kvfabric simulate --sweep topologies/scenarios/sweep-400g.yaml \\
         [--scheduler tcp://HOST:8786] [--modes LIST] [--repeat N] [--seed S] [--out DIR]
 
@@ -49,8 +49,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--engine", choices=sorted(ENGINES), default="flow", help="simulator engine (flow)"
     )
     parser.add_argument(
-        "--modes", help="comma-separated: ecmp,ecmp-k,flowlet,kv-aware,isolated (default: "
-        "the scenario's)",
+        "--modes", help="comma-separated: ecmp,ecmp-k,flowlet,kv-aware,isolated,scheduled "
+        "(default: the scenario's)",
     )  # fmt: skip
     parser.add_argument("--repeat", type=int, default=1, help="runs of every mode (default 1)")
     parser.add_argument("--seed", type=int, default=1, help="arrival seed of the first run")
