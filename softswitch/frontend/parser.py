@@ -308,12 +308,12 @@ class Parser(ExprParser):
         """identifierList : name | identifierList ',' name ;  (between braces,
         a trailing comma accepted)"""
         self.expect("{", f"after '{what}'")
-        members: list[ast.Ident] = []
-        while not self.at("}"):
+
+        def ident() -> ast.Ident:
             name = self._parse_name(f"in the {what} declaration")
-            members.append(ast.Ident(name.loc, name.text))
-            if not self.accept(","):
-                break
+            return ast.Ident(name.loc, name.text)
+
+        members = self.comma_list("}", ident)
         self.expect("}", f"to close the {what} declaration")
         return members
 
@@ -581,11 +581,7 @@ class Parser(ExprParser):
         """selectExpression : SELECT '(' expressionList ')' '{' selectCaseList '}' ;"""
         loc = self.advance().loc
         self.expect("(", "after 'select'")
-        exprs: list[ast.Expression] = []
-        while not self.at(")"):
-            exprs.append(self._parse_expression())
-            if not self.accept(","):
-                break
+        exprs = self.comma_list(")", self._parse_expression)
         self.expect(")", "to close the expressions of 'select'")
         self.expect("{", "to open the cases of 'select'")
         cases: list[ast.SelectCase] = []
@@ -963,19 +959,11 @@ class Parser(ExprParser):
             body = self._parse_substatement()
             self.pop_scope()
             return ast.ForInStatement(loc, var_type, var_name, collection, body, annotations)
-        init: list[ast.StatOrDecl] = []
-        while not self.at(";"):
-            init.append(self._parse_for_init())
-            if not self.accept(","):
-                break
+        init = self.comma_list(";", self._parse_for_init)
         self.expect(";", "after the initialization of 'for'")
         cond = None if self.at(";") else self._parse_expression()
         self.expect(";", "after the condition of 'for'")
-        updates: list[ast.Statement] = []
-        while not self.at(")"):
-            updates.append(self._parse_assignment_or_method_call())
-            if not self.accept(","):
-                break
+        updates: list[ast.Statement] = self.comma_list(")", self._parse_assignment_or_method_call)
         self.expect(")", "after the updates of 'for'")
         body = self._parse_substatement()
         self.pop_scope()

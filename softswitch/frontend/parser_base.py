@@ -98,6 +98,15 @@ class ParserBase:
             return self.advance()
         return None
 
+    def comma_list(self, end: str, item: Callable[[], T]) -> list[T]:
+        """``item {',' item} [',']``, or nothing, up to the token ``end`` (not consumed)."""
+        items: list[T] = []
+        while not self.at(end):
+            items.append(item())
+            if not self.accept(","):
+                break
+        return items
+
     def expect(self, kind: str, context: str) -> Token:
         """Consume a token of ``kind`` or fail with "expected 'kind' <context>"."""
         if self.tok.kind == kind:

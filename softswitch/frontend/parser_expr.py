@@ -163,19 +163,9 @@ class ExprParser(ParserBase):
         start = self.pos
         annotation = ast.Annotation(loc, name, structured=True)
         if self._at_name() and self.peek().kind == "=":
-            pairs: list[ast.KeyValue] = []
-            while not self.at("]"):
-                pairs.append(self._parse_kv_pair())
-                if not self.accept(","):
-                    break
-            annotation.pairs = pairs
+            annotation.pairs = self.comma_list("]", self._parse_kv_pair)
         else:
-            expressions: list[ast.Expression] = []
-            while not self.at("]"):
-                expressions.append(self._parse_expression())
-                if not self.accept(","):
-                    break
-            annotation.expressions = expressions
+            annotation.expressions = self.comma_list("]", self._parse_expression)
         if not self.at("]"):
             self._error_expected(
                 "']'", f"to close structured annotation '@{name}' opened at {opening.loc}"
@@ -194,11 +184,7 @@ class ExprParser(ParserBase):
 
     def _parse_expression_list_to_end(self) -> list[ast.Expression]:
         """expressionList : /* empty */ | expression | expressionList ',' expression ;"""
-        expressions: list[ast.Expression] = []
-        while not self.at("EOF"):
-            expressions.append(self._parse_expression())
-            if not self.accept(","):
-                break
+        expressions = self.comma_list("EOF", self._parse_expression)
         self.expect("EOF", "after an expression list")
         return expressions
 
@@ -555,11 +541,7 @@ class ExprParser(ParserBase):
                     break
             self.expect("}", "to close a structure-valued expression")
             return ast.StructExpression(opening.loc, fields, None, dots)
-        elements: list[ast.Expression] = []
-        while not self.at("}"):
-            elements.append(self._parse_expression())
-            if not self.accept(","):
-                break
+        elements = self.comma_list("}", self._parse_expression)
         self.expect("}", "to close a list expression")
         return ast.ListExpression(opening.loc, elements)
 
