@@ -12,6 +12,11 @@ def kinds(text: str) -> list[str]:
     return [token.kind for token in tokenize(text)][:-1]
 
 
+def located(text: str, filename: str) -> list[tuple[str, Loc]]:
+    """The text and location of each token of ``text`` (read from ``filename``)."""
+    return [(token.text, token.loc) for token in tokenize(text, filename)][:-1]
+
+
 @pytest.mark.parametrize(
     ("spelling", "value"),
     [
@@ -77,8 +82,7 @@ def test_right_shift_is_two_tokens_with_adjacency() -> None:
 
 
 def test_locations_are_one_based_lines_and_columns() -> None:
-    tokens = tokenize("a\n  bb /* x\n y */ c\n\td", "p.p4")
-    assert [(t.text, t.loc) for t in tokens[:-1]] == [
+    assert located("a\n  bb /* x\n y */ c\n\td", "p.p4") == [
         ("a", Loc("p.p4", 1, 1)),
         ("bb", Loc("p.p4", 2, 3)),
         ("c", Loc("p.p4", 3, 7)),
@@ -88,8 +92,7 @@ def test_locations_are_one_based_lines_and_columns() -> None:
 
 def test_line_markers_redirect_locations() -> None:
     text = '# 1 "main.p4"\nx\n# 10 "inc.p4" 1\ny\n  z\n#line 3 "main.p4"\nw\n'
-    tokens = tokenize(text, "<cpp>")
-    assert [(t.text, t.loc) for t in tokens[:-1]] == [
+    assert located(text, "<cpp>") == [
         ("x", Loc("main.p4", 1, 1)),
         ("y", Loc("inc.p4", 10, 1)),
         ("z", Loc("inc.p4", 11, 3)),
