@@ -58,12 +58,17 @@ CASES_U8 = [
 ]
 
 
+def result_of(pipeline: Callable[..., Pipeline], decls: str, expr: str, a: int, b: int) -> int:
+    """``hdr.h.r = expr`` run on a packet of ``a``, ``b``: the result."""
+    pl = pipeline(decls=decls, ingress=f"apply {{ hdr.h.r = {expr}; sm.egress_spec = 1; }}")
+    return run(pl, a, b)
+
+
 @pytest.mark.parametrize(("expr", "a", "b", "want"), CASES_U8)
 def test_unsigned_bit8(
     pipeline: Callable[..., Pipeline], expr: str, a: int, b: int, want: int
 ) -> None:
-    pl = pipeline(decls=DECLS8, ingress=f"apply {{ hdr.h.r = {expr}; sm.egress_spec = 1; }}")
-    assert run(pl, a, b) == want
+    assert result_of(pipeline, DECLS8, expr, a, b) == want
 
 
 CASES_S8 = [
@@ -81,8 +86,7 @@ CASES_S8 = [
 def test_signed_int8(
     pipeline: Callable[..., Pipeline], expr: str, a: int, b: int, want: int
 ) -> None:
-    pl = pipeline(decls=DECLS_S8, ingress=f"apply {{ hdr.h.r = {expr}; sm.egress_spec = 1; }}")
-    assert run(pl, a, b) == want
+    assert result_of(pipeline, DECLS_S8, expr, a, b) == want
 
 
 def test_signed_concat_and_widening_cast(pipeline: Callable[..., Pipeline]) -> None:
