@@ -43,7 +43,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kvfabric.suggest import did_you_mean
-from softswitch.errors import Loc, P4SourceError
+from softswitch.errors import Loc
 from softswitch.frontend import ast
 from softswitch.frontend.lexer import ASSIGN_OPS, Token, tokenize
 from softswitch.frontend.parser_base import (
@@ -124,7 +124,7 @@ class Parser(ExprParser):
             token = self.tok
             hint = did_you_mean(token.text, [*self.type_names(), *DECLARATION_KEYWORDS])
             self._error(token.loc, f"unknown type '{token.text}'; expected a declaration{hint}")
-        if self._at_type_start() and self._type_followed_by_paren():
+        if self._at_type_start() and self._type_ref_then("("):
             return self._parse_instantiation(annotations, self._parse_type_ref("here"))
         return_type = self._parse_type_or_void("as a return type")
         if self.at("("):
@@ -145,17 +145,6 @@ class Parser(ExprParser):
                 "expected '(' for a function declaration",
             )
         return self._parse_function_declaration(annotations, return_type, name)
-
-    def _type_followed_by_paren(self) -> bool:
-        """Whether the typeRef at the current token is directly followed by '('."""
-        saved = self.pos
-        try:
-            self._parse_type_ref("")
-            return self.at("(")
-        except P4SourceError:
-            return False
-        finally:
-            self.pos = saved
 
     def _parse_constant_declaration(self, annotations: list[ast.Annotation]) -> ast.Declaration:
         """constantDeclaration : optAnnotations CONST typeRef name '=' initializer ';' ;"""
@@ -809,14 +798,7 @@ class Parser(ExprParser):
         ``error.X``...) rather than to declare something."""
         if self.tok.kind == "error":
             return self.peek().kind == "."
-        saved = self.pos
-        try:
-            self._parse_type_ref("")
-            return self.at(".")
-        except P4SourceError:
-            return False
-        finally:
-            self.pos = saved
+        return self._type_ref_then(".")
 
     def _parse_statement(self) -> ast.Statement:
         """statement : assignmentOrMethodCallStatement | directApplication

@@ -383,13 +383,17 @@ class ExprParser(ParserBase):
 
     def _at_cast(self) -> bool:
         """Whether '(' opens a cast: a typeRef directly followed by ')'."""
-        if not self._at_type_start(1):
-            return False
+        return self._at_type_start(1) and self._type_ref_then(")", skip=1)
+
+    def _type_ref_then(self, kind: str, skip: int = 0) -> bool:
+        """Whether, ``skip`` tokens on, a typeRef parses and is directly followed by
+        a ``kind`` token; the position is left where it was."""
         saved = self.pos
         try:
-            self.advance()
+            for _ in range(skip):
+                self.advance()
             self._parse_type_ref("")
-            return self.at(")")
+            return self.at(kind)
         except P4SourceError:
             return False
         finally:
