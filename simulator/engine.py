@@ -122,6 +122,10 @@ class FabricEngine(TimerQueue, ABC):
             raise ValueError(f"a flow needs a positive size, got {nbytes}")
         return self._start(links, nbytes, on_done, kv, cap_bps)
 
+    def packet_count(self) -> int | None:
+        """Packet transmissions so far, every hop counted (None: no packets modelled)."""
+        return None
+
     @abstractmethod
     def _start(self, links: Sequence[int], nbytes: float, on_done: DoneCallback | None,
                kv: bool, cap_bps: float) -> int:  # fmt: skip

@@ -291,8 +291,7 @@ class PacketEngine(FabricEngine):
         )
         self.kv_bytes = np.frombuffer(self.model.kv.data(), dtype=np.float64, count=n) / self.scale
 
-    @property
-    def packets(self) -> int:
+    def packet_count(self) -> int:
         """Packet transmissions so far, every hop counted."""
         return int(self.model.packets)
 

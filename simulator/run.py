@@ -67,9 +67,11 @@ def driver_for(mode: str) -> type[Driver]:
 
 @dataclass(slots=True)
 class ModeStats:
-    """What a mode's runs cost: events handled, wall and CPU seconds, simulated seconds."""
+    """What a mode's runs cost: events handled, packets sent (packet engine: every hop
+    counted), wall and CPU seconds, simulated seconds."""
 
     events: int = 0
+    packets: int | None = None
     wall_s: float = 0.0
     cpu_s: float = 0.0
     simulated_s: float = 0.0
@@ -116,6 +118,7 @@ def run_mode(
     run = driver.run()
     stats = ModeStats(
         events=fabric.events,
+        packets=fabric.packet_count(),
         wall_s=time.perf_counter() - t0,
         cpu_s=time.process_time() - c0,
         simulated_s=fabric.now,
@@ -131,6 +134,8 @@ def record(sim: Simulation, result: ModeResult) -> None:
     stats.wall_s += result.stats.wall_s
     stats.cpu_s += result.stats.cpu_s
     stats.events += result.stats.events
+    if result.stats.packets is not None:
+        stats.packets = (stats.packets or 0) + result.stats.packets
     stats.simulated_s += result.stats.simulated_s
     if result.run.repeat == 1:
         sim.series[mode] = result.series
@@ -176,6 +181,7 @@ def results_document(sim: Simulation) -> dict[str, Any]:
             "runs": {
                 mode: {
                     "events": st.events,
+                    "packets": st.packets,
                     "wall_s": st.wall_s,
                     "cpu_s": st.cpu_s,
                     "simulated_s": st.simulated_s,
