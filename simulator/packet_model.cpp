@@ -116,6 +116,9 @@ class Model
         Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(buffer));
         Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
         Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(minRto)));
+        // Linux's tcp_retries2: a connection outlives a cable failure (ns-3's default, 6
+        // doublings of a 10 ms minimum, gives up after about a second).
+        Config::SetDefault("ns3::TcpSocket::DataRetries", UintegerValue(15));
         Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue(ecn ? "On" : "Off"));
         if (ecn)
         {

@@ -52,9 +52,12 @@ def test_the_packet_engine_refuses_the_design_cluster(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+NO_SIMULATION = ROOT / "topologies" / "scenarios" / "collisions-400g.yaml"
+
+
 def test_a_packet_engine_key_is_refused_by_the_flow_engine(tmp_path):
     scenario = tmp_path / "s.yaml"
-    scenario.write_text(SCENARIO.read_text() + "simulation:\n  packet: {tcp: cubic}\n")
+    scenario.write_text(NO_SIMULATION.read_text() + "simulation:\n  packet: {tcp: cubic}\n")
     proc = simulate("--scenario", str(scenario), "--engine", "flow", "--out", str(tmp_path))
     assert proc.returncode == 1
     assert (
@@ -66,7 +69,7 @@ def test_a_packet_engine_key_is_refused_by_the_flow_engine(tmp_path):
 
 def test_dctcp_without_ecn_is_a_located_error(tmp_path):
     scenario = tmp_path / "s.yaml"
-    scenario.write_text(SCENARIO.read_text() + "simulation:\n  packet: {tcp: dctcp}\n")
+    scenario.write_text(NO_SIMULATION.read_text() + "simulation:\n  packet: {tcp: dctcp}\n")
     proc = simulate("--scenario", str(scenario), "--engine", "packet", "--out", str(tmp_path))
     assert proc.returncode == 1
     assert "simulation.packet.tcp: dctcp needs ECN marking" in proc.stderr
