@@ -43,14 +43,18 @@ ENGINES: dict[str, Callable[[Workload], FabricEngine]] = {
 }
 """Simulator engines by name."""
 
-ENGINE_ONLY: dict[str, str] = {"simulation.packet": "packet"}
-"""Scenario keys only one engine honours, and that engine."""
+ENGINE_ONLY: dict[str, str] = {"simulation.packet": "packet", "fabric.pods": "flow"}
+"""Scenario keys only one engine honours, and that engine (the packet engine has two
+tiers)."""
 
 
 def check_engine(scenario: Scenario, engine: str) -> None:
     """A located error for a scenario key that ``engine`` does not honour."""
     packet = scenario.simulation.packet
-    given = {"simulation.packet": (packet.line, packet.col) if packet is not None else None}
+    given: dict[str, tuple[int | None, int | None] | None] = {
+        "simulation.packet": (packet.line, packet.col) if packet is not None else None,
+        "fabric.pods": (None, None) if scenario.fabric.pods > 1 else None,
+    }
     for key, owner in ENGINE_ONLY.items():
         where = given.get(key)
         if where is not None and owner != engine:

@@ -74,3 +74,13 @@ def test_dctcp_without_ecn_is_a_located_error(tmp_path):
     assert proc.returncode == 1
     assert "simulation.packet.tcp: dctcp needs ECN marking" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_the_packet_engine_refuses_a_third_tier(tmp_path):
+    three_tier = ROOT / "topologies" / "scenarios" / "design-cluster-3tier.yaml"
+    proc = simulate("--scenario", str(three_tier), "--engine", "packet", "--out", str(tmp_path))
+    assert proc.returncode == 1
+    assert "design-cluster-3tier.yaml: fabric.pods: honoured only by the flow engine" in (
+        proc.stderr
+    )
+    assert "Traceback" not in proc.stderr
