@@ -4,11 +4,12 @@
  * One program for both roles. A switch is a leaf or a spine only by the
  * entries its controller installs:
  *   leaf:  ipv4_route maps each local host /32 to forward(host port) and the
- *          other leaves' prefixes to route_ecmp(group); tagged KV transfers
- *          with a kv_pin entry go up the pinned spine, then any flow with a
- *          flow_pin entry (its whole 5-tuple) goes up its pinned spine, and every
- *          other flow is spread over the group's uplinks by ECMP or, in flowlet
- *          mode, LetFlow.
+ *          other leaves' prefixes to route_ecmp(group); in kv-aware mode a
+ *          tagged KV transfer whose source port is in a spine's range of
+ *          kv_range goes up that spine (static entries: the controller writes
+ *          nothing per transfer), then any flow with a flow_pin entry (its
+ *          whole 5-tuple) goes up its pinned spine, and every other flow is
+ *          spread over the group's uplinks by ECMP or, in flowlet mode, LetFlow.
  *   spine: ipv4_route maps each leaf prefix to forward(port towards that leaf)
  *          (or route_ecmp(group) for parallel links).
  * Every switch counts bytes and packets per egress port (all traffic, and the
@@ -152,6 +153,7 @@ struct metadata_t {
     bit<16> ecmp_group;        // the action-selector group of route_ecmp
     bit<16> flowlet_salt;      // hashed with the 5-tuple; 0 outside flowlet mode
     bit<1>  flowlet_mode;      // switch_config: LetFlow on
+    bit<1>  kv_aware;          // switch_config: kv_range pins tagged KV transfers
     bit<48> flowlet_timeout;   // switch_config: idle gap (microseconds)
     bit<8>  flowlet_gen;       // switch_config: bumping it restarts every flowlet
     bit<1>  qdepth_binned;     // qdepth_buckets gave enq_qdepth a bucket
@@ -268,9 +270,15 @@ control FabricIngress(inout headers_t hdr, inout metadata_t meta,
     }
 
     /* switch_config: the load-balancing mode (a keyless table: the controller
-     * modifies its default action). */
+     * modifies its default action). ecmp_mode, the initial one, is what a leaf no
+     * controller has set up does: every flow by ECMP. */
     action ecmp_mode() {
         meta.flowlet_mode = 0;
+    }
+
+    action kv_aware_mode() {
+        meta.flowlet_mode = 0;
+        meta.kv_aware = 1;
     }
 
     action flowlet_mode(bit<48> timeout_us, bit<8> generation) {
@@ -280,7 +288,7 @@ control FabricIngress(inout headers_t hdr, inout metadata_t meta,
     }
 
     table switch_config {
-        actions = { ecmp_mode; flowlet_mode; }
+        actions = { ecmp_mode; kv_aware_mode; flowlet_mode; }
         default_action = ecmp_mode();
     }
 
@@ -315,16 +323,20 @@ control FabricIngress(inout headers_t hdr, inout metadata_t meta,
         size = 1024;
     }
 
-    /* kv_pin: the spine the controller chose for one KV transfer. */
+    /* kv_range: the spine of each range of tagged source ports. Static entries,
+     * written when the leaf is provisioned: each spine owns a range of the tag
+     * ports, and a KV-class packet for destination group G (route_ecmp) whose
+     * source port is in spine S's range goes up the uplink of G's entry for that
+     * range: S's own, or a live spine's while S's path to G is down. A decision
+     * only hands out a free port of the chosen spine's range. kv-aware mode only. */
     action pin(bit<9> port) {
         standard_metadata.egress_spec = port;
     }
 
-    table kv_pin {
+    table kv_range {
         key = {
-            hdr.ipv4.src_addr: exact;
-            hdr.ipv4.dst_addr: exact;
-            meta.l4_src_port: exact;
+            meta.ecmp_group: exact;
+            meta.l4_src_port: range;
         }
         actions = { pin; NoAction; }
         default_action = NoAction();
@@ -332,8 +344,8 @@ control FabricIngress(inout headers_t hdr, inout metadata_t meta,
     }
 
     /* flow_pin: a static pin of one flow of any class (background included), by its
-     * whole 5-tuple, with the same pin action. Looked up after kv_pin (a KV
-     * transfer's own pin wins) and in every mode; the packet keeps its class. */
+     * whole 5-tuple, with the same pin action. Looked up after kv_range (a KV
+     * transfer's range wins) and in every mode; the packet keeps its class. */
     table flow_pin {
         key = {
             hdr.ipv4.src_addr: exact;
@@ -419,8 +431,8 @@ control FabricIngress(inout headers_t hdr, inout metadata_t meta,
                 ipv4_route.apply();
                 if (meta.go_up == 1) {
                     bool pinned = false;
-                    if (meta.is_kv == 1) {
-                        pinned = kv_pin.apply().hit;
+                    if (meta.is_kv == 1 && meta.kv_aware == 1) {
+                        pinned = kv_range.apply().hit;
                     }
                     if (!pinned) {
                         pinned = flow_pin.apply().hit;

@@ -136,27 +136,44 @@ def flowlet_state(group: int, generation: int, salt: int, port: int) -> int:
 class PinTables:
     """A leaf's two pin tables, as README's "What happens to a packet" applies them.
 
-    ``kv_pin`` keys on (source, destination, L4 source port) and is looked up only for
-    packets of the KV class; ``flow_pin`` keys on the whole 5-tuple and is looked up
-    for any class when ``kv_pin`` did not pin the packet, in every mode. Neither
-    changes the packet's class (its counters).
+    ``kv_range`` maps (ECMP group, a range of L4 source ports) to an uplink; it is
+    looked up only for packets of the KV class, and only in kv-aware mode
+    (``kv_aware``); where ranges overlap the entry of higher priority wins.
+    ``flow_pin`` keys on the whole 5-tuple and is looked up for any class when
+    ``kv_range`` did not pin the packet, in every mode. Neither changes the packet's
+    class (its counters).
     """
 
-    kv_pin: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    kv_range: dict[tuple[int, int, int, int], int] = field(default_factory=dict)
+    """(group, first port, last port, priority) -> uplink."""
     flow_pin: dict[Flow, int] = field(default_factory=dict)
+    kv_aware: bool = False
 
-    def pinned(self, flow: Flow, *, is_kv: bool) -> int | None:
+    def pinned(self, flow: Flow, *, is_kv: bool, group: int = 1) -> int | None:
         """The pinned uplink of a packet that goes up, or None (flowlet or ECMP decides)."""
-        if is_kv:
-            port = self.kv_pin.get((flow.src, flow.dst, flow.sport))
-            if port is not None:
-                return port
+        if is_kv and self.kv_aware:
+            hits = [
+                (priority, port)
+                for (g, first, last, priority), port in self.kv_range.items()
+                if g == group and first <= flow.sport <= last
+            ]
+            if hits:
+                return max(hits)[1]
         return self.flow_pin.get(flow)
 
-    def uplink(self, flow: Flow, members: Sequence[int], *, is_kv: bool, salt: int = 0) -> int:
+    def uplink(
+        self, flow: Flow, members: Sequence[int], *, is_kv: bool, salt: int = 0, group: int = 1
+    ) -> int:
         """The uplink a packet of ``flow`` takes: its pin, else the ECMP member."""
-        port = self.pinned(flow, is_kv=is_kv)
+        port = self.pinned(flow, is_kv=is_kv, group=group)
         return port if port is not None else ecmp_port(flow, members, salt)
+
+
+def spine_ranges(first: int, last: int, spines: int) -> list[tuple[int, int]]:
+    """The tag ports ``first``-``last`` split evenly among ``spines`` (the controller's
+    rule: equal ranges in spine order, the ports left over unused)."""
+    size = (last - first + 1) // spines
+    return [(first + k * size, first + (k + 1) * size - 1) for k in range(spines)]
 
 
 def hist_index(port: int, bucket: int) -> int:

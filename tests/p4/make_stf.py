@@ -368,52 +368,93 @@ def _other_uplink(not_this: int) -> int:
     return next(p for p in UPLINKS if p != not_this)
 
 
-def pins() -> Stf:
-    stf = leaf_stf("pins", "a tagged KV flow with a pin entry goes up the pinned spine")
-    kv = fabric_model.Flow(H1[0], REMOTE, 6, 40001, 5201)
-    hashed = fabric_model.ecmp_port(kv, UPLINKS)
-    pinned = _other_uplink(hashed)
+TAG_PORTS = (40000, 40999)
+"""The controller's default tag ports, split among the four uplinks' spines."""
+
+
+def kv_range() -> Stf:
+    stf = leaf_stf(
+        "kv_range", "a tagged KV flow goes up the spine whose range holds its source port"
+    )
+    far = "10.9.0.7"
+    stf.cmd("add ipv4_route dst_addr:10.9.0.0/16 route_ecmp(group:2)")
+    stf.cmd("add ecmp ecmp_group:2 @group(1)")
+    ranges = fabric_model.spine_ranges(*TAG_PORTS, len(UPLINKS))
+    owners = list(zip(ranges, UPLINKS, strict=True))
+    tables = fabric_model.PinTables()
     stf.comment(
-        f"The KV transfer {kv.src}:{kv.sport} -> {kv.dst}: ECMP would take port "
-        f"{hashed}; the controller pins it to port {pinned}."
+        f"Destination group 1 ({REMOTE}) and group 2 ({far}) over the same uplinks. The tag\n"
+        f"ports {TAG_PORTS[0]}-{TAG_PORTS[1]} are split among the four spines:\n"
+        + "".join(f"  {lo}-{hi} -> port {port}\n" for (lo, hi), port in owners)
+        + "Static entries, one per (group, spine), written once."
     )
-    stf.comment("Before the pin: tagged (DSCP 10) but not pinned, so ECMP.")
-    p = from_h1(kv, dscp=fabric_model.KV_DSCP)
-    send_up(stf, 1, p, hashed)
-    stf.cmd(
-        f"add kv_pin src_addr:{kv.src} dst_addr:{kv.dst} l4_src_port:{kv.sport} pin(port:{pinned})"
-    )
-    stf.comment("Tagged and pinned: the pinned uplink.")
-    send_up(stf, 1, p, pinned)
-    stf.comment("Same 5-tuple without the KV DSCP (0, then 46): a pin needs the tag, so ECMP.")
+    for group in (1, 2):
+        for (lo, hi), port in owners:
+            tables.kv_range[group, lo, hi, 1] = port
+            stf.cmd(f"add kv_range 1 ecmp_group:{group} l4_src_port:{lo}->{hi} pin(port:{port})")
+    stf.blank()
+
+    def send(note: str, flow: fabric_model.Flow, *, dscp: int = fabric_model.KV_DSCP,
+             group: int = 1, payload: bytes | None = None) -> None:  # fmt: skip
+        p = from_h1(flow, dscp=dscp, payload=payload or note.encode())
+        out = tables.uplink(flow, UPLINKS, is_kv=dscp == fabric_model.KV_DSCP, group=group)
+        stf.comment(f"{note}: port {out}.")
+        send_up(stf, 1, p, out)
+
+    def away(lo: int, hi: int, port: int, dst: str = REMOTE) -> fabric_model.Flow:
+        """A flow of the range whose ECMP uplink is not ``port`` (so a pin shows)."""
+        return next(
+            f
+            for f in (fabric_model.Flow(H1[0], dst, 6, sport, 5201) for sport in range(lo + 1, hi))
+            if fabric_model.ecmp_port(f, UPLINKS) != port
+        )
+
+    lo, hi = ranges[0]
+    first = away(lo, hi, UPLINKS[0])
+    send(f"ecmp_mode (the initial mode): the ranges are off, {first.sport} by ECMP", first)
+    stf.cmd("setdefault switch_config kv_aware_mode()")
+    tables.kv_aware = True
+    for (lo, hi), port in owners:
+        for sport in (lo, hi):
+            send(f"kv-aware, sport {sport} (range {lo}-{hi})",
+                 fabric_model.Flow(H1[0], REMOTE, 6, sport, 5201))  # fmt: skip
+        f = away(lo, hi, port)
+        send(f"sport {f.sport}, whose ECMP uplink is another", f)
+    send("The same flow as UDP: the key has no protocol", _udp(first))
     for dscp in (0, 46):
-        p = from_h1(kv, dscp=dscp)
-        send_up(stf, 1, p, hashed)
-    other = fabric_model.Flow(H1[0], REMOTE, 6, 40002, 5201)
-    port = fabric_model.ecmp_port(other, UPLINKS)
-    stf.comment(f"Another tagged transfer of the pair (sport 40002), no pin: ECMP, port {port}.")
-    p = from_h1(other, dscp=fabric_model.KV_DSCP)
-    send_up(stf, 1, p, port)
-    as_udp = fabric_model.Flow(kv.src, kv.dst, 17, kv.sport, 9999)
-    stf.comment(
-        "The pin keys on (src, dst, sport) only: a tagged UDP packet of that triple is\npinned too."
-    )
-    p = from_h1(as_udp, dscp=fabric_model.KV_DSCP)
-    send_up(stf, 1, p, pinned)
-    local = fabric_model.Flow(H1[0], H2[0], 6, 40003, 5201)
-    stf.cmd(
-        f"add kv_pin src_addr:{local.src} dst_addr:{local.dst} l4_src_port:{local.sport} "
-        f"pin(port:{pinned})"
-    )
-    stf.comment("A pin entry for a local destination is never looked at: host port 2.")
+        send(f"Without the KV DSCP ({dscp}): not the KV class, ECMP", first, dscp=dscp)
+    for sport in (TAG_PORTS[0] - 1, TAG_PORTS[1] + 1):
+        send(f"Tagged, sport {sport} outside every range: ECMP",
+             fabric_model.Flow(H1[0], REMOTE, 6, sport, 5201))  # fmt: skip
+    local = fabric_model.Flow(H1[0], H2[0], 6, first.sport, 5201)
+    stf.comment("A local destination never looks at kv_range: host port 2.")
     p = from_h1(local, dscp=fabric_model.KV_DSCP)
     stf.packet(1, p)
     stf.expect(2, down_to(H2, p))
-    stf.comment("Pins also override flowlet mode.")
+    stf.blank()
+    (lo, hi), dead, live = ranges[0], UPLINKS[0], UPLINKS[1]
+    stf.comment(
+        f"Evacuation: the path of spine port {dead} to group 2 broke; the controller points\n"
+        f"that range's entry of group 2 at port {live} (here an entry of higher priority over\n"
+        f"it, as the bucket ranges move), and group 1's entry stays."
+    )
+    tables.kv_range[2, lo, hi, 2] = live
+    stf.cmd(f"add kv_range 2 ecmp_group:2 l4_src_port:{lo}->{hi} pin(port:{live})")
+    moved = fabric_model.Flow(H1[0], far, 6, lo, 5201)
+    send(f"Group 2, sport {lo}", moved, group=2)
+    send(f"Group 1, sport {lo}", fabric_model.Flow(H1[0], REMOTE, 6, lo, 5201))
+    stf.blank()
     stf.cmd(f"setdefault switch_config flowlet_mode(timeout_us:{NEVER}, generation:1)")
-    p = from_h1(kv, dscp=fabric_model.KV_DSCP, payload=b"flowlet mode")
-    send_up(stf, 1, p, pinned)
-    stf.cmd(f"register_read flowlet_state {fabric_model.flowlet_slot(kv)} == 0")
+    tables.kv_aware = False
+    f = away(*ranges[1], UPLINKS[1])
+    salt = fabric_model.flowlet_salt(1)
+    out = fabric_model.ecmp_port(f, UPLINKS, salt)
+    stf.comment(f"Flowlet mode: the ranges are off, sport {f.sport} starts a flowlet: port {out}.")
+    p = from_h1(f, dscp=fabric_model.KV_DSCP, payload=b"flowlet mode")
+    send_up(stf, 1, p, out)
+    stf.cmd("setdefault switch_config kv_aware_mode()")
+    tables.kv_aware = True
+    send("Back in kv-aware mode: its range's spine", f)
     return stf
 
 
@@ -512,20 +553,23 @@ def flow_pins() -> Stf:
     tally.read(stf, pinned)
     stf.blank()
     send(
-        "Tagged with the KV DSCP and no kv_pin entry: flow_pin pins it, as KV",
+        "Tagged with the KV DSCP, ecmp_mode: flow_pin pins it, as KV",
         bg,
         dscp=fabric_model.KV_DSCP,
     )
     kv_port = next(p for p in UPLINKS if p not in (pinned, hashed))
-    tables.kv_pin[bg.src, bg.dst, bg.sport] = kv_port
-    stf.cmd(
-        f"add kv_pin src_addr:{bg.src} dst_addr:{bg.dst} l4_src_port:{bg.sport} pin(port:{kv_port})"
-    )
-    send("A kv_pin entry of its triple wins for the KV class", bg, dscp=fabric_model.KV_DSCP)
+    stf.cmd("setdefault switch_config kv_aware_mode()")
+    tables.kv_aware = True
+    send("kv-aware mode, no kv_range entry: still flow_pin", bg, dscp=fabric_model.KV_DSCP)
+    tables.kv_range[1, bg.sport, bg.sport, 1] = kv_port
+    stf.cmd(f"add kv_range 1 ecmp_group:1 l4_src_port:{bg.sport}->{bg.sport} pin(port:{kv_port})")
+    send("A kv_range entry of its source port wins for the KV class", bg, dscp=fabric_model.KV_DSCP)
     send("and is not looked at for an untagged packet: flow_pin", bg)
     stf.blank()
     stf.cmd(f"setdefault switch_config flowlet_mode(timeout_us:{NEVER}, generation:1)")
+    tables.kv_aware = False
     send("Flowlet mode honours the flow pin", bg)
+    send("and has no kv_range: the KV class too", bg, dscp=fabric_model.KV_DSCP)
     stf.cmd(f"register_read flowlet_state {fabric_model.flowlet_slot(bg)} == 0")
     first = fabric_model.flowlet_salt(1)
     what, off = next(
@@ -963,7 +1007,7 @@ TESTS: tuple[Callable[[], Stf], ...] = (
     ttl,
     checksum,
     ecmp,
-    pins,
+    kv_range,
     flow_pins,
     flowlet,
     counters,

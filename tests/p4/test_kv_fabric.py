@@ -43,7 +43,7 @@ def test_generated_stf_files_are_current() -> None:
 
 def test_every_documented_behaviour_has_an_stf_file() -> None:
     names = {p.stem for p in STF_FILES}
-    wanted = {"leaf_routing", "spine_routing", "ttl", "checksum", "ecmp", "pins", "flow_pins"}
+    wanted = {"leaf_routing", "spine_routing", "ttl", "checksum", "ecmp", "kv_range", "flow_pins"}
     wanted |= {"flowlet"}
     wanted |= {"counters", "telemetry", "telemetry_buckets", "probe", "arp"}
     assert wanted <= names

@@ -3,7 +3,7 @@
 A leaf and a spine, cabled leaf port 3 <-> spine port 1 by a veth pair. Leaf port 1 and
 spine port 2 are veths too, whose far ends Scapy uses as the hosts. The controller side is
 finsy, the library the controller uses: it pushes the pipeline, writes the entries of
-p4/README.md (action-selector groups, the default action of switch_config, a pin, the
+p4/README.md (action-selector groups, the default action of switch_config, a spine range, the
 range entries of the histogram buckets), sends probes with PacketOut and receives them
 with PacketIn, and reads counters back, among them the queue histograms by README's read
 procedure (counter reads only). The leaf's host port 1 is rate-limited to 10 packets/s
@@ -297,10 +297,9 @@ def test_the_controller_programs_probes_and_reads_a_leaf_and_a_spine(lab: Lab) -
             await leaf.write([
                 +fy.P4TableEntry("ecmp", match=fy.P4TableMatch(ecmp_group=1),
                                  action=fy.P4IndirectAction(group_id=1)),
-                +fy.P4TableEntry("kv_pin",
-                                 match=fy.P4TableMatch(src_addr=H1[0], dst_addr=H2[0],
-                                                       l4_src_port=40001),
-                                 action=fy.P4TableAction("pin", port=3)),
+                +fy.P4TableEntry("kv_range",
+                                 match=fy.P4TableMatch(ecmp_group=1, l4_src_port="40000...40499"),
+                                 action=fy.P4TableAction("pin", port=3), priority=1),
                 ~fy.P4TableEntry("switch_config", is_default_action=True,
                                  action=fy.P4TableAction("flowlet_mode", timeout_us=5000,
                                                          generation=1)),
