@@ -3,14 +3,16 @@ made it whole again.
 
 Starts four ``kvfabric switch`` processes (the 2 x 2 fabric of the controller tests,
 P4Runtime only) and a ``kvfabric controller`` (link audit off), places ``--pins``
-transfers from leaf1 (each a ``kv_pin`` entry on leaf1), then ``--restarts`` times:
+transfers from leaf1 (each a record in the ledger of leaf1's spine ranges), then
+``--restarts`` times:
 kills leaf1 with SIGKILL (its tables are lost), waits a random 0-``--max-down``
 seconds (so the restart falls at every phase of the controller's reconnection
 schedule), starts it again on the same address and measures, from the moment the new
 process printed ``Server listening``:
 
-- ``pins``: until a plain Read of leaf1 returns every pin again (the pipeline pushed,
-  the intent reconciled, the pins re-inserted: re-provisioned);
+- ``pins``: until a plain Read of leaf1 returns every transfer in its ledger again (the
+  pipeline pushed, the intent reconciled, the ranges and their ledger re-inserted:
+  re-provisioned);
 - ``ready``: until ``/healthz`` reports leaf1 ``primary`` again (provisioned and a
   telemetry sample taken since, so transfers are pinned rather than sent to ECMP).
 
@@ -40,9 +42,9 @@ TIMEOUT_S = 30.0
 
 
 def _pins(reader: Reader, fabric: RunningSwitches) -> int:
-    """How many kv_pin entries leaf1 holds (0 while it has no pipeline yet)."""
+    """How many transfers leaf1's ledger holds (0 while it has no pipeline yet)."""
     try:
-        return len(reader.table(fabric, "leaf1", "kv_pin"))
+        return len(reader.ledger(fabric, "leaf1"))
     except Exception:  # noqa: BLE001 (the switch answers FAILED_PRECONDITION before its pipeline)
         return 0
 

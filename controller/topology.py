@@ -312,6 +312,21 @@ class Topology:
             return paths
         return tuple(p for p in paths if not any(link in self._status for link in p.links))
 
+    def range_path(self, src_leaf: str, dst_leaf: str, spine: str) -> SpinePath | None:
+        """The path a tagged transfer from ``src_leaf`` to ``dst_leaf`` whose source port
+        is in ``spine``'s range takes: through ``spine`` while both its cables are up,
+        else through a live spine (the same for every leaf and controller: the
+        ``k``-th of the live paths, ``k`` the spine's place among all paths), else None
+        (no live path: ECMP). The leaves' ``kv_range`` entries say the same."""
+        paths = self.spine_paths(src_leaf, dst_leaf)
+        live = self.candidate_paths(src_leaf, dst_leaf)
+        if not live:
+            return None
+        for k, path in enumerate(paths):
+            if path.spine == spine:
+                return path if path in live else live[k % len(live)]
+        return None
+
     def tier_ports(self, tier: Tier) -> tuple[EgressPort, ...]:
         """The egress ports of one tier."""
         return tuple(e for e in self.egress.values() if e.tier is tier)

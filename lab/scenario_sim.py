@@ -3,7 +3,7 @@
     simulation:
       ecmp_k: 4                 # sub-flows per transfer in ecmp-k, each hashed on its own
       flowlet_period: 20ms      # mean time between a transfer's flowlet boundaries
-      write_latency: 1ms        # from the controller's decision to the pin in the leaf
+      write_latency: 1ms        # from a cable's verdict to its ranges rewritten in the leaf
       telemetry_delay: 5ms      # from a counter read to the engine's telemetry entry point
       sample_interval: 10ms     # utilisation samples (default: the poll, or a quarter of
                                 # a transfer alone on the fastest cable if that is shorter)

@@ -11,24 +11,25 @@ with the simulated clock as the engine's injected clock, and nothing else:
   read: placement never looks at them, and at the design's scale (1,536 host ports
   against 192 fabric ports) folding them in was most of a run's time, so the
   intra-rack tier's alerts are not evaluated here;
-- a transfer's arrival is ``Engine.decide``; the service answers once the pin is
-  written, so a pinned transfer starts ``write_latency`` after it arrived, on its
-  spine, and a transfer the engine leaves to ECMP starts at once, hashed from its tag's
-  source port. Between pods the engine's path names the spine *and* the superspine
+- a transfer's arrival is ``Engine.decide``; a decision writes nothing (the leaves'
+  static spine ranges pin the tag's source port), so a pinned transfer starts at once
+  on its spine, and a transfer the engine leaves to ECMP starts at once too, hashed
+  from its tag's source port. Between pods the engine's path names the spine *and* the superspine
   (the two ports it counts, :mod:`controller.topology`); the superspine's ECMP hash
   of the tagged flow picks the destination pod's spine;
 - a transfer the engine *holds* (``Decision.held``, a scheduling policy: the
   ``scheduled`` mode) waits, pinned, until an update of the engine releases it
   (``Released``, from any entry point); the driver calls ``Engine.tick`` at
   ``Engine.next_release()``, as the service's release timer does, so that none waits
-  past ``max_wait``. It starts at its release (or ``write_latency`` after the decision
-  if that is later); its completion time still runs from its arrival;
+  past ``max_wait``. It starts at its release; its completion time still runs from its
+  arrival;
 - its end is ``Engine.complete`` with the time from its request (from its release,
   when it was held); a transfer that failed is left to the engine's own time-out;
 - when the scenario has cable events, a round of link probes every
   ``audit_interval`` goes to ``Engine.audit`` (a probe crosses a cable that is up and
-  is lost on one that is down), and the pins the engine moves (``InstallPin``) or
-  removes (``RemovePin``) take effect ``write_latency`` later.
+  is lost on one that is down), and the transfers the engine moves (``TransferMoved``:
+  their range's entry is rewritten to a live spine, or removed) move ``write_latency``
+  later.
 
 The settings are the controller's own (the fabric's ``controller`` section, or the
 scenario's ``simulation.controller`` with the same keys), so a figure from here is
@@ -42,11 +43,10 @@ from controller.config import ControllerSettings, Mode
 from controller.engine import (
     AuditRound,
     Engine,
-    InstallPin,
     ProbeSeen,
     Released,
-    RemovePin,
     SwitchReading,
+    TransferMoved,
     TransferRequest,
     Update,
     fabric_view,
@@ -140,7 +140,7 @@ class KvAware(Driver):
     # -- transfers ------------------------------------------------------------------
 
     def place(self, live: Live) -> None:
-        """Ask the engine; start pinned after the write latency, or on ECMP now."""
+        """Ask the engine; start now (unless held), pinned on its spine or on ECMP."""
         a = live.arrival
         now = self.engine.now
         request = TransferRequest(a.src, a.dst, a.nbytes, f"t{a.index}", deadline_s=a.deadline_s)
@@ -154,15 +154,15 @@ class KvAware(Driver):
             spine = self._route(live, decision.path, sport)
             self.pinned[a.index] = spine
             live.spine = spine
-            live.decision_s = self.settings.write_latency_s
+            live.decision_s = 0.0  # nothing to write: its range is in force
             if decision.held:
-                self.held[decision.transfer_id] = (live, now + self.settings.write_latency_s)
+                self.held[decision.transfer_id] = (live, now)
             else:
-                self.engine.at(now + self.settings.write_latency_s, lambda: self._go(live))
+                self._go(live)
         else:
             live.spine = self.ecmp_spine(a.src, a.dst, sport)
             self._go(live)
-        self._apply([u for u in updates if not isinstance(u, InstallPin)])
+        self._apply(updates)
 
     def _go(self, live: Live) -> None:
         """Start a transfer's flow now (on its pinned spine, or hashed from its tag)."""
@@ -229,18 +229,16 @@ class KvAware(Driver):
 
     def _apply(self, updates: list[Update]) -> None:
         for u in updates:
-            if isinstance(u, InstallPin):
+            if isinstance(u, TransferMoved):
                 t = self.ctl.inflight.transfers.get(u.transfer_id)
-                if t is not None and t.path is not None:
-                    self._later(u.transfer_id, t.path.path)
-            elif isinstance(u, RemovePin):
-                self._later(u.transfer_id, None)
+                path = t.path.path if t is not None and t.path is not None else None
+                self._later(u.transfer_id, path)
             elif isinstance(u, Released):
                 self._released(u.transfer_id)
         self._tick_at_release()
 
     def _released(self, tid: int) -> None:
-        """A held transfer may start: now, or once its pin is written."""
+        """A held transfer may start: now (its range was in force all along)."""
         entry = self.held.pop(tid, None)
         if entry is None:
             return
@@ -263,7 +261,7 @@ class KvAware(Driver):
         self.engine.at(max(due, self.engine.now), tick, daemon=True)
 
     def _later(self, tid: int, path: SpinePath | None) -> None:
-        """A pin written (or removed) ``write_latency`` from now moves the flow."""
+        """A range entry rewritten (or removed) ``write_latency`` from now moves the flow."""
         live = self.by_tid.get(tid)
         if live is None:
             return

@@ -3,6 +3,7 @@ returns them (no parsing here, so that nothing in the package imports its loader
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from ipaddress import IPv4Address, IPv4Network
@@ -145,11 +146,27 @@ class SafetySettings:
 
 @dataclass(frozen=True, slots=True)
 class KvClassSettings:
-    """How senders mark KV transfers: a DSCP value, and a source port from a range."""
+    """How senders mark KV transfers: a DSCP value, and a source port from a range.
+
+    The range is split evenly among the spines, in the fabric file's order: each spine
+    owns :meth:`range_size` consecutive ports (:meth:`spine_ranges`), and the leaves
+    send a tagged transfer up the spine whose range holds its source port
+    (p4/README.md, Spine ranges). The ports left over are never handed out.
+    """
 
     dscp: int = 10
     tag_port_first: int = 40000
     tag_port_last: int = 40999
+
+    def range_size(self, spines: int) -> int:
+        """How many tag ports each of ``spines`` spines owns (0: too few ports)."""
+        return (self.tag_port_last - self.tag_port_first + 1) // max(1, spines)
+
+    def spine_ranges(self, spines: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """The first and last tag port of each spine's range, in the order given."""
+        size = self.range_size(len(spines))
+        first = self.tag_port_first
+        return {s: (first + k * size, first + (k + 1) * size - 1) for k, s in enumerate(spines)}
 
 
 @dataclass(frozen=True, slots=True)

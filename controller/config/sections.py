@@ -37,6 +37,7 @@ def parse_document(text: str, file: str, base_dir: Path) -> model.FabricConfig:
         else model.ControllerSettings()
     )
     checked_hosts = check_fabric(switches, hosts, links, top["switches"], top["links"])
+    _check_tag_ranges(controller.kv_class, switches, top)
     return model.FabricConfig(
         name=name,
         switches=tuple(s.value for s in switches),
@@ -245,6 +246,26 @@ def _parse_safety(node: Node) -> model.SafetySettings:
             f, "timeout_factor", d.timeout_factor, located.number, 1.0, 1000.0
         ),
         transfer_timeout_max_s=timeout_max,
+    )
+
+
+def _check_tag_ranges(
+    kv: model.KvClassSettings, switches: list[Placed[model.SwitchConfig]], top: dict[str, Node]
+) -> None:
+    """Every spine needs a range of tag ports of its own (p4/README.md, Spine ranges)."""
+    spines = sum(1 for s in switches if s.value.role is model.Role.SPINE)
+    if kv.range_size(spines) >= 1:
+        return
+    node = top.get("controller")
+    for key in ("kv_class", "tag_ports"):
+        if node is None or not node.is_mapping:
+            break
+        node = dict(node.entries()).get(key, node)
+    where = node if node is not None else top["switches"]
+    count = kv.tag_port_last - kv.tag_port_first + 1
+    raise where.error(
+        f"the tag ports {kv.tag_port_first}-{kv.tag_port_last} ({count}) cannot give each of "
+        f"the {spines} spines a range of its own: give at least {spines} ports"
     )
 
 

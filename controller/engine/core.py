@@ -5,14 +5,15 @@ Every entry point takes an event and ``now`` (seconds on the caller's clock) and
 shell feeds it and applies what comes back, so everything here runs in unit tests
 with a fake clock:
 
-    decide(request, now)          -> (Decision, [InstallPin?, RemovePin* of timeouts,
-                                                   Released*])
-    complete(id, duration, now)   -> [RemovePin?, LogRecord, SetMode?, Alert?, Released*]
+    decide(request, now)          -> (Decision, [LogRecord* of timeouts, Released*]):
+                                     nothing to write for the transfer itself
+    complete(id, duration, now)   -> [LogRecord, SetMode?, TransferMoved*, Alert?,
+                                      Released*]
                                      (late, after a timeout: [LogRecord(late), Alert?])
-    cancel(id, now)               -> [RemovePin?, LogRecord, Released*]  (a held transfer)
+    cancel(id, now)               -> [LogRecord, Released*]  (a held transfer)
     releases(now)                 -> [Released*, timeouts]   (at next_release())
     telemetry(reading, now)       -> [Alert?]                    (a switch's counters)
-    audit(round, now)             -> [LinkStatusChanged, InstallPin, Alert, ...]
+    audit(round, now)             -> [LinkStatusChanged, TransferMoved*, Alert, ...]
     tick(now)                     -> timeouts, staleness alerts, the quiet period,
                                      offline recomputation, alert windows, releases
     set_mode(mode, now)           -> [SetMode?, Released*]       (the operator)
@@ -32,12 +33,21 @@ A decision (``decide``):
 3. if the telemetry of the source or destination leaf is older than the staleness
    limit, the transfer falls back to ECMP; spines with stale telemetry are left out
    of the candidates, as are paths through cables the audit found down or miswired;
-4. otherwise :mod:`selection` picks the path and the engine pins it.
+4. otherwise :mod:`selection` picks the path among the spines that have a free tag
+   port for the source host, and the engine pins it by handing out one of them.
 
-Each answer carries a tag (the KV DSCP and a source port from the tag range), and the
-transfer's bytes are counted on the ports it will cross until it completes or times
-out. Completions feed the pair's baseline; a slow one marks the pair for reroute, and
-too many reroutes trip the fallback (:mod:`safety`).
+Each spine owns a range of the tag ports, and the leaves send a tagged transfer up
+the spine of its source port's range (static entries, p4/README.md, Spine ranges): a
+pinned transfer's tag is a free port of its spine's range for its source host, and
+the decision asks for no write. Outside kv-aware mode (the data plane's ranges are
+off) and inside one rack, the port comes from any range; a kv-aware fallback to ECMP
+gets no tag, since any tag port would pin it. A transfer's bytes are counted on the
+ports it will cross until it completes or times out. When a cable breaks or comes
+back, or the mode turns the ranges off or on, every transfer in flight follows its
+range (:meth:`Topology.range_path <controller.topology.Topology.range_path>`): one
+``TransferMoved`` per transfer that moves, and its load moves with it. Completions
+feed the pair's baseline; a slow one marks the pair for reroute, and too many
+reroutes trip the fallback (:mod:`safety`).
 
 Flow pins (:mod:`static_pins`) hold one flow each on a spine in every mode; the
 audit moves them off a broken cable as it moves transfers.
@@ -77,13 +87,12 @@ from controller.engine.schedule import CLOCK_SLACK_S, REASON_HELD, Queue
 from controller.engine.selection import REASON_REROUTE_YIELDS, PathIndex, choose, evaluate
 from controller.engine.updates import (
     Decision,
-    InstallPin,
     LinkStatusChanged,
     LogRecord,
     Released,
-    RemovePin,
     SetMode,
     Tag,
+    TransferMoved,
     Update,
 )
 from controller.errors import (
@@ -94,7 +103,7 @@ from controller.errors import (
     UnknownHostError,
     UnknownTransferError,
 )
-from controller.topology import LinkId, LinkStatus, Topology
+from controller.topology import LinkId, LinkStatus, SpinePath, Topology
 
 Pair = tuple[str, str]
 _Ident = tuple[int, str, str, str, int, Mode]
@@ -131,7 +140,8 @@ class Engine:
             count_placements=s.selection.inflight_accounting,
         )
         self.inflight = InFlight()
-        self.tags = TagPool(s.kv_class.tag_port_first, s.kv_class.tag_port_last)
+        kv = s.kv_class
+        self.tags = TagPool(kv.tag_port_first, kv.range_size(len(topology.spines)), topology.spines)
         self.pairs: dict[Pair, PairMemory] = {}
         self.guard = RerouteGuard(s.safety)
         self.mode = s.mode
@@ -182,6 +192,7 @@ class Engine:
         if self.effective_mode is not before:
             updates.append(SetMode(self.effective_mode, reason))
             updates.append(_log("mode", now, mode=str(self.effective_mode), reason=reason))
+            updates += self._follow_ranges(now)
         updates += self._release(now)  # outside kv-aware nothing is held
         return updates
 
@@ -204,23 +215,20 @@ class Engine:
         tid = self._next_id
         self._next_id += 1
         trace = request.trace_id or f"kv-{tid:08x}"
-        port = self.tags.take()
-        tag = Tag(self.settings.kv_class.dscp, port) if port is not None else None
         ident = (tid, trace, src.name, dst.name, request.bytes, self.effective_mode)
         if src.leaf == dst.leaf:
+            tag = self._tag(self.tags.take_any(src.name))
             decision = Decision(*ident, None, None, tag, "same rack", local=True)
             placement = Placement()
             self.counts.local += 1
-        elif forced is not None and tag is not None:
-            decision, placement = self._force(ident, pair, tag, forced)
+        elif (
+            forced is not None
+            and self.effective_mode is Mode.KV_AWARE
+            and self.tags.free(src.name, request.spine or "")
+        ):
+            decision, placement = self._force(ident, pair, forced)
         else:
-            decision, placement = self._place(ident, pair, tag, now, due)
-        if placement.path is not None:
-            assert tag is not None
-            path = placement.path.path
-            updates.append(
-                InstallPin(tid, src.leaf, src.ipv4, dst.ipv4, tag, path.spine, path.up.port)
-            )
+            decision, placement = self._place(ident, pair, now, due, forced=forced is not None)
         deadline = now + self.timeout_s(decision.expected_s)
         if decision.held:
             deadline += self.queue.max_wait_s
@@ -247,21 +255,34 @@ class Engine:
             s.transfer_timeout_max_s, max(s.transfer_timeout_s, s.timeout_factor * expected_s)
         )
 
+    def _tag(self, port: int | None) -> Tag | None:
+        return Tag(self.settings.kv_class.dscp, port) if port is not None else None
+
     def _place(
-        self, ident: _Ident, pair: Pair, tag: Tag | None, now: float, due: float | None = None
+        self,
+        ident: _Ident,
+        pair: Pair,
+        now: float,
+        due: float | None = None,
+        *,
+        forced: bool = False,
     ) -> tuple[Decision, Placement]:
         """Place a transfer between two racks: a pin, or ECMP and the reasons why."""
-        size = ident[4]
+        host, size = ident[2], ident[4]
         mode = self.effective_mode
         usable = self._usable_paths(pair)
         fallbacks: list[str] = []
         candidates: tuple[PathIndex, ...] = ()
+        tag: Tag | None = None
         if mode is not Mode.KV_AWARE:
+            tag = self._tag(self.tags.take_any(host))  # the ranges are off: any port
+            if forced:
+                fallbacks.append(f"a forced spine needs kv-aware mode (the leaves are in {mode})")
             if self.guard.tripped:
                 fallbacks.append("kv-aware placement disabled by the reroute limit")
                 self.counts.fallback("disabled")
-        elif tag is None:
-            fallbacks.append("every tag port is in use")
+        elif forced:
+            fallbacks.append(f"every tag port of the forced spine is in use for {host}")
             self.counts.fallback("no-tag")
         elif not usable:
             fallbacks.append("no spine path with both links up")
@@ -277,6 +298,7 @@ class Engine:
                     fallbacks.append(f"stale telemetry: left out {', '.join(left)}")
                     if not candidates:
                         self.counts.fallback("stale")
+                candidates = self._with_ports(host, candidates, fallbacks)
         if not candidates:
             self.counts.ecmp += 1
             reason = f"mode {mode}" if mode is not Mode.KV_AWARE else "fallback"
@@ -311,6 +333,7 @@ class Engine:
             k, start_at = hold
             reason, expected = REASON_HELD, alone[k]
         chosen = candidates[k]
+        tag = self._tag(self.tags.take(host, chosen.path.spine))
         memory.last_spine = chosen.path.spine
         self.counts.pinned += 1
         placement = Placement(
@@ -465,6 +488,19 @@ class Engine:
         updates += self._release(now)
         return updates
 
+    def _with_ports(
+        self, host: str, candidates: tuple[PathIndex, ...], fallbacks: list[str]
+    ) -> tuple[PathIndex, ...]:
+        """The candidates whose spine has a free tag port for ``host``."""
+        full = [c.path.spine for c in candidates if not self.tags.free(host, c.path.spine)]
+        if not full:
+            return candidates
+        fallbacks.append(f"every tag port of {', '.join(full)} is in use for {host}")
+        kept = tuple(c for c in candidates if c.path.spine not in full)
+        if not kept:
+            self.counts.fallback("no-tag")
+        return kept
+
     def _forced_path(self, pair: Pair, spine: str) -> int:
         """The index among the pair's paths of the one through ``spine``."""
         if pair[0] == pair[1]:
@@ -483,12 +519,11 @@ class Engine:
         names = ", ".join(c.path.spine for c in candidates)
         raise EngineError(f"spine {spine!r} is not on a path from {pair[0]} to {pair[1]}: {names}")
 
-    def _force(
-        self, ident: _Ident, pair: Pair, tag: Tag, chosen: int
-    ) -> tuple[Decision, Placement]:
+    def _force(self, ident: _Ident, pair: Pair, chosen: int) -> tuple[Decision, Placement]:
         """Pin a transfer on the pair's path number ``chosen`` whatever the engine prefers."""
         size = ident[4]
         candidates = self._all_paths(pair)
+        tag = self._tag(self.tags.take(ident[2], candidates[chosen].path.spine))
         snapshot: list[float] = []
         costs, loads = evaluate(candidates, self.table, size, snapshot)
         best = min(range(len(costs)), key=costs.__getitem__)
@@ -533,16 +568,13 @@ class Engine:
         return updates
 
     def _free(self, t: Transfer) -> list[Update]:
-        """Give back what a transfer held: its bytes on the load table, its tag, its pin."""
+        """Give back what a transfer held: its bytes on the load table and its tag port
+        (its pin is its port's range: nothing to remove)."""
         d = t.decision
         self.table.remove(t.placement.contributions)
         if d.tag is not None:
-            self.tags.give(d.tag.src_port)
-        updates: list[Update] = []
-        src, dst = self.topology.hosts[d.src], self.topology.hosts[d.dst]
-        if t.path is not None and d.tag is not None:
-            updates.append(RemovePin(d.transfer_id, src.leaf, src.ipv4, dst.ipv4, d.tag))
-        return updates
+            self.tags.give(d.src, d.tag.src_port)
+        return []
 
     def _finish(self, t: Transfer, duration_s: float | None, now: float) -> list[Update]:
         """Release a transfer that completed (``duration_s``) or timed out (None)."""
@@ -576,6 +608,7 @@ class Engine:
                 self.counts.reroutes += 1
                 if self.guard.reroute(now):
                     updates += self._trip(now)
+                    updates += self._follow_ranges(now)
         updates.append(
             view.transfer_record(
                 t, now, duration_s=duration_s, baseline_s=baseline, slow=slow, rerouted=rerouted
@@ -739,77 +772,58 @@ class Engine:
         for text in sorted(seen | self._unexpected):
             updates += self.book.judge("unexpected_wiring", text, text in seen, text)
         self._unexpected = seen
+        if broken or repaired:
+            updates += self._follow_ranges(now)
         if broken:
-            updates += self._evacuate(broken, now)
             updates += evacuate(self.flow_pins, broken, self._usable_between, self.table, now)
         if repaired:
-            updates += self._reinstate(now)
             updates += restore(
                 self.flow_pins, self._flow_pin_pair, self._usable_between, self.table, now
             )
         return updates
 
-    def _reinstate(self, now: float) -> list[Update]:
-        """Pin again the transfers a broken cable left on ECMP, now that one is back.
-
-        Only in kv-aware mode (outside it nothing is pinned). This is what brings back
-        the transfers of a leaf that restarted: its cables were down while it was.
-        """
-        updates: list[Update] = []
-        if self.effective_mode is not Mode.KV_AWARE:
-            return updates
-        for t in list(self.inflight.transfers.values()):
-            if t.path is None and t.moved and t.decision.tag is not None:
-                updates += self._repin(t, now, leave_on_ecmp=False)
-        return updates
-
-    def _evacuate(self, broken: set[LinkId], now: float) -> list[Update]:
-        """Move the pinned transfers that cross a broken cable to the best remaining path."""
+    def _follow_ranges(self, now: float) -> list[Update]:
+        """Move every tagged transfer in flight to where its range now sends it: the
+        path :meth:`Topology.range_path` gives in kv-aware mode, ECMP outside it (the
+        ranges are off). Its load moves with it; one ``TransferMoved`` per move."""
+        on = self.effective_mode is Mode.KV_AWARE
+        bad = self.topology.unusable_links()
         updates: list[Update] = []
         for t in list(self.inflight.transfers.values()):
-            if t.path is None or not broken.intersection(t.path.path.links):
+            d = t.decision
+            spine = self.tags.spine_of(d.tag.src_port) if d.tag is not None else None
+            if spine is None or d.local:
                 continue
-            updates += self._repin(t, now, leave_on_ecmp=True)
+            target = self.topology.range_path(*t.pair, spine) if on else None
+            current = t.path.path if t.path is not None else None
+            if target is None and current is None:
+                continue
+            if (
+                target is not None
+                and current is not None
+                and target.spine == current.spine
+                and not bad.intersection(current.links)
+            ):
+                continue  # still on its range's spine (between pods: any live route there)
+            updates.append(self._move(t, target, now))
         return updates
 
-    def _repin(self, t: Transfer, now: float, *, leave_on_ecmp: bool) -> list[Update]:
-        """Pin ``t`` on its best usable fresh path; with none, ECMP if ``leave_on_ecmp``."""
-        d = t.decision
-        assert d.tag is not None
-        src, dst = self.topology.hosts[d.src], self.topology.hosts[d.dst]
-        usable = self._usable_paths(t.pair)
-        fresh = tuple(c for c in usable if self.table.is_fresh(c.path.spine, now))
-        if not fresh and not leave_on_ecmp:
-            return []
-        pl = t.placement
+    def _move(self, t: Transfer, target: SpinePath | None, now: float) -> Update:
+        """Put ``t``'s load on ``target`` (None: spread as ECMP spreads it)."""
+        pl, size = t.placement, t.decision.bytes
         self.table.remove(pl.contributions)
         old = t.path.path if t.path is not None else "ecmp"
-        update: Update
-        if fresh:
-            costs, _ = evaluate(fresh, self.table, d.bytes)
-            new = fresh[min(range(len(costs)), key=costs.__getitem__)]
-            self.inflight.repin(t, new)
-            pl.contributions = ((new.up, d.bytes), (new.down, d.bytes))
-            update = InstallPin(
-                d.transfer_id, src.leaf, src.ipv4, dst.ipv4, d.tag, new.path.spine,
-                new.path.up.port,
-            )  # fmt: skip
-            t.moved.append(f"{old} -> {new.path} at {now:.3f}")
-        else:
+        if target is None:
             self.inflight.repin(t, None)
-            pl.contributions = _spread(usable, d.bytes)
-            update = RemovePin(d.transfer_id, src.leaf, src.ipv4, dst.ipv4, d.tag)
-            t.moved.append(f"{old} -> ecmp at {now:.3f}")
+            pl.contributions = _spread(self._usable_paths(t.pair), size)
+        else:
+            new = next(c for c in self._all_paths(t.pair) if c.path == target)
+            self.inflight.repin(t, new)
+            pl.contributions = ((new.up, size), (new.down, size))
         self.table.add(pl.contributions)
+        t.moved.append(f"{old} -> {target or 'ecmp'} at {now:.3f}")
         self.counts.moved += 1
-        held = self.queue.held.get(d.transfer_id)
-        if held is not None and t.path is not None:
-            held.up, held.down = t.path.up, t.path.down
-        elif held is not None:  # left to ECMP: nothing to wait for
-            self.queue.drop(d.transfer_id)
-            self.inflight.start(t, now)
-            return [update, Released(d.transfer_id, now, now - t.requested)]
-        return [update]
+        return TransferMoved(t.id, target.spine if target is not None else None)
 
     # -- flow pins -----------------------------------------------------------------------
 
@@ -867,14 +881,14 @@ class Engine:
                     index = self.table.index
                     contributions = ((index[path.up], size), (index[path.down], size))
         self.table.add(contributions)
-        adoption = Adoption(contributions, tag_port, self.tags.reserve(tag_port))
+        adoption = Adoption(contributions, src, tag_port, self.tags.reserve(src, tag_port))
         return adoption, []
 
     def release(self, adoption: Adoption, now: float) -> list[Update]:
         """The adopted transfer ended (completed or timed out): its load and port go back."""
         self.table.remove(adoption.contributions)
         if adoption.tag_reserved:
-            self.tags.give(adoption.tag_port)
+            self.tags.give(adoption.host, adoption.tag_port)
         return []
 
     def _new_flow_pin(self, pin_id: str, flow: FlowTuple, spine: str) -> FlowPin:
@@ -922,6 +936,7 @@ class Engine:
             if self.mode is Mode.KV_AWARE:
                 updates.append(SetMode(Mode.KV_AWARE, "quiet period over"))
                 updates.append(_log("mode", now, mode=str(Mode.KV_AWARE), reason="quiet period"))
+                updates += self._follow_ranges(now)
         if self._pending:
             updates += self._judge_pending(now)
         updates += self._roll(now)

@@ -13,8 +13,8 @@ those placed there later while it ran. They explain a slowdown the engine caused
 itself (two transfers on one port take about twice as long), which the safety checks
 must not mistake for a bad path. Pinned transfers are indexed by port for that.
 
-Deadlines sit in a heap, so expiring is O(log n) per transfer; tag ports come from a
-free list, so handing one out or taking it back is O(1).
+Deadlines sit in a heap, so expiring is O(log n) per transfer; tag ports come from
+per (source host, spine) pools, so handing one out or taking it back is O(1).
 """
 
 from __future__ import annotations
@@ -83,41 +83,115 @@ class Transfer:
         return self.placement.path
 
 
-class TagPool:
-    """The L4 source ports the engine hands out as tags, one per transfer in flight."""
+class _Pool:
+    """The ports of one spine's range for one source host: fresh ones first, in order,
+    then the ones given back, oldest first (to keep reuse far apart)."""
 
-    def __init__(self, first: int, last: int) -> None:
-        self._free: deque[int] = deque(range(first, last + 1))
-        self.size = last - first + 1
+    __slots__ = ("first", "fresh", "held", "returned", "size")
+
+    def __init__(self, first: int, size: int) -> None:
+        self.first = first
+        self.size = size
+        self.fresh = 0
+        self.held: set[int] = set()
+        self.returned: deque[int] = deque()
 
     def take(self) -> int | None:
-        """A free port, or None when all are in use."""
-        return self._free.popleft() if self._free else None
+        while self.fresh < self.size:
+            port = self.first + self.fresh
+            self.fresh += 1
+            if port not in self.held:
+                self.held.add(port)
+                return port
+        while self.returned:
+            port = self.returned.popleft()
+            if port not in self.held:
+                self.held.add(port)
+                return port
+        return None
 
     def give(self, port: int) -> None:
-        """Return a port; it is handed out again last, to keep reuse far apart."""
-        self._free.append(port)
-
-    @property
-    def free(self) -> int:
-        """How many ports are free."""
-        return len(self._free)
+        if port in self.held:
+            self.held.discard(port)
+            self.returned.append(port)
 
     def reserve(self, port: int) -> bool:
-        """Take ``port`` out of the free ports if it is there (the others keep their order)."""
-        try:
-            self._free.remove(port)
-        except ValueError:
+        if port in self.held:
             return False
+        self.held.add(port)
         return True
+
+
+class TagPool:
+    """The L4 source ports the engine hands out as tags, per source host and spine.
+
+    Each spine owns a range of the tag ports (:meth:`KvClassSettings.spine_ranges
+    <controller.config.KvClassSettings.spine_ranges>`), and a transfer pinned on a
+    spine gets a port of that spine's range: the leaves' static entries do the
+    pinning. A port is held by one transfer in flight *per source host* (the
+    flow's identity is its source address and port), so a host has at most
+    :attr:`size` transfers in flight per spine. Pools are made on a host's first
+    transfer; taking or giving back a port is O(1).
+    """
+
+    def __init__(self, first: int, size: int, spines: tuple[str, ...]) -> None:
+        self.first = first
+        self.size = size
+        self.spines = spines
+        self._index = {s: k for k, s in enumerate(spines)}
+        self._pools: dict[tuple[str, int], _Pool] = {}
+
+    def _pool(self, host: str, k: int) -> _Pool:
+        pool = self._pools.get((host, k))
+        if pool is None:
+            pool = self._pools[host, k] = _Pool(self.first + k * self.size, self.size)
+        return pool
+
+    def spine_of(self, port: int) -> str | None:
+        """The spine whose range holds ``port`` (None: outside every range)."""
+        k, _ = divmod(port - self.first, self.size) if self.size else (-1, 0)
+        return self.spines[k] if 0 <= k < len(self.spines) and port >= self.first else None
+
+    def take(self, host: str, spine: str) -> int | None:
+        """A free port of ``spine``'s range for ``host``, or None when all are in use."""
+        return self._pool(host, self._index[spine]).take()
+
+    def take_any(self, host: str) -> int | None:
+        """A free port of the range with the most free ports for ``host`` (a transfer
+        the ranges do not steer: outside kv-aware mode, or inside one rack)."""
+        best = max(range(len(self.spines)), key=lambda k: -len(self._pool(host, k).held))
+        return self._pool(host, best).take() if self.spines else None
+
+    def free(self, host: str, spine: str) -> int:
+        """How many ports of ``spine``'s range ``host`` has free."""
+        pool = self._pools.get((host, self._index[spine]))
+        return self.size if pool is None else self.size - len(pool.held)
+
+    @property
+    def in_use(self) -> int:
+        """How many (host, port) tags are held, over every pool."""
+        return sum(len(pool.held) for pool in self._pools.values())
+
+    def give(self, host: str, port: int) -> None:
+        """Return ``host``'s ``port``; it is handed out again last."""
+        spine = self.spine_of(port)
+        if spine is not None:
+            self._pool(host, self._index[spine]).give(port)
+
+    def reserve(self, host: str, port: int) -> bool:
+        """Withhold ``port`` from ``host``'s pool (False: already held or not a tag port)."""
+        spine = self.spine_of(port)
+        return spine is not None and self._pool(host, self._index[spine]).reserve(port)
 
 
 @dataclass(frozen=True, slots=True)
 class Adoption:
     """A transfer placed by another controller, counted by this engine until released:
-    its bytes on its two ports, and its tag port withheld from the pool if it was free."""
+    its bytes on its two ports, and its source host's tag port withheld from the pool
+    if it was free."""
 
     contributions: tuple[tuple[int, int], ...]
+    host: str
     tag_port: int
     tag_reserved: bool
 

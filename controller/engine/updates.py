@@ -1,19 +1,24 @@
 """What the engine asks the world to do: plain data that the I/O shell applies.
 
-    Update = InstallPin | RemovePin | InstallFlowPin | RemoveFlowPin | SetMode
+    Update = TransferMoved | InstallFlowPin | RemoveFlowPin | SetMode
              | LinkStatusChanged | Alert | LogRecord | Released
 
-- :class:`InstallPin`: write (or overwrite) the pin entry of a transfer on its source
-  leaf: packets from ``src_ipv4`` to ``dst_ipv4`` carrying ``tag`` leave by
-  ``egress_port`` (the uplink to ``spine``). Overwriting happens when a link dies
-  under a transfer and the engine moves it.
-- :class:`RemovePin`: delete that entry; the flow falls back to ECMP.
+A transfer needs no write of its own: its tag's source port is in the range of the
+spine the engine chose, and the leaves' static ``kv_range`` entries send that range up
+that spine (p4/README.md, Spine ranges). So a decision returns no update for it.
+
+- :class:`TransferMoved`: a transfer in flight now goes another way (``spine``, or
+  ECMP when None) because its range's entry changed: a cable under it broke or came
+  back, or the data-plane mode turned the ranges off or on. The shell writes nothing
+  for it (:class:`LinkStatusChanged` and :class:`SetMode` carry the writes); it tells a
+  model of the data plane (the simulator) when a flow moves.
 - :class:`~controller.engine.flow_pins.InstallFlowPin` and ``RemoveFlowPin``: write
   or delete the ``flow_pin`` entry of a flow pin (:mod:`static_pins`).
-- :class:`SetMode`: switch the data plane's placement mode (pins honoured, ECMP only,
-  flowlet ECMP).
+- :class:`SetMode`: switch the data plane's placement mode (spine ranges on, ECMP
+  only, flowlet ECMP).
 - :class:`LinkStatusChanged`: the audit found a cable down, miswired or back; the
-  shell takes it out of (or back into) the ECMP groups and reports it.
+  shell takes it out of (or back into) the ECMP groups, points the ranges of the
+  spines it cuts off at live ones (or back), and reports it.
 - :class:`Alert`: an alert started (``firing``) or stopped; the shell logs it and sets
   its metric.
 - :class:`LogRecord`: one JSON-ready line of the transfer log.
@@ -28,7 +33,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from ipaddress import IPv4Address
 
 from controller.config import Mode
 from controller.engine.flow_pins import InstallFlowPin, RemoveFlowPin
@@ -51,11 +55,12 @@ class Decision:
     stays inside one rack: ``local``). ``best`` is the path with the lowest expected
     completion time at decision time (it differs from ``path`` under hysteresis and
     rate limiting). ``fallbacks`` says why a transfer was not pinned, or which paths
-    were left out. ``tag`` is None only when every tag port is in use.
+    were left out. ``tag`` is None when the transfer must stay off the spine ranges (a
+    kv-aware fallback to ECMP) or every tag port it could take is in use.
 
-    ``held``: the transfer must not start before a :class:`Released` (its pin is
-    written already); ``start_at`` is the expected start (engine clock) then, and
-    ``expected_s`` its duration once started.
+    ``held``: the transfer must not start before a :class:`Released` (its pin, its
+    port's spine range, is in force already); ``start_at`` is the expected start
+    (engine clock) then, and ``expected_s`` its duration once started.
     """
 
     transfer_id: int
@@ -76,27 +81,11 @@ class Decision:
 
 
 @dataclass(frozen=True, slots=True)
-class InstallPin:
-    """Pin a transfer's flow on its source leaf to the uplink towards ``spine``."""
+class TransferMoved:
+    """Transfer ``transfer_id`` now goes through ``spine`` (None: ECMP)."""
 
     transfer_id: int
-    leaf: str
-    src_ipv4: IPv4Address
-    dst_ipv4: IPv4Address
-    tag: Tag
-    spine: str
-    egress_port: int
-
-
-@dataclass(frozen=True, slots=True)
-class RemovePin:
-    """Delete a transfer's pin entry from its source leaf."""
-
-    transfer_id: int
-    leaf: str
-    src_ipv4: IPv4Address
-    dst_ipv4: IPv4Address
-    tag: Tag
+    spine: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,8 +143,7 @@ class Released:
 
 
 Update = (
-    InstallPin
-    | RemovePin
+    TransferMoved
     | InstallFlowPin
     | RemoveFlowPin
     | SetMode

@@ -1,11 +1,12 @@
-"""Adopting pins of transfers in flight that another controller (or an earlier run) wrote.
+"""Adopting transfers in flight that another controller (or an earlier run) decided.
 
-A restarted controller, or a backup that takes over, finds pins on the leaves that
-its engine never decided. It keeps them: each becomes an :class:`Adopted` transfer
-whose pin stays until the sender reports completion (the API accepts its id) or its
-deadline passes. A pin found past its deadline is deleted, and remembered like an
-adopted transfer that timed out: a completion that comes late for either is recorded
-as late, never refused. While it runs, its tag port is withheld from the engine's tag pool
+A restarted controller, or a backup that takes over, finds transfers in the leaves'
+ledgers (:mod:`ledger`) that its engine never decided. It keeps them: each becomes an
+:class:`Adopted` transfer, tracked until the sender reports completion (the API
+accepts its id) or its deadline passes; its pin is its tag port's spine range, which
+stays. A transfer found past its deadline is remembered like an adopted transfer that
+timed out: a completion that comes late for either is recorded as late, never
+refused. While it runs, its tag port is withheld from the engine's tag pool
 (so no new transfer of the same pair can reuse it) and its bytes count on its two
 ports in the engine's load table (so new transfers do not herd onto its spine).
 
@@ -15,6 +16,7 @@ module keeps the pins, their API ids and their deadlines.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 
 from controller.engine import Engine
@@ -40,6 +42,9 @@ class Adoptions:
         self.by_id: dict[str, Adopted] = {}
         self.timed_out: dict[str, Pin] = {}
         """Pins of adopted transfers whose deadline passed, kept for a late completion."""
+        self.ended: deque[str] = deque(maxlen=LATE_KEPT)
+        """Ids of adopted transfers that completed (a ledger not yet rewritten may still
+        hold them: they are not adopted again)."""
 
     def __len__(self) -> int:
         return len(self.by_id)
@@ -64,6 +69,7 @@ class Adoptions:
         adopted = self.by_id.pop(transfer_id, None)
         if adopted is not None:
             self.engine.release(adopted.counted, now)
+            self.ended.append(transfer_id)
         return adopted
 
     def expired(self, now: float) -> list[Adopted]:

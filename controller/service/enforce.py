@@ -3,30 +3,29 @@
 The engine returns plain data; :class:`Enforcer` is the only place that turns it
 into P4Runtime writes:
 
-- ``InstallPin`` -> a ``kv_pin`` entry on the source leaf (insert, or modify when the
-  book says the key is already there; the other one when the leaf says ALREADY_EXISTS
-  or NOT_FOUND), with the transfer's metadata (:mod:`pins`);
-- ``RemovePin`` -> delete it (a pin already gone is fine);
+- ``TransferMoved`` -> nothing to write: a transfer goes where its tag port's spine
+  range sends it, and the writes that move it are the range entries of
+  ``LinkStatusChanged`` or the mode of ``SetMode`` (the engine counts the moves);
 - ``InstallFlowPin``/``RemoveFlowPin`` -> a flow pin's ``flow_pin`` entry written or
   deleted on its source leaf (:mod:`flow_pins`);
 - ``SetMode`` -> the ``switch_config`` default action on every leaf;
-- ``LinkStatusChanged`` -> every leaf's ECMP groups recomputed and written (only
-  the groups that changed), and, in flowlet mode, a new flowlet generation so no
+- ``LinkStatusChanged`` -> every leaf's ECMP groups and spine ranges recomputed and
+  written (only what changed: a range whose path broke points at a live spine, and
+  back when it is repaired), and, in flowlet mode, a new flowlet generation so no
   flowlet keeps sending into a port that left its group;
 - ``Alert`` -> a log line (warning or error) and the alert metrics;
 - ``LogRecord`` -> a line of the transfer log;
 - ``Released`` -> each of ``on_released`` (the service wakes the sender's long poll,
   :mod:`starts`).
 
-A failed write is logged and counted and does not stop the updates after it: a
-pin that could not be written leaves its transfer on ECMP, which is safe.
+A failed write is logged and counted and does not stop the updates after it; a leaf
+that missed one is brought in line when it reconnects (reconciliation).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -34,32 +33,25 @@ from controller.config import Mode
 from controller.engine import (
     Alert,
     InstallFlowPin,
-    InstallPin,
     LinkStatusChanged,
     LogRecord,
     Released,
     RemoveFlowPin,
-    RemovePin,
     SetMode,
+    TransferMoved,
     Update,
 )
-from controller.errors import ServiceError, SwitchError, SwitchUnavailable
-from controller.service import intent
+from controller.errors import SwitchError
+from controller.service import intent, ledger
 from controller.service.flow_pins import FlowPinWriter
+from controller.service.ledger import RangeKey
 from controller.service.metrics import Metrics
-from controller.service.pins import Pin, PinBook, PinKey, PinMeta
-from controller.service.provision import refresh_groups
+from controller.service.provision import refresh_links
 from controller.service.switches import SwitchLink
 from controller.service.translog import TransferLog
 from controller.topology import Topology
 
 log = logging.getLogger("kvfabric.controller")
-
-_FALLBACK = {"insert": ("modify", "ALREADY_EXISTS"), "modify": ("insert", "NOT_FOUND")}
-"""A pin write the leaf refuses with this status is retried with the other operation."""
-
-MetaFor = Callable[[InstallPin], PinMeta]
-"""Builds the metadata of a pin being installed (the service knows the transfer)."""
 
 
 class Enforcer:
@@ -82,27 +74,18 @@ class Enforcer:
         self.metrics = metrics
         self.translog = translog
         self.flowlet_timeout_s = flowlet_timeout_s
-        self.pins = PinBook()
+        self.ledgers: dict[str, dict[RangeKey, bytes]] = {}
+        """The ledger each leaf holds in its range entries' metadata (:mod:`ledger`)."""
         self.flows = FlowPinWriter(links, metrics, wall)
-        self.removed: deque[str] = deque(maxlen=10_000)
         self.generation = 0
         self.mode = Mode.KV_AWARE
         self.on_released: list[Callable[[Released], None]] = []
 
-    async def apply(self, updates: Iterable[Update], meta_for: MetaFor) -> dict[int, bool]:
-        """Apply ``updates`` in order; for each InstallPin, whether its pin was written."""
-        written: dict[int, bool] = {}
+    async def apply(self, updates: Iterable[Update]) -> None:
+        """Apply ``updates`` in order."""
         for u in updates:
-            if isinstance(u, InstallPin):
-                try:
-                    meta = meta_for(u)
-                except ServiceError as exc:
-                    log.warning("pin of transfer %d not written: %s", u.transfer_id, exc)
-                    written[u.transfer_id] = False
-                    continue
-                written[u.transfer_id] = await self.install(u, meta)
-            elif isinstance(u, RemovePin):
-                await self.remove(PinKey(u.leaf, u.src_ipv4, u.dst_ipv4, u.tag.src_port))
+            if isinstance(u, TransferMoved):
+                log.debug("transfer %d follows its range to %s", u.transfer_id, u.spine or "ECMP")
             elif isinstance(u, InstallFlowPin):
                 await self.flows.write(u.pin)
             elif isinstance(u, RemoveFlowPin):
@@ -118,74 +101,34 @@ class Enforcer:
             elif isinstance(u, Released):
                 for listener in self.on_released:
                     listener(u)
-        return written
 
-    # -- pins -----------------------------------------------------------------------------
+    # -- the ledger ----------------------------------------------------------------------
 
-    async def install(self, u: InstallPin, meta: PinMeta) -> bool:
-        """Write a transfer's pin; False (logged, counted) if the leaf refused."""
-        key = PinKey(u.leaf, u.src_ipv4, u.dst_ipv4, u.tag.src_port)
-        return await self.write_pin(Pin(key, u.egress_port, meta))
-
-    async def write_pin(self, pin: Pin, op: str | None = None) -> bool:
-        """Write ``pin`` on its leaf and book it; False (logged, counted) if it is not there.
-
-        ``op`` is the operation to try first: by default ``modify`` for a key the book
-        holds, else ``insert``. The leaf has the last word: an insert it finds already
-        there becomes a modify, and a modify of an entry it lost (it restarted) becomes
-        an insert. A pin that could not be written because the leaf is not connected
-        is still booked when it replaces a booked one (a move): the book holds what the
-        leaf must hold, and :meth:`Service._sync_pins` writes it when the leaf is back.
-        """
-        key = pin.key
-        link = self.links[key.leaf]
-        entry = intent.pin_entry(key.src, key.dst, key.src_port, pin.egress_port, pin.meta.encode())
-        if op is None:
-            op = "modify" if key in self.pins.by_key else "insert"
+    async def write_ledger(self, link: SwitchLink, new: Mapping[RangeKey, bytes]) -> bool:
+        """Modify the range entries of ``link``'s leaf whose ledger changed; True when the
+        leaf holds ``new``. A failed write is logged and counted (False: try again)."""
+        old = self.ledgers.get(link.name, {})
+        keys = ledger.changed(old, new)
+        if not keys:
+            return True
+        topology = self.topology()
+        entries = [
+            e
+            for gid, spine in sorted(keys)
+            if (e := intent.range_entry(
+                topology, link.name, topology.leaves[gid - 1], spine, new.get((gid, spine), b"")
+            )) is not None
+        ]  # fmt: skip
         try:
-            try:
-                await link.write(op, [entry])
-            except SwitchError as exc:
-                other = _FALLBACK.get(op)
-                if other is None or other[1] not in exc.codes:
-                    raise
-                op = other[0]
-                await link.write(op, [entry])
+            if entries:
+                await link.write("modify", entries)
         except SwitchError as exc:
-            self.metrics.pin_writes.labels(op, "error").inc()
-            self.metrics.write_errors.labels(key.leaf, "pin").inc()
-            log.warning("pin %s for transfer %s not written: %s", key, pin.meta.id, exc)
-            self.translog.write(
-                "pin_error",
-                {"time": self.clock(), "id": pin.meta.id, "pin": str(key), "error": str(exc)},
-            )
-            unreachable = isinstance(exc, SwitchUnavailable) or "UNAVAILABLE" in exc.codes
-            if unreachable and key in self.pins.by_key:
-                self.pins.put(pin)
+            self.metrics.write_errors.labels(link.name, "ledger").inc()
+            log.warning("%s: ledger not written: %s", link.name, exc)
             return False
-        self.metrics.pin_writes.labels(op, "ok").inc()
-        self.pins.put(pin)
+        self.ledgers[link.name] = dict(new)
+        self.metrics.ledger_writes.inc(len(entries))
         return True
-
-    async def remove(self, key: PinKey) -> None:
-        """Delete the pin at ``key``; it leaves the book even if the leaf is unreachable.
-
-        Its transfer id is remembered, so that a pin the leaf still holds when it
-        comes back is deleted rather than adopted.
-        """
-        pin = self.pins.drop(key)
-        if pin is not None:
-            self.removed.append(pin.meta.id)
-        link = self.links[key.leaf]
-        entry = intent.pin_entry(key.src, key.dst, key.src_port, 0, b"")
-        try:
-            await link.write("delete", [entry])
-        except SwitchError as exc:
-            self.metrics.pin_writes.labels("delete", "error").inc()
-            self.metrics.write_errors.labels(key.leaf, "pin").inc()
-            log.warning("pin %s not removed: %s", key, exc)
-            return
-        self.metrics.pin_writes.labels("delete", "ok").inc()
 
     # -- modes and links ------------------------------------------------------------------
 
@@ -225,7 +168,8 @@ class Enforcer:
         await self.refresh_all_groups()
 
     async def refresh_all_groups(self) -> int:
-        """Rewrite every leaf's ECMP groups from the current link status; returns writes."""
+        """Rewrite every leaf's ECMP groups and spine ranges from the current link status;
+        returns the writes."""
         topology = self.topology()
         changed = 0
         for leaf in topology.leaves:
@@ -233,10 +177,11 @@ class Enforcer:
             if not link.primary:
                 continue
             try:
-                changed += await refresh_groups(link, topology, self.metrics)
+                ledger = self.ledgers.get(leaf, {})
+                changed += await refresh_links(link, topology, self.metrics, ledger)
             except SwitchError as exc:
                 self.metrics.write_errors.labels(leaf, "groups").inc()
-                log.warning("ECMP groups not rewritten: %s", exc)
+                log.warning("ECMP groups and spine ranges not rewritten: %s", exc)
         if changed and self.mode is Mode.FLOWLET:
             self.generation += 1
             await self.write_mode_everywhere()

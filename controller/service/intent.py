@@ -15,6 +15,11 @@ Leaf ``L``::
     ecmp          ecmp_group = group(M)         -> that selector group
     port_macs     host port: (L's MAC, host MAC); uplink: (L's MAC, spine's MAC)
     arp_proxy     every host network            -> arp_reply(L's MAC)
+    kv_range      ecmp_group = group(M), l4_src_port = spine S's range of tag ports
+                                                -> pin(uplink of the range's path)
+                  for every other leaf M and spine S: the range's path is through S
+                  while L-S-M is up, else through a live spine
+                  (:meth:`Topology.range_path`); with none, no entry (ECMP)
 
 Spine ``S``: ``kv_class``, ``ipv4_route`` (each leaf's prefixes -> forward(port to it))
 and ``port_macs`` of its downlinks.
@@ -28,14 +33,15 @@ plus one) means a dead spine-to-M cable takes that spine out of every leaf's gro
 for M only, and traffic to the other leaves keeps using it.
 
 Switch MACs are not in the fabric file: :func:`switch_mac` derives a locally
-administered one from the device id. Pins (``kv_pin``, ``flow_pin``) and the keyless
+administered one from the device id. The spine ranges are intent: a transfer writes
+nothing, its tag port is in its spine's range. Flow pins (``flow_pin``) and the keyless
 tables' default action (``switch_config``, the data-plane mode) are run-time state, not
-intent; the pin book and the enforcer own them.
+intent; the flow-pin writer and the enforcer own them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv4Network
 from typing import Any
@@ -43,6 +49,7 @@ from typing import Any
 import finsy as fy
 
 from controller.config import Mode, Role
+from controller.service.ledger import RangeKey
 from controller.topology import PortRef, Topology
 
 KV_CLASS = "kv_class"
@@ -51,7 +58,7 @@ ECMP = "ecmp"
 ECMP_SELECTOR = "ecmp_selector"
 PORT_MACS = "port_macs"
 ARP_PROXY = "arp_proxy"
-KV_PIN = "kv_pin"
+KV_RANGE = "kv_range"
 FLOW_PIN = "flow_pin"
 SWITCH_CONFIG = "switch_config"
 QDEPTH_BUCKETS = "qdepth_buckets"
@@ -63,7 +70,18 @@ DELAY_BUCKETS = ((0, 99), (100, 499), (500, 999), (1000, 2499), (2500, 4999), (5
                  (10000, 49999), (50000, 2**32 - 1))  # fmt: skip
 """``deq_timedelta`` range (microseconds) of each histogram bucket."""
 
-MANAGED_TABLES = (KV_CLASS, IPV4_ROUTE, ECMP, PORT_MACS, ARP_PROXY, QDEPTH_BUCKETS, QDELAY_BUCKETS)
+EMPTY: Mapping[RangeKey, bytes] = {}
+
+MANAGED_TABLES = (
+    KV_CLASS,
+    IPV4_ROUTE,
+    ECMP,
+    PORT_MACS,
+    ARP_PROXY,
+    KV_RANGE,
+    QDEPTH_BUCKETS,
+    QDELAY_BUCKETS,
+)
 """The tables whose every entry is intent: anything else found there is deleted."""
 
 
@@ -115,8 +133,11 @@ def group_members(topology: Topology, leaf: str, dst_leaf: str) -> tuple[int, ..
     )
 
 
-def intent(topology: Topology, switch: str, kv_dscp: int) -> Intent:
-    """Everything ``switch`` should hold (see the module docstring)."""
+def intent(
+    topology: Topology, switch: str, kv_dscp: int, ledger: Mapping[RangeKey, bytes] = EMPTY
+) -> Intent:
+    """Everything ``switch`` should hold (see the module docstring); ``ledger`` is the
+    metadata of its range entries (:mod:`ledger`)."""
     config = topology.config.switch(switch)
     kv = fy.P4TableEntry(
         KV_CLASS, match=fy.P4TableMatch(dscp=kv_dscp), action=fy.P4TableAction("mark_kv")
@@ -124,7 +145,7 @@ def intent(topology: Topology, switch: str, kv_dscp: int) -> Intent:
     common = (kv, *bucket_entries())
     if config.role is Role.SPINE:
         return Intent(switch, (), (), (*common, *_spine_entries(topology, switch)))
-    return _leaf_intent(topology, switch, common)
+    return _leaf_intent(topology, switch, common, ledger)
 
 
 def bucket_entries() -> tuple[Any, ...]:
@@ -174,7 +195,9 @@ def _spine_entries(topology: Topology, spine: str) -> Iterable[Any]:
         yield _macs(port.port, me, switch_mac(topology.config.switch(leaf).device_id))
 
 
-def _leaf_intent(topology: Topology, leaf: str, common: tuple[Any, ...]) -> Intent:
+def _leaf_intent(
+    topology: Topology, leaf: str, common: tuple[Any, ...], ledger: Mapping[RangeKey, bytes]
+) -> Intent:
     cfg = topology.config
     me = switch_mac(cfg.switch(leaf).device_id)
     entries: list[Any] = list(common)
@@ -208,6 +231,7 @@ def _leaf_intent(topology: Topology, leaf: str, common: tuple[Any, ...]) -> Inte
         )
         for prefix in leaf_prefixes(topology, other):
             entries.append(_route(prefix, "route_ecmp", group=gid))
+        entries += range_entries(topology, leaf, other, ledger)
     for net in sorted(networks):
         entries.append(
             fy.P4TableEntry(
@@ -217,6 +241,37 @@ def _leaf_intent(topology: Topology, leaf: str, common: tuple[Any, ...]) -> Inte
             )
         )
     return Intent(leaf, members, tuple(groups), tuple(entries))
+
+
+def range_entries(
+    topology: Topology, leaf: str, dst_leaf: str, ledger: Mapping[RangeKey, bytes] = EMPTY
+) -> list[Any]:
+    """The ``kv_range`` entries of ``leaf`` for destination ``dst_leaf``: each spine's
+    range of tag ports to the uplink of the path that range takes now, with the
+    ledger's metadata."""
+    gid = group_id(topology, dst_leaf)
+    out = (
+        range_entry(topology, leaf, dst_leaf, s, ledger.get((gid, s), b"")) for s in topology.spines
+    )
+    return [e for e in out if e is not None]
+
+
+def range_entry(topology: Topology, leaf: str, dst_leaf: str, spine: str, meta: bytes) -> Any:
+    """The ``kv_range`` entry of ``leaf`` for ``spine``'s range towards ``dst_leaf`` (None:
+    no live path, no entry)."""
+    path = topology.range_path(leaf, dst_leaf, spine)
+    if path is None:
+        return None
+    first, last = topology.config.controller.kv_class.spine_ranges(topology.spines)[spine]
+    return fy.P4TableEntry(
+        KV_RANGE,
+        match=fy.P4TableMatch(
+            ecmp_group=group_id(topology, dst_leaf), l4_src_port=f"{first}...{last}"
+        ),
+        action=fy.P4TableAction("pin", port=path.up.port),
+        priority=1,
+        metadata=meta,
+    )
 
 
 def group(gid: int, ports: Iterable[int]) -> Any:
@@ -232,19 +287,11 @@ def mode_action(mode: Mode, timeout_s: float, generation: int) -> Any:
         action = fy.P4TableAction(
             "flowlet_mode", timeout_us=max(1, round(timeout_s * 1e6)), generation=generation % 256
         )
+    elif mode is Mode.KV_AWARE:
+        action = fy.P4TableAction("kv_aware_mode")
     else:
         action = fy.P4TableAction("ecmp_mode")
     return fy.P4TableEntry(SWITCH_CONFIG, is_default_action=True, action=action)
-
-
-def pin_entry(src: IPv4Address, dst: IPv4Address, src_port: int, port: int, meta: bytes) -> Any:
-    """The ``kv_pin`` entry that sends (src, dst, source port) of the KV class out ``port``."""
-    return fy.P4TableEntry(
-        KV_PIN,
-        match=fy.P4TableMatch(src_addr=str(src), dst_addr=str(dst), l4_src_port=src_port),
-        action=fy.P4TableAction("pin", port=port),
-        metadata=meta,
-    )
 
 
 def flow_pin_entry(

@@ -47,6 +47,7 @@ async def serve(options: ServiceOptions, host: str, port: int, token: str | None
             runner.result()
     finally:
         await server.close()
+        await service.flush()
         runner.cancel()
         waiter.cancel()
         await asyncio.gather(runner, waiter, return_exceptions=True)

@@ -75,7 +75,7 @@ class Metrics:
         )
         self.decision_seconds = self._histogram(
             "kvfabric_decision_seconds",
-            "From a transfer request to its pin written on the leaf",
+            "From a transfer request to its answer (a decision writes nothing to a switch)",
             LATENCY_BUCKETS,
         )
         self.transfer_seconds = self._histogram(
@@ -87,6 +87,11 @@ class Metrics:
             "kvfabric_transfer_queue_seconds",
             "From a transfer request to its granted start (0 when it may start at once)",
             QUEUE_BUCKETS,
+        )
+        self.ledger_writes = self._counter(
+            "kvfabric_ledger_writes",
+            "Range entries whose ledger of transfers in flight was rewritten (a handful per "
+            "leaf and poll interval, off the decisions' path)",
         )
         self.pin_writes = self._counter(
             "kvfabric_pin_writes", "Pin entries written, by operation and result", "op", "result"
@@ -102,12 +107,12 @@ class Metrics:
         )
         self.pins_adopted = self._counter(
             "kvfabric_pins_adopted",
-            "Pins of transfers in flight found on a leaf and adopted",
+            "Transfers in flight (in a leaf's ledger) and flow pins found on a leaf and adopted",
             "switch",
         )
         self.pins_removed_stale = self._counter(
             "kvfabric_pins_removed_stale",
-            "Pins found on a leaf that were expired or not kvfabric's, and removed",
+            "Transfers found in a leaf's ledger past their deadline, and dropped",
             "switch",
         )
         self.polls = self._counter(
@@ -203,7 +208,8 @@ class _EngineCollector:
              c.late),
             ("kvfabric_reroutes", "Pairs rerouted after a slow transfer", c.reroutes),
             ("kvfabric_fallback_trips", "Times the reroute limit disabled kv-aware", c.trips),
-            ("kvfabric_transfers_moved", "Pinned transfers moved off a broken link", c.moved),
+            ("kvfabric_transfers_moved", "Transfers that followed their spine range elsewhere "
+             "(a cable broke or came back, or the mode turned the ranges off or on)", c.moved),
             ("kvfabric_transfer_holds", "Transfers told to wait for a release", c.held),
             ("kvfabric_transfers_cancelled", "Held transfers cancelled before their release",
              c.cancelled),
@@ -266,7 +272,10 @@ class _EngineCollector:
         for link, status in s.links:
             links.add_metric([link, status], 1.0 if status == "up" else 0.0)
         yield links
-        yield GaugeMetricFamily("kvfabric_pins", "Pin entries on the leaves", value=s.pins)
+        yield GaugeMetricFamily(
+            "kvfabric_pins", "Transfers in flight pinned on a spine by their tag's range",
+            value=s.pins,
+        )  # fmt: skip
         yield _gauge_of(
             "kvfabric_static_pins",
             "Flow pins of flows, on their spine (pinned) or, with no live spine, on ECMP",

@@ -1,18 +1,17 @@
-"""The pins on the leaves: their metadata, and the book of what each leaf holds.
+"""What another controller needs to adopt a pin: its metadata, and where it lives.
 
-A pin is a ``kv_pin`` entry on a transfer's source leaf, or a ``flow_pin`` entry of a
-flow pin (:mod:`flow_pins`). Its P4Runtime ``metadata``
-(an opaque cookie the switch stores and returns on reads) carries, as compact JSON,
-what another controller needs to adopt it: the transfer's API id and trace id, its
-hosts and size, when it was requested and when it times out (wall-clock seconds),
-and the spine. So a restarted controller, or a backup that takes over, reads the
-pins back and keeps serving the transfers in flight: their pins stay, their
-completions are accepted, their timeouts are honoured. A flow pin's metadata has
+A transfer's pin is its tag port's spine range on its source leaf (nothing is written
+for it), and its record sits in that range entry's ledger (:mod:`ledger`); a flow
+pin's is its ``flow_pin`` entry (:mod:`flow_pins`), whose P4Runtime ``metadata`` (an
+opaque cookie the switch stores and returns on reads) carries :class:`PinMeta` as
+compact JSON. Either way the record says what another controller needs to keep
+serving it: the API id and trace id, the hosts and size, when it was requested and
+when it times out (wall-clock seconds), and the spine. A flow pin's metadata has
 ``kind`` ``"flow"``, its pin id, hosts, the spine it holds and the spine it was asked
 for (``req``), no size and no deadline (0): it lasts until it is deleted.
 
-:class:`PinBook` is the shell's record of the pins it believes each leaf holds,
-keyed like the table (leaf, source address, destination address, source port).
+:class:`PinKey` names a transfer by (source leaf, source address, destination address,
+source port), the flow's identity.
 """
 
 from __future__ import annotations
@@ -104,33 +103,3 @@ class Pin:
     key: PinKey
     egress_port: int
     meta: PinMeta
-
-
-class PinBook:
-    """The pins the controller believes are on the leaves, by key and by transfer id."""
-
-    def __init__(self) -> None:
-        self.by_key: dict[PinKey, Pin] = {}
-        self.by_id: dict[str, Pin] = {}
-
-    def __len__(self) -> int:
-        return len(self.by_key)
-
-    def put(self, pin: Pin) -> None:
-        """Record a pin written (or found) on its leaf."""
-        old = self.by_key.get(pin.key)
-        if old is not None and self.by_id.get(old.meta.id) is old:
-            del self.by_id[old.meta.id]
-        self.by_key[pin.key] = pin
-        self.by_id[pin.meta.id] = pin
-
-    def drop(self, key: PinKey) -> Pin | None:
-        """Forget the pin at ``key``; returns it."""
-        pin = self.by_key.pop(key, None)
-        if pin is not None and self.by_id.get(pin.meta.id) is pin:
-            del self.by_id[pin.meta.id]
-        return pin
-
-    def on_leaf(self, leaf: str) -> list[Pin]:
-        """The pins of one leaf."""
-        return [p for k, p in self.by_key.items() if k.leaf == leaf]

@@ -7,23 +7,25 @@ stamped with one monotonic clock; whatever the engine returns goes to the
 - one finsy channel per switch, kept open (reconnected within 250 ms of the switch
   listening again) by :meth:`SwitchLink.run <controller.service.switches.SwitchLink.run>`;
   on every channel that comes up as primary, :meth:`_on_ready` reconciles the switch
-  (:mod:`provision`), resumes its data-plane mode, and syncs its pins: the book's pins
-  the leaf lost are inserted again, pins the leaf holds that the book does not know are
-  adopted (:mod:`adopt`) or, if expired or foreign, deleted;
+  (:mod:`provision`: its routes, groups and static spine ranges), adopts the transfers
+  in flight its ledger holds that this controller does not know (:mod:`adopt`,
+  :mod:`ledger`), resumes its data-plane mode, and syncs its flow pins;
 - each switch's state, the overall role, readiness and which requests to refuse
   (503) are :mod:`readiness`'s: ready means provisioned *and* sampled since;
 - the telemetry loop (:mod:`telemetry`): every poll interval, every connected
-  switch at once, then ``engine.tick``;
+  switch at once, then ``engine.tick``, then the ledgers of the leaves whose
+  transfers in flight changed (:mod:`ledger`: one Write per leaf);
 - the audit loop (:mod:`prober`), as primary: a probe round every audit interval;
 - one PacketIn reader per switch, feeding the prober;
-- the HTTP API (:mod:`api`), which calls :meth:`transfer`, :meth:`start`,
+- the HTTP API (:mod:`api`), which calls :meth:`transfer` (a decision: no switch is
+  written, the tag's port is in the chosen spine's range), :meth:`start`,
   :meth:`cancel`, :meth:`complete`, :meth:`pin_flow`, :meth:`unpin_flow`,
   :meth:`set_mode` and :meth:`fabric`;
 - the release timer of held transfers and their senders' long polls (:mod:`starts`).
 
 Flow pins (``POST /v1/pins``) are the engine's (:mod:`controller.engine.flow_pins`);
 their entries are written by the enforcer (:mod:`flow_pins`) and synced, adopted or
-deleted with the transfer pins when a leaf (re)connects. Their ids are
+deleted when a leaf (re)connects. Their ids are
 ``<instance>-pin<n>``; adopted ones keep the id they were given.
 
 A transfer's API id is ``<instance>-<engine id>``: the instance tag is random per
@@ -36,20 +38,19 @@ with 503 the transfers that need a switch it is the backup of. When the primary
 dies each switch promotes it, finsy's cookie check skips the pipeline, and
 :meth:`_on_ready` reconciles: the switch already holds the intent (an empty plan),
 the ECMP groups are kept as found until this instance's first audit round, and the
-pins in flight are adopted.
+transfers of the leaves' ledgers are adopted (those decided within the last poll
+interval are not in a ledger yet: see :mod:`ledger`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import secrets
 import time
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
-from ipaddress import IPv4Address
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,6 @@ from controller.engine import (
     EngineError,
     FlowPin,
     FlowTuple,
-    InstallPin,
     TransferRequest,
     TransferStartedError,
     UnknownTransferError,
@@ -73,10 +73,9 @@ from controller.errors import (
     ForcedSpineError,
     NotReadyError,
     PinNotWrittenError,
-    ServiceError,
     SwitchError,
 )
-from controller.service import schema
+from controller.service import intent, ledger, schema
 from controller.service.adopt import Adoptions
 from controller.service.enforce import Enforcer
 from controller.service.flow_pins import sync_flow_pins
@@ -113,6 +112,7 @@ class ServiceOptions:
     log_path: Path | None = None
     backup: bool = False
     audit: bool = True
+    ledger: bool = True
     tls: TlsSettings | None = None
     instance: str | None = None
     switch_timeout_s: float = 3.0
@@ -175,6 +175,7 @@ class Service:
         self._traces = 0
         self._tiers_logged: float | None = None
         self._static = 0
+        self._ledger_stamp: tuple[object, ...] = ()
         self._tasks: list[asyncio.Task[Any]] = []
         for link in self.links.values():
             link.switch.ee.on(fy.SwitchEvent.CHANNEL_DOWN, self._on_down)
@@ -247,7 +248,7 @@ class Service:
             staleness_s={sw: (now - sampled[sw]) if sw in sampled else None for sw in self.links},
             alerts=[(a.name, a.subject, a.severity) for a in e.book.active.values()],
             links=[(str(link), str(e.topology.link_status(link))) for link in e.topology.links],
-            pins=len(self.enforcer.pins),
+            pins=sum(1 for t in e.inflight.transfers.values() if t.path is not None),
             static_pins=_placements(p.path is not None for p in e.flow_pins.by_id.values()),
             in_flight=len(e.inflight) + len(self.adoptions),
             modes=[str(m) for m in Mode],
@@ -257,10 +258,9 @@ class Service:
     # -- the API's operations ---------------------------------------------------------
 
     async def transfer(self, ask: schema.TransferRequest) -> schema.TransferAnswer:
-        """Decide a transfer, write its pin, and return the answer of ``POST /v1/transfers``.
-
-        A held transfer's pin is written now too: only its start waits (:mod:`starts`).
-        """
+        """Decide a transfer and return the answer of ``POST /v1/transfers``; nothing is
+        written: the leaves' static spine ranges pin the tag's port (a held transfer's
+        too: only its start waits, :mod:`starts`)."""
         src, dst, trace_id, spine = ask.src, ask.dst, ask.trace_id, ask.spine
         self._writable(*self._needed(src, dst))
         t0, wall0 = self.clock(), self.wall()
@@ -274,11 +274,11 @@ class Service:
         decision, updates = self.engine.decide(request, t0)
         self.starts.decided(decision.transfer_id, decision.held)
         t1 = self.clock()
-        written = await self.enforcer.apply(updates, self._meta_for(decision))
-        pinned = written.get(decision.transfer_id, False)
+        if updates:  # the log records of transfers that timed out meanwhile
+            await self.enforcer.apply(updates)
         t2 = self.clock()
         self.metrics.decision_seconds.observe(t2 - t0)
-        answer = self._answer(decision, pinned)
+        answer = self._answer(decision)
         if self.tracer.enabled:
             self._trace(decision, answer, Timing(wall0, wall0 + t1 - t0, wall0 + t2 - t0,
                                                  wall0 + self.clock() - t0))  # fmt: skip
@@ -299,21 +299,18 @@ class Service:
             timing=timing,
         )
 
-    def _answer(self, d: Decision, pinned: bool) -> schema.TransferAnswer:
+    def _answer(self, d: Decision) -> schema.TransferAnswer:
         path = str(d.path) if d.path is not None else None
         spine = d.path.spine if d.path is not None else None
-        placement = "local" if d.local else ("pinned" if pinned else "ecmp")
+        placement = "local" if d.local else ("pinned" if d.path is not None else "ecmp")
         fallbacks = list(d.fallbacks)
         leaf = self.links[self.engine.topology.hosts[d.src].leaf]
         if not d.local and not leaf.up:
             fallbacks.append(
                 f"{leaf.name} is unreachable (no P4Runtime channel to {leaf.config.p4runtime}): "
-                "its pin cannot be written; the transfer takes ECMP"
-            )
-            path, spine = None, None
-        elif d.path is not None and not pinned:
-            fallbacks.append("the pin could not be written: the transfer takes ECMP")
-            path, spine = None, None
+                + ("the spine ranges it was provisioned with pin the transfer, unaudited"
+                   if d.path is not None else "the transfer takes ECMP")
+            )  # fmt: skip
         tag = None
         if d.tag is not None:
             tag = schema.Tag(d.tag.dscp, d.tag.dscp << 2, d.tag.src_port)
@@ -363,32 +360,8 @@ class Service:
         engine_id = self._engine_id(transfer_id)
         updates = self.engine.cancel(engine_id, self.clock())
         self.starts.cancelled(engine_id)
-        await self.enforcer.apply(updates, self._moved_meta)
+        await self.enforcer.apply(updates)
         return schema.CancelAnswer(transfer_id, cancelled=True)
-
-    def _meta_for(self, d: Decision) -> Callable[[InstallPin], PinMeta]:
-        wall0 = self.wall()
-        timeout = self.engine.timeout_s(d.expected_s)
-
-        def meta(u: InstallPin) -> PinMeta:
-            if u.transfer_id == d.transfer_id:
-                return self._decision_meta(d, wall0, wall0 + timeout, u.spine)
-            return self._moved_meta(u)
-
-        return meta
-
-    def _decision_meta(self, d: Decision, requested: float, deadline: float, spine: str) -> PinMeta:
-        """The metadata of the pin of ``d``'s transfer on ``spine`` (wall-clock times)."""
-        return PinMeta(
-            id=self.api_id(d.transfer_id),
-            trace_id=d.trace_id,
-            src=d.src,
-            dst=d.dst,
-            size=d.bytes,
-            requested_wall=requested,
-            deadline_wall=deadline,
-            spine=spine,
-        )
 
     def _check_spine(self, src: str, dst: str, spine: str) -> None:
         topo = self.engine.topology
@@ -405,7 +378,7 @@ class Service:
         self._static += 1
         pin_id = f"{self.instance}-pin{self._static}"
         pin, updates = self.engine.pin_flow(pin_id, flow, spine, self.clock())
-        await self.enforcer.apply(updates, self._moved_meta)
+        await self.enforcer.apply(updates)
         if pin_id not in self.enforcer.flows.written:
             self.engine.unpin_flow(pin_id, self.clock())  # nothing on the leaf to delete
             raise PinNotWrittenError(
@@ -418,7 +391,7 @@ class Service:
         self._writable()
         pin = self.engine.flow_pins.by_id.get(pin_id)
         updates = self.engine.unpin_flow(pin_id, self.clock())
-        await self.enforcer.apply(updates, self._moved_meta)
+        await self.enforcer.apply(updates)
         assert pin is not None  # unpin_flow raised UnknownPinError otherwise
         return _pin_answer(pin, removed=True)
 
@@ -430,12 +403,11 @@ class Service:
             raise EngineError(f"a duration must be positive, got {duration_s}")
         adopted = self.adoptions.finish(transfer_id, now)
         if adopted is not None:
-            await self.enforcer.remove(adopted.pin.key)
             self.metrics.transfer_seconds.observe(duration_s)
             self._log_adopted_end(adopted.pin, now, duration_s)
             return schema.CompleteAnswer(transfer_id, completed=True, adopted=True)
         timed_out = self.adoptions.late(transfer_id)
-        if timed_out is not None:  # its pin went at the timeout
+        if timed_out is not None:  # its port and load went back at the timeout
             self.metrics.transfer_seconds.observe(duration_s)
             self.engine.counts.late += 1  # the engine never knew it: counted here
             self._log_adopted_end(timed_out, now, duration_s, late=True)
@@ -444,7 +416,7 @@ class Service:
         late = self.engine.timed_out(engine_id)
         updates = self.engine.complete(engine_id, duration_s, now)
         self.metrics.transfer_seconds.observe(duration_s)
-        await self.enforcer.apply(updates, self._moved_meta)
+        await self.enforcer.apply(updates)
         return schema.CompleteAnswer(transfer_id, completed=True, adopted=False, late=late)
 
     def _engine_id(self, transfer_id: str) -> int:
@@ -457,7 +429,7 @@ class Service:
         """The operator sets the mode (``POST /v1/mode``); kv-aware also ends a fallback."""
         self._writable()
         updates = self.engine.set_mode(mode, self.clock(), reason="operator")
-        await self.enforcer.apply(updates, self._moved_meta)
+        await self.enforcer.apply(updates)
         if self.enforcer.mode is not self.engine.effective_mode:
             await self.enforcer.set_mode(self.engine.effective_mode, "operator")
         return self.modes()
@@ -486,10 +458,10 @@ class Service:
                 }
                 for name, link in self.links.items()
             },
-            "pins": [
-                {"pin": str(p.key), "id": p.meta.id, "port": p.egress_port, "spine": p.meta.spine}
-                for p in self.enforcer.pins.by_key.values()
-            ],
+            "ledgers": {
+                leaf: sum(len(ledger.decode(m) or ()) for m in held.values())
+                for leaf, held in self.enforcer.ledgers.items()
+            },
             "adopted": sorted(self.adoptions.by_id),
         }
         return view
@@ -516,21 +488,6 @@ class Service:
             return ()
         a, b = topo.hosts[src].leaf, topo.hosts[dst].leaf
         return (a, b, *(p.spine for p in topo.spine_paths(a, b)))
-
-    def _moved_meta(self, u: InstallPin) -> PinMeta:
-        """The metadata of a pin the engine moves (a cable under it broke, or came back).
-
-        From the book when the pin is there; a transfer a failure left on ECMP has no
-        pin any more, and its metadata is rebuilt from the engine's record of it.
-        """
-        known = self.enforcer.pins.by_id.get(self.api_id(u.transfer_id))
-        if known is not None:
-            return dataclasses.replace(known.meta, spine=u.spine)
-        t = self.engine.inflight.transfers.get(u.transfer_id)
-        if t is None:
-            raise ServiceError(f"no transfer {u.transfer_id} is in flight")
-        offset = self.wall() - self.clock()
-        return self._decision_meta(t.decision, t.requested + offset, t.deadline + offset, u.spine)
 
     # -- switches coming and going ------------------------------------------------------
 
@@ -561,23 +518,37 @@ class Service:
     async def _provision(self, link: SwitchLink) -> None:
         t0 = self.clock()
         topology = self.engine.topology
+        held: dict[ledger.RangeKey, bytes] = {}
+
+        def adopt(back: ReadBack) -> dict[ledger.RangeKey, bytes]:
+            self._adopt_ledger(link, back.ranges)
+            if self.options.ledger:
+                held.update(self._ledgers().get(link.name, {}))
+            return held
+
+        leaf = link.config.role is Role.LEAF
         back = await reconcile(
-            link, topology, self.settings.kv_class.dscp, self.metrics, keep_groups=not self.audited
+            link,
+            topology,
+            self.settings.kv_class.dscp,
+            self.metrics,
+            keep_groups=not self.audited,
+            ledger=adopt if leaf else None,
         )
-        if link.config.role is Role.LEAF:
+        if leaf:
+            self.enforcer.ledgers[link.name] = held
             await self._sync_mode(link, back)
-            await self._sync_pins(link, back)
             updates, adopted = await sync_flow_pins(
                 link, back.flow_pins, self.enforcer.flows, self.engine, self.clock()
             )
             self.metrics.pins_adopted.labels(link.name).inc(adopted)
-            await self.enforcer.apply(updates, self._moved_meta)
+            await self.enforcer.apply(updates)
         log.info(
-            "%s: provisioned as primary in %.0f ms (%d writes, %d pins found)",
+            "%s: provisioned as primary in %.0f ms (%d writes, %d adopted in all)",
             link.name,
             (self.clock() - t0) * 1e3,
             back.writes,
-            len(back.pins),
+            len(self.adoptions),
         )
 
     async def _sync_mode(self, link: SwitchLink, back: ReadBack) -> None:
@@ -588,7 +559,7 @@ class Service:
                 log.info("%s is in flowlet mode: adopting it", link.name)
                 updates = self.engine.set_mode(Mode.FLOWLET, self.clock(), reason="adopted")
                 self.enforcer.mode = Mode.FLOWLET
-                await self.enforcer.apply(updates, self._moved_meta)
+                await self.enforcer.apply(updates)
         self._mode_adopted = True
         self.enforcer.mode = self.engine.effective_mode
         want: Any = self.enforcer.mode_entry()
@@ -596,46 +567,92 @@ class Service:
         if back.mode_action != want.action.name or dict(back.mode_args) != wanted_args:
             await self.enforcer.write_mode(link)
 
-    async def _sync_pins(self, link: SwitchLink, back: ReadBack) -> None:
+    def _adopt_ledger(self, link: SwitchLink, ranges: Iterable[Any]) -> None:
+        """Adopt the transfers of a leaf's ledger (its range entries' metadata) that this
+        controller does not know: not its own, not adopted or ended already. Those past
+        their deadline are remembered for a late completion only."""
         now, wall = self.clock(), self.wall()
-        booked = {p.key: p for p in self.enforcer.pins.on_leaf(link.name)}
-        removed = set(self.enforcer.removed)
-        stale: list[Any] = []
-        for entry in back.pins:
-            key = PinKey(
-                link.name,
-                IPv4Address(int(entry.match["src_addr"])),
-                IPv4Address(int(entry.match["dst_addr"])),
-                int(entry.match["l4_src_port"]),
-            )
-            port = int(entry.action.args["port"])
-            meta = PinMeta.decode(bytes(entry.metadata))
-            mine = booked.pop(key, None)
-            if mine is not None:
-                if mine.egress_port != port or mine.meta.encode() != bytes(entry.metadata):
-                    await self.enforcer.write_pin(mine, "modify")
-                continue
-            if meta is None or meta.deadline_wall <= wall or meta.id in removed:
-                stale.append(entry)
-                if meta is not None and meta.id not in removed:
-                    self.adoptions.remember_timed_out(Pin(key, port, meta))
-                continue
-            pin = Pin(key, port, meta)
-            self.enforcer.pins.put(pin)
-            if meta.id not in self.adoptions.by_id:
+        topo = self.engine.topology
+        for entry in ranges:
+            port = int(entry.action.args["port"]) if entry.action is not None else 0
+            for record in ledger.decode(bytes(entry.metadata)) or ():
+                meta = record.meta
+                if self._known(meta.id) or meta.src not in topo.hosts or meta.dst not in topo.hosts:
+                    continue
+                src, dst = topo.hosts[meta.src], topo.hosts[meta.dst]
+                pin = Pin(PinKey(link.name, src.ipv4, dst.ipv4, record.port), port, meta)
+                if meta.deadline_wall <= wall:
+                    self.adoptions.remember_timed_out(pin)
+                    self.metrics.pins_removed_stale.labels(link.name).inc()
+                    continue
                 self.adoptions.adopt(pin, now, wall)
                 self.metrics.pins_adopted.labels(link.name).inc()
                 self.translog.write(
                     "adopted",
-                    {"time": now, "id": meta.id, "trace_id": meta.trace_id, "pin": str(key),
+                    {"time": now, "id": meta.id, "trace_id": meta.trace_id, "pin": str(pin.key),
                      "spine": meta.spine, "deadline_s": meta.deadline_wall - wall},
                 )  # fmt: skip
-        if stale:
-            await link.write("delete", stale)
-            self.metrics.pins_removed_stale.labels(link.name).inc(len(stale))
-        for pin in booked.values():  # the leaf lost them (it restarted): write them back
-            if not await self.enforcer.write_pin(pin, "insert") and link.up:
-                self.enforcer.pins.drop(pin.key)  # refused: the book says what the leaf holds
+
+    def _known(self, api_id: str) -> bool:
+        """True for a transfer this controller decided, adopted, or saw end."""
+        return (
+            api_id.rpartition("-")[0] == self.instance
+            or api_id in self.adoptions.by_id
+            or api_id in self.adoptions.ended
+            or api_id in self.adoptions.timed_out
+        )
+
+    def _ledgers(self) -> dict[str, dict[ledger.RangeKey, bytes]]:
+        """What every leaf's ledger must hold now: the engine's transfers in flight and
+        the adopted ones, by source leaf and range entry."""
+        e = self.engine
+        topo, tags = e.topology, e.tags
+        offset = self.wall() - self.clock()
+        rows: dict[str, list[tuple[ledger.RangeKey, ledger.Record]]] = {}
+        for t in e.inflight.transfers.values():
+            d = t.decision
+            spine = tags.spine_of(d.tag.src_port) if d.tag is not None and not d.local else None
+            if spine is None or d.tag is None:
+                continue
+            meta = PinMeta(self.api_id(d.transfer_id), d.trace_id, d.src, d.dst, d.bytes,
+                           t.requested + offset, t.deadline + offset,
+                           t.path.path.spine if t.path is not None else spine)  # fmt: skip
+            key = (intent.group_id(topo, t.pair[1]), spine)
+            rows.setdefault(t.pair[0], []).append((key, ledger.Record(meta, d.tag.src_port)))
+        for a in self.adoptions.by_id.values():
+            spine = tags.spine_of(a.pin.key.src_port)
+            dst = topo.hosts.get(a.pin.meta.dst)
+            if spine is None or dst is None:
+                continue
+            key = (intent.group_id(topo, dst.leaf), spine)
+            rows.setdefault(a.pin.key.leaf, []).append(
+                (key, ledger.Record(a.pin.meta, a.pin.key.src_port))
+            )
+        return {leaf: ledger.ledgers(r) for leaf, r in rows.items()}
+
+    async def flush(self, timeout_s: float = 1.0) -> None:
+        """On a clean stop: bring the leaves' ledgers up to date one last time (the
+        completions since the last poll), within ``timeout_s``; best effort."""
+        with contextlib.suppress(SwitchError, TimeoutError):
+            await asyncio.wait_for(self._write_ledgers(), timeout_s)
+
+    async def _write_ledgers(self) -> None:
+        """Bring every provisioned leaf's ledger up to date (when anything changed)."""
+        if not self.options.ledger:
+            return
+        e = self.engine
+        stamp = (e.counts.decisions, e.counts.completed, e.counts.timeouts, e.counts.moved,
+                 len(self.adoptions), tuple(sorted(self.provisioned)))  # fmt: skip
+        if stamp == self._ledger_stamp:
+            return
+        ledgers = self._ledgers()
+        links = [self.links[leaf] for leaf in e.topology.leaves]
+        written = await asyncio.gather(*(
+            self.enforcer.write_ledger(link, ledgers.get(link.name, {}))
+            for link in links if link.primary and link.name in self.provisioned
+        ))  # fmt: skip
+        if all(written):
+            self._ledger_stamp = stamp
 
     def _log_adopted_end(
         self, pin: Pin, now: float, duration_s: float | None, *, late: bool = False
@@ -665,7 +682,7 @@ class Service:
     # -- loops ----------------------------------------------------------------------------
 
     async def _apply(self, updates: list[Any]) -> None:
-        await self.enforcer.apply(updates, self._moved_meta)
+        await self.enforcer.apply(updates)
 
     async def _telemetry_loop(self) -> None:
         interval = self.settings.telemetry.poll_interval_s
@@ -683,9 +700,10 @@ class Service:
                     updates += self.engine.telemetry(reading, at)
             now = self.clock()
             updates += self.engine.tick(now)
-            await self.enforcer.apply(updates, self._moved_meta)
+            await self.enforcer.apply(updates)
             self._log_tiers(now)
             await self._expire(now)
+            await self._write_ledgers()
             deadline = max(deadline, self.clock())
             await asyncio.sleep(deadline - self.clock())
 
@@ -720,7 +738,6 @@ class Service:
     async def _expire(self, now: float) -> None:
         for adopted in self.adoptions.expired(now):
             self.adoptions.time_out(adopted.pin.meta.id, now)
-            await self.enforcer.remove(adopted.pin.key)
             self._log_adopted_end(adopted.pin, now, None)
 
     async def _audit_loop(self) -> None:
@@ -733,7 +750,7 @@ class Service:
                     log.debug("probe not sent: %s", error)
                 self.metrics.audit_rounds.inc()
                 updates = self.engine.audit(round_, self.clock())
-                await self.enforcer.apply(updates, self._moved_meta)
+                await self.enforcer.apply(updates)
                 if not self.audited and self.ready:
                     self.audited = True
                     await self.enforcer.refresh_all_groups()

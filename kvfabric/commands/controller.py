@@ -2,7 +2,8 @@
 
     kvfabric controller [--config] FABRIC.yaml [--p4 p4/kv_fabric.p4 | --p4info F --p4blob F]
                         [--bind HOST:PORT] [--token TOKEN | --token-file F] [--log FILE]
-                        [--backup] [--no-audit] [--audit-misses N] [--audit-hold DURATION]
+                        [--backup] [--no-audit] [--no-ledger]
+                        [--audit-misses N] [--audit-hold DURATION]
                         [--tls-ca F [--tls-cert F --tls-key F]] [--otlp-endpoint URL] [-v]
 
 The fabric file gives the switches, the links and the ``controller:`` settings; the
@@ -47,6 +48,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log", type=Path, help="JSON-lines transfer log file")
     parser.add_argument("--backup", action="store_true", help="run as the P4Runtime backup")
     parser.add_argument("--no-audit", action="store_true", help="send no link probes")
+    parser.add_argument(
+        "--no-ledger", action="store_true",
+        help="keep no ledger of the transfers in flight on the leaves (nothing is then written "
+        "for transfers at all; a restarted controller or a backup adopts none of them)",
+    )  # fmt: skip
     parser.add_argument(
         "--audit-misses", type=int, metavar="N",
         help="rounds an idle or counter-frozen link's probe must go unseen before it is "
@@ -144,6 +150,7 @@ def run(args: argparse.Namespace) -> int:
         log_path=args.log,
         backup=args.backup,
         audit=not args.no_audit,
+        ledger=not args.no_ledger,
         tls=tls,
         instance=args.instance,
         otlp_endpoint=args.otlp_endpoint,

@@ -114,6 +114,9 @@ def test_the_backup_takes_over_when_the_primary_is_killed(
     with Client([address(primary), address(backup)], deadline_s=10) as client:
         first = client.request_path("h11", "h21", 1_000)
         assert first.controller == address(primary) and first.placement == "pinned"
+        # the leaves' ledger holds it within a poll interval: then the backup adopts it
+        wait_for(lambda: metric(primary.api().call("GET", "/metrics")[1],
+                                "kvfabric_ledger_writes_total"))  # fmt: skip
         primary.stop(signal.SIGKILL)
         second = client.request_path("h12", "h22", 1_000)
         assert second.controller == address(backup) and second.placement == "pinned"

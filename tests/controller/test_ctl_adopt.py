@@ -3,6 +3,7 @@ path and withholds its tag port until it is released, through its own entry poin
 
 from __future__ import annotations
 
+from controller.engine import TransferRequest
 from tests.controller.ctl_harness import MB, FakeClockEngine
 
 
@@ -11,19 +12,17 @@ def test_an_adopted_transfer_loads_its_spine_and_holds_its_tag_until_released() 
     f.warm()
     engine = f.engine
     first = engine.settings.kv_class.tag_port_first
-    free = engine.tags.free
     adoption, updates = engine.adopt("h11", "h21", "spine1", 500 * MB, tag_port=first, now=f.now)
     assert updates == []
-    assert adoption.tag_reserved and engine.tags.free == free - 1
+    assert adoption.tag_reserved and engine.tags.in_use == 1
     assert f.inflight("leaf1:3") == 500 * MB  # leaf1's uplink to spine1
     decision = f.decide("h12", "h22")
     assert f.spine(decision) == "spine2"  # not onto the adopted transfer's spine
-    assert decision.tag is not None and decision.tag.src_port != first
+    forced, _ = engine.decide(TransferRequest("h11", "h21", MB, spine="spine1"), f.now)
+    assert forced.tag is not None and forced.tag.src_port == first + 1  # first is withheld
     assert engine.release(adoption, f.now) == []
-    assert f.inflight("leaf1:3") == 0
-    assert (
-        engine.tags.free == free - 1
-    )  # the decision above holds one port; the adopted one is back
+    assert f.inflight("leaf1:3") == MB
+    assert engine.tags.in_use == 2  # the decisions above hold theirs; the adopted one is back
 
 
 def test_an_adopted_port_already_in_use_is_not_given_back_twice() -> None:
@@ -35,9 +34,9 @@ def test_an_adopted_port_already_in_use_is_not_given_back_twice() -> None:
     port = decision.tag.src_port
     adoption, _ = engine.adopt("h11", "h21", "spine1", MB, tag_port=port, now=f.now)
     assert not adoption.tag_reserved
-    free = engine.tags.free
+    held = engine.tags.in_use
     engine.release(adoption, f.now)
-    assert engine.tags.free == free
+    assert engine.tags.in_use == held
 
 
 def test_hosts_or_spines_unknown_here_count_nothing() -> None:

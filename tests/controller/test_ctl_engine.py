@@ -8,9 +8,7 @@ import pytest
 from controller.config import Mode
 from controller.engine import (
     EngineError,
-    InstallPin,
     LogRecord,
-    RemovePin,
     SetMode,
     TransferRequest,
     UnknownHostError,
@@ -47,14 +45,11 @@ def test_design_example_puts_the_transfer_on_the_less_loaded_spine() -> None:
     assert d.best is not None and d.best.spine == "spine2"
     assert d.reason == "best"
     assert d.mode is Mode.KV_AWARE
-    assert d.tag == Tag(10, 40000)
+    assert d.tag == Tag(10, 40500)  # the first port of spine2's range (40500-40999)
+    assert f.engine.tags.spine_of(d.tag.src_port) == "spine2"
     # 2 MB over the 37.5% of 20 Mb/s that the background leaves: 2.13 s
     assert d.expected_s == pytest.approx(16e6 / (20e6 * 0.375))
-    (pin,) = updates
-    assert isinstance(pin, InstallPin)
-    assert (pin.leaf, pin.spine, pin.egress_port) == ("leaf1", "spine2", 4)
-    assert (str(pin.src_ipv4), str(pin.dst_ipv4)) == ("10.0.1.1", "10.0.2.1")
-    assert pin.tag == d.tag
+    assert updates == []  # the leaves' static ranges pin it: nothing to write
 
 
 def test_queue_occupancy_counts_as_delay() -> None:
@@ -220,8 +215,7 @@ def test_completion_removes_in_flight_bytes_and_the_pin() -> None:
     assert f.inflight("leaf1:3") == 3 * MB and f.inflight("spine1:2") == 3 * MB
     updates = f.complete(d, 1.5)
     assert f.inflight("leaf1:3") == 0 and f.inflight("spine1:2") == 0
-    removes = [u for u in updates if isinstance(u, RemovePin)]
-    assert [(r.transfer_id, r.leaf, r.tag) for r in removes] == [(d.transfer_id, "leaf1", d.tag)]
+    assert f.engine.tags.in_use == 0  # its port is free again
     (record,) = [u for u in updates if isinstance(u, LogRecord) and u.event == "transfer"]
     fields = record.as_dict()
     assert fields["trace_id"] == d.trace_id
@@ -238,20 +232,18 @@ def test_timeout_frees_the_transfer_and_counts_as_slow() -> None:
     f = loaded(0.0, 0.0)
     d = f.decide("h11", "h21")
     updates = f.tick(f.engine.settings.safety.transfer_timeout_s)
-    assert any(isinstance(u, RemovePin) and u.transfer_id == d.transfer_id for u in updates)
     record = next(u for u in updates if isinstance(u, LogRecord) and u.event == "transfer")
     assert record.fields["timed_out"] is True and record.fields["slow"] is True
     assert f.inflight("leaf1:3") == 0
-    assert f.engine.tags.free == f.engine.tags.size
+    assert f.engine.tags.in_use == 0
     assert f.engine.counts.timeouts == 1
     # the sender still reports it, late: logged as such, never lost
     late = f.complete(d, 40.0)
     record = next(u for u in late if isinstance(u, LogRecord) and u.event == "transfer")
     assert record.fields["late"] is True and record.fields["timed_out"] is False
     assert record.fields["duration_s"] == 40.0 and record.fields["transfer_id"] == d.transfer_id
-    assert not any(isinstance(u, RemovePin) for u in late)  # the timeout removed the pin
     assert f.engine.counts.late == 1 and f.engine.counts.completed == 0
-    assert f.engine.tags.free == f.engine.tags.size
+    assert f.engine.tags.in_use == 0
     with pytest.raises(UnknownTransferError):
         f.complete(d, 1.0)  # only once
 
@@ -288,8 +280,9 @@ def test_tags_are_unique_among_transfers_in_flight_and_reused_after() -> None:
     ports = [d.tag.src_port for d in ds if d.tag is not None]
     assert len(set(ports)) == 5
     f.complete(ds[0], 1.0)
-    later = [f.decide("h11", "h21").tag for _ in range(f.engine.tags.free)]
+    later = [f.decide("h11", "h21").tag for _ in range(2 * f.engine.tags.size - 4)]
     assert ds[0].tag in later
+    assert all(tag is not None for tag in later)  # every port of both ranges, once
 
 
 def test_exhausted_tag_ports_fall_back_to_ecmp() -> None:
@@ -298,15 +291,21 @@ def test_exhausted_tag_ports_fall_back_to_ecmp() -> None:
     from controller.config import KvClassSettings
 
     f = FakeClockEngine(
-        controller=replace(NO_SMOOTHING, kv_class=KvClassSettings(12, 40000, 40001))
+        controller=replace(NO_SMOOTHING, kv_class=KvClassSettings(12, 40000, 40003))
     )
     f.warm()
-    a, b, c = (f.decide("h11", "h21") for _ in range(3))
-    assert a.tag == Tag(12, 40000) and b.tag == Tag(12, 40001)
+    ds = [f.decide("h11", "h21") for _ in range(4)]  # two ports per spine
+    assert sorted(d.tag.src_port for d in ds if d.tag is not None) == [40000, 40001, 40002, 40003]
+    for d in ds:
+        assert d.tag is not None and d.path is not None
+        assert f.engine.tags.spine_of(d.tag.src_port) == d.path.spine
+    c = f.decide("h11", "h21")
     assert c.tag is None and c.path is None
-    assert c.fallbacks == ("every tag port is in use",)
-    f.complete(a, 1.0)
-    assert f.decide("h11", "h21").tag == Tag(12, 40000)
+    assert c.fallbacks == ("every tag port of spine1, spine2 is in use for h11",)
+    assert f.decide("h12", "h21").tag is not None  # each source host has its own ports
+    f.complete(ds[0], 1.0)
+    again = f.decide("h11", "h21")
+    assert again.tag == ds[0].tag and again.path == ds[0].path
 
 
 # -- modes ---------------------------------------------------------------------------------
@@ -318,7 +317,7 @@ def test_ecmp_and_flowlet_modes_pin_nothing_and_spread_in_flight_bytes() -> None
     d, updates = f.engine.decide(TransferRequest("h11", "h21", 3 * MB + 1), f.now)
     assert d.path is None and d.mode is Mode.ECMP and d.reason == "mode ecmp"
     assert d.tag is not None
-    assert not any(isinstance(u, InstallPin) for u in updates)
+    assert updates == []
     assert f.inflight("leaf1:3") + f.inflight("leaf1:4") == 3 * MB + 1
     assert abs(f.inflight("leaf1:3") - f.inflight("leaf1:4")) <= 1
     assert f.engine.set_mode(Mode.FLOWLET, f.now)[0] == SetMode(Mode.FLOWLET, "operator")

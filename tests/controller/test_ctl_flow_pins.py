@@ -11,10 +11,10 @@ from controller.engine import (
     FlowPin,
     FlowTuple,
     InstallFlowPin,
-    InstallPin,
     LinkStatusChanged,
     PathDownError,
     RemoveFlowPin,
+    TransferMoved,
     UnknownHostError,
     UnknownPinError,
     Update,
@@ -134,7 +134,10 @@ def test_a_dead_cable_moves_a_pin_to_the_live_spine_with_most_capacity_left() ->
     assert move.pin.moved[0].startswith("leaf1>spine1>leaf2 -> leaf1>spine3>leaf2")
     assert f.engine.flow_pins.by_id["p2"].spine == "spine2"
     # the transfer on spine1 moved too, as before
-    assert [u.transfer_id for u in updates if isinstance(u, InstallPin)] == [d.transfer_id]
+    # (to spine2: its range's entry points at the first live spine)
+    assert [u for u in updates if isinstance(u, TransferMoved)] == [
+        TransferMoved(d.transfer_id, "spine2")
+    ]
 
 
 def test_with_no_live_spine_the_entry_goes_and_comes_back_with_a_cable() -> None:

@@ -28,7 +28,6 @@ import pytest
 from controller.engine import (
     Decision,
     EngineError,
-    InstallPin,
     LogRecord,
     SwitchReading,
     TransferRequest,
@@ -197,12 +196,12 @@ def test_a_forced_spine_is_pinned_and_counted_where_it_goes() -> None:
     d, updates = f.engine.decide(TransferRequest("h11", "h21", MB, spine="spine1"), f.now)
     assert d.path is not None and d.path.spine == "spine1" and d.reason == "forced"
     assert d.best is not None and d.best.spine == "spine2"
-    (pin,) = updates
-    assert isinstance(pin, InstallPin) and (pin.spine, pin.egress_port) == ("spine1", 3)
+    assert updates == []  # spine1's range pins it: its tag port is from there
+    assert d.tag is not None and f.engine.tags.spine_of(d.tag.src_port) == "spine1"
     assert f.inflight("leaf1:3") == MB and f.inflight("leaf1:4") == 0
     assert f.engine.pairs.get(("leaf1", "leaf2")) is None  # no hysteresis memory
     with pytest.raises(EngineError, match="spine 'spine9' is not on a path"):
         f.engine.decide(TransferRequest("h11", "h21", MB, spine="spine9"), f.now)
     with pytest.raises(EngineError, match="crosses no spine"):
         f.engine.decide(TransferRequest("h11", "h12", MB, spine="spine1"), f.now)
-    assert f.engine.tags.free == f.engine.tags.size - 1  # refused requests take no tag
+    assert f.engine.tags.in_use == 1  # refused requests take no tag

@@ -17,13 +17,13 @@ from controller.config.units import format_capacity, format_duration, parse_capa
 from controller.engine import (
     AuditRound,
     Decision,
-    InstallPin,
     PathDownError,
     ProbeSeen,
+    TransferMoved,
     TransferRequest,
 )
 from controller.engine.selection import PathIndex, choose
-from controller.topology import LinkStatus, PortRef
+from controller.topology import LinkStatus
 from tests.controller.ctl_harness import MB, FakeClockEngine, settings
 
 
@@ -63,7 +63,7 @@ class EngineMachine(RuleBasedStateMachine):
         self.live[d.transfer_id] = d
         event("pinned" if d.path is not None else f"not pinned: {d.reason}")
         if d.path is None:
-            assert not any(isinstance(u, InstallPin) for u in updates)
+            assert not any(isinstance(u, TransferMoved) for u in updates)
             return
         # the chosen path is a candidate: both cables up, every switch on it fresh
         assert d.path in topo.candidate_paths(d.path.src_leaf, d.path.dst_leaf)
@@ -72,8 +72,7 @@ class EngineMachine(RuleBasedStateMachine):
         for sw in (d.path.src_leaf, d.path.spine, d.path.dst_leaf):
             assert self.f.engine.table.is_fresh(sw, self.f.now)
         assert self.f.engine.effective_mode is Mode.KV_AWARE
-        (pin,) = [u for u in updates if isinstance(u, InstallPin)]
-        assert PortRef(pin.leaf, pin.egress_port) == topo.port_towards(d.path.src_leaf, pin.spine)
+        assert d.tag is not None and self.f.engine.tags.spine_of(d.tag.src_port) == d.path.spine
         self.check_cost_bound(d)
 
     @rule(src=st.integers(0, 5), dst=st.integers(0, 5), spine=st.integers(0, 2))
@@ -86,6 +85,9 @@ class EngineMachine(RuleBasedStateMachine):
         except PathDownError:
             return
         self.live[d.transfer_id] = d
+        if self.f.engine.effective_mode is not Mode.KV_AWARE:  # the leaves' ranges are off
+            assert d.path is None and any("forced spine" in why for why in d.fallbacks)
+            return
         assert d.path is not None and d.path.spine == request.spine and d.reason == "forced"
         self.check_cost_bound(d)
 
@@ -139,10 +141,12 @@ class EngineMachine(RuleBasedStateMachine):
     def tags_are_unique_and_none_is_lost(self) -> None:
         engine = self.f.engine
         held = [
-            t.decision.tag.src_port for t in engine.inflight.transfers.values() if t.decision.tag
+            (t.decision.src, t.decision.tag.src_port)
+            for t in engine.inflight.transfers.values()
+            if t.decision.tag
         ]
         assert len(held) == len(set(held))
-        assert engine.tags.free + len(held) == engine.tags.size
+        assert engine.tags.in_use == len(held)
 
     @invariant()
     def pins_never_cross_a_broken_cable(self) -> None:
@@ -249,7 +253,7 @@ def test_everything_completed_leaves_nothing_in_flight() -> None:
     for d in ds:
         f.complete(d, 0.5)
     assert set(f.engine.table.inflight) == {0}
-    assert f.engine.tags.free == f.engine.tags.size
+    assert f.engine.tags.in_use == 0
 
 
 @given(bps=st.integers(1, 10**15))

@@ -7,12 +7,11 @@ from controller.config import Mode
 from controller.engine import (
     Alert,
     AuditRound,
-    InstallPin,
     LinkStatusChanged,
     LogRecord,
     ProbeSeen,
-    RemovePin,
     SetMode,
+    TransferMoved,
     Update,
 )
 from controller.topology import LinkId, LinkStatus, PortRef
@@ -286,8 +285,10 @@ def test_a_dead_link_leaves_selection_and_its_transfers_move() -> None:
     )
     (alert,) = alerts(updates, "link_down")
     assert alert.firing and alert.subject == "leaf1:4-spine2:1"
-    (move,) = [u for u in updates if isinstance(u, InstallPin)]
-    assert (move.transfer_id, move.spine, move.egress_port) == (d.transfer_id, "spine1", 3)
+    # leaf1's entry of spine2's range now points at spine1: the transfer goes with it
+    assert [u for u in updates if isinstance(u, TransferMoved)] == [
+        TransferMoved(d.transfer_id, "spine1")
+    ]
     assert f.inflight("leaf1:4") == 0 and f.inflight("leaf1:3") == d.bytes
     later = f.decide("h11", "h21")
     assert f.spine(later) == "spine1" and later.reason == "best"
@@ -296,6 +297,7 @@ def test_a_dead_link_leaves_selection_and_its_transfers_move() -> None:
     back = f.engine.audit(probe_round(f), f.now)
     assert LinkStatusChanged(LEAF1_SPINE2, LinkStatus.UP, "leaf1:4 reaches spine2:1") in back
     assert not alerts(back, "link_down")[0].firing
+    assert TransferMoved(d.transfer_id, "spine2") in back  # its range's entry is restored
     f.complete(d, 1.0)
     assert f.spine(f.decide("h12", "h22")) == "spine2"
 
@@ -322,7 +324,9 @@ def test_with_every_path_down_transfers_go_to_ecmp_and_pins_are_removed() -> Non
     f.poll()
     f.engine.audit(probe_round(f, dead=("leaf1:3", "leaf1:4")), f.now)
     updates = f.engine.audit(probe_round(f, dead=("leaf1:3", "leaf1:4")), f.now)
-    assert [u.transfer_id for u in updates if isinstance(u, RemovePin)] == [d.transfer_id]
+    assert [u for u in updates if isinstance(u, TransferMoved)] == [
+        TransferMoved(d.transfer_id, None)
+    ]
     later = f.decide("h11", "h21")
     assert later.path is None and later.fallbacks == ("no spine path with both links up",)
     f.complete(d, 1.0)

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +39,7 @@ import grpc
 from finsy.p4schema import P4Schema
 from finsy.proto import p4r, p4r_grpc
 
+from controller.service import ledger
 from softswitch.switch.process import SwitchProcess
 from tests.support import processes
 from tests.support.netns import veth
@@ -84,6 +85,8 @@ class RunningSwitches:
     host_veths: tuple[str, ...] = ()
     controller: str = ""
     target_args: tuple[str, ...] = ()
+    switch_args: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Options of one switch's own command line (before ``--``), by switch name."""
     switches: dict[str, SwitchProcess] = field(default_factory=dict)
     cables: dict[tuple[str, str], str] = field(default_factory=dict)
     host_ends: dict[str, str] = field(default_factory=dict)
@@ -104,7 +107,8 @@ class RunningSwitches:
                 ports[leaf] += ["-i", f"{port}@{a}"]
                 self.host_ends[host] = b  # the host's end: frames sent here enter the leaf
         for name, _role, device in SWITCHES:
-            argv = [*ports[name], "--device-id", str(device), "--no-p4", "--",
+            argv = [*ports[name], "--device-id", str(device), *self.switch_args.get(name, ()),
+                    "--no-p4", "--",
                     "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", str(CPU_PORT),
                     *self.target_args]  # fmt: skip
             self.switches[name] = self.stack.enter_context(SwitchProcess(argv))
@@ -368,6 +372,28 @@ class Reader:
             )
             for e in found
         }
+
+    def ranges(self, fabric: RunningSwitches, leaf: str) -> dict[tuple[int, int, int], int]:
+        """A leaf's static spine ranges: (group, first port, last port) -> uplink."""
+        return {
+            (e.match["ecmp_group"], *e.match["l4_src_port"]): e.action.args["port"]
+            for e in self.table(fabric, leaf, "kv_range")
+        }
+
+    def ledger(self, fabric: RunningSwitches, leaf: str) -> list[dict[str, Any]]:
+        """The transfers in flight a leaf's ledger holds (its range entries' metadata)."""
+        return [
+            {"id": r.meta.id, "trace": r.meta.trace_id, "port": r.port,
+             "egress": e.action.args["port"]}
+            for e in self.table(fabric, leaf, "kv_range")
+            for r in ledger.decode(bytes(e.metadata)) or ()
+        ]  # fmt: skip
+
+    def wait_ledger(self, fabric: RunningSwitches, ids: Iterable[str], leaf: str = "leaf1") -> bool:
+        """Wait until a leaf's ledger holds exactly the transfers ``ids`` (it is written
+        within a poll interval of a change)."""
+        want = sorted(ids)
+        return bool(wait_for(lambda: sorted(r["id"] for r in self.ledger(fabric, leaf)) == want))
 
     def count(self, fabric: RunningSwitches, switch: str) -> int:
         """Every table entry, member and group the switch holds."""

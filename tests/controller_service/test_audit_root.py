@@ -2,8 +2,10 @@
 
 Probes leave each switch by PacketOut, cross a veth and come back from the neighbour as
 PacketIns. Taking one veth down must take its cable out of path selection and out of
-the ECMP groups, move the pinned transfer and the flow pin that crossed it, and raise
-the alert; bringing it back must undo all of that (the moved pins stay where they went).
+the ECMP groups, point the spine range that crossed it at the live spine (its transfer
+in flight goes with it), move the flow pin that crossed it, and raise the alert;
+bringing it back must undo all of that (the range goes back to its spine; the moved
+flow pin stays where it went).
 """
 
 from __future__ import annotations
@@ -43,12 +45,11 @@ def _status(api: Api, link: str) -> str:
 
 
 def _egress(reader: Reader, fabric: RunningSwitches, transfer_id: str) -> int:
-    import json
-
-    for e in reader.table(fabric, "leaf1", "kv_pin"):
-        if json.loads(e.metadata)["id"] == transfer_id:
-            return int(e.action.args["port"])
-    raise AssertionError(f"no pin of {transfer_id}")
+    """The uplink of the range entry whose ledger holds the transfer."""
+    for record in reader.ledger(fabric, "leaf1"):
+        if record["id"] == transfer_id:
+            return int(record["egress"])
+    raise AssertionError(f"{transfer_id} is in no ledger")
 
 
 def _flow_egress(reader: Reader, fabric: RunningSwitches) -> list[int]:
@@ -66,7 +67,10 @@ def test_a_downed_cable_leaves_path_selection_and_comes_back(
 
     placed = [api.call("POST", "/v1/transfers", TRANSFER)[1] for _ in range(2)]
     on_spine1 = next(t for t in placed if t["spine"] == "spine1")
+    assert reader.wait_ledger(cabled, [t["id"] for t in placed])
     assert _egress(reader, cabled, on_spine1["id"]) == 3
+    ranges = reader.ranges(cabled, "leaf1")
+    assert ranges == {(2, 40000, 40499): 3, (2, 40500, 40999): 4}
     status, static = api.call("POST", "/v1/pins", PIN)
     assert status == 201 and static["port"] == 3, static
     assert _flow_egress(reader, cabled) == [3]
@@ -77,11 +81,16 @@ def test_a_downed_cable_leaves_path_selection_and_comes_back(
     detected = time.monotonic() - downed
     assert detected < 1.0, detected  # audit every 100 ms, window 50 ms
 
-    # out of the ECMP groups on both leaves and the pin moved (written right after the
-    # verdict, which path selection already follows), new transfers avoid it
+    # out of the ECMP groups on both leaves and spine1's ranges on spine2 (written right
+    # after the verdict, which path selection already follows), new transfers avoid it
     wait_for(lambda: reader.groups(cabled, "leaf1") == {2: [4]}, timeout=1, step=0.01)
     wait_for(lambda: reader.groups(cabled, "leaf2") == {1: [4]}, timeout=1, step=0.01)
-    wait_for(lambda: _egress(reader, cabled, on_spine1["id"]) == 4, timeout=1, step=0.01)
+    evacuated = {(2, 40000, 40499): 4, (2, 40500, 40999): 4}
+    wait_for(lambda: reader.ranges(cabled, "leaf1") == evacuated, timeout=1, step=0.01)
+    # the cable is spine1's way down to leaf1 too: leaf2's spine1 range towards leaf1 moves
+    towards_leaf1 = {(1, 40000, 40499): 4, (1, 40500, 40999): 4}
+    wait_for(lambda: reader.ranges(cabled, "leaf2") == towards_leaf1, timeout=1, step=0.01)
+    assert _egress(reader, cabled, on_spine1["id"]) == 4  # its ledger went with the range
     wait_for(lambda: _flow_egress(reader, cabled) == [4], timeout=1, step=0.01)
     [moved] = api.call("GET", "/v1/fabric")[1]["static_pins"]
     assert (moved["id"], moved["spine"], moved["requested_spine"]) == (
@@ -112,6 +121,9 @@ def test_a_downed_cable_leaves_path_selection_and_comes_back(
     wait_for(lambda: _status(api, LINK) == "up", timeout=5, step=0.01)
     wait_for(lambda: reader.groups(cabled, "leaf1") == {2: [3, 4]}, timeout=2)
     wait_for(lambda: reader.groups(cabled, "leaf2") == {1: [3, 4]}, timeout=2)  # written next
+    wait_for(lambda: reader.ranges(cabled, "leaf1") == ranges, timeout=2)  # back on spine1
+    wait_for(lambda: reader.ranges(cabled, "leaf2")[1, 40000, 40499] == 3, timeout=2)
+    assert _egress(reader, cabled, on_spine1["id"]) == 3
     scrape = api.call("GET", "/metrics")[1]
     assert metric(scrape, "kvfabric_alert_active", name="link_down", subject=LINK) is None
     assert (metric(scrape, "kvfabric_probes_seen_total") or 0) >= 8  # a full round or more
@@ -120,50 +132,45 @@ def test_a_downed_cable_leaves_path_selection_and_comes_back(
         api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 0.2})
     assert api.call("DELETE", f"/v1/pins/{static['id']}")[0] == 200
     assert _flow_egress(reader, cabled) == []
+    assert reader.wait_ledger(cabled, [])
     print(f"cable down: in the model after {detected * 1e3:.0f} ms, "
-          f"groups and pin rewritten after {groups_done * 1e3:.0f} ms")  # fmt: skip
+          f"groups and ranges rewritten after {groups_done * 1e3:.0f} ms")  # fmt: skip
 
 
-def _book(api: Api, leaf: str) -> dict[str, int]:
-    pins = api.call("GET", "/v1/fabric")[1]["controller"]["pins"]
-    return {str(p["id"]): int(p["port"]) for p in pins if str(p["pin"]).startswith(f"{leaf}:")}
+def _transfers(api: Api) -> list[dict[str, Any]]:
+    return list(api.call("GET", "/v1/fabric")[1]["transfers"])
 
 
-def _held(reader: Reader, fabric: RunningSwitches, leaf: str) -> dict[str, int]:
-    import json
-
-    return {
-        str(json.loads(e.metadata)["id"]): int(e.action.args["port"])
-        for e in reader.table(fabric, leaf, "kv_pin")
-    }
-
-
-def test_a_restarted_leaf_gets_its_transfers_pinned_again(
+def test_a_restarted_leaf_gets_its_ranges_and_ledger_again(
     cabled: RunningSwitches, controllers: Controllers, reader: Reader
 ) -> None:
-    """The audit takes a dead leaf's cables down and moves its transfers to ECMP; when
-    the leaf is back, they are pinned again and the book is what the leaf holds."""
+    """The audit takes a dead leaf's cables down: the other leaf's ranges towards it go
+    (no live spine: ECMP) and its transfers with them; when the leaf is back, the ranges
+    and both ledgers are what they were."""
     _, api = controllers.ready(cabled.path)
     wait_for(lambda: api.call("GET", "/v1/fabric")[1]["controller"]["audited"])
     out = [api.call("POST", "/v1/transfers", {**TRANSFER, "src": s})[1] for s in ("h11", "h12")]
     back = api.call("POST", "/v1/transfers", {"src": "h21", "dst": "h11", "bytes": 2_000_000})[1]
     assert [t["placement"] for t in (*out, back)] == ["pinned"] * 3
-    assert set(_held(reader, cabled, "leaf1")) == {t["id"] for t in out}
+    assert reader.wait_ledger(cabled, [t["id"] for t in out])
+    assert reader.wait_ledger(cabled, [back["id"]], leaf="leaf2")
+    ranges = reader.ranges(cabled, "leaf2")
 
     cabled.kill("leaf1")
     for link in (LINK, "leaf1:4-spine2:1"):
         wait_for(lambda link=link: _status(api, link) == "down", timeout=10)
-    wait_for(lambda: not _book(api, "leaf1") and not _book(api, "leaf2"))  # moved to ECMP
+    wait_for(lambda: reader.ranges(cabled, "leaf2") == {})  # no live spine to leaf1: ECMP
+    assert {t["path"] for t in _transfers(api)} == {None}
     cabled.restart("leaf1")
     for link in (LINK, "leaf1:4-spine2:1"):
         wait_for(lambda link=link: _status(api, link) == "up", timeout=10)
-    wait_for(lambda: set(_book(api, "leaf1")) == {t["id"] for t in out}, timeout=5)
-    wait_for(lambda: set(_book(api, "leaf2")) == {back["id"]}, timeout=5)
-    assert _held(reader, cabled, "leaf1") == _book(api, "leaf1")
-    assert _held(reader, cabled, "leaf2") == _book(api, "leaf2")
+    wait_for(lambda: reader.ranges(cabled, "leaf2") == ranges, timeout=5)
+    assert reader.wait_ledger(cabled, [t["id"] for t in out])
+    assert reader.wait_ledger(cabled, [back["id"]], leaf="leaf2")
+    assert None not in {t["path"] for t in _transfers(api)}  # pinned again by their ranges
     for t in (*out, back):
         assert api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 1})[0] == 200
-    assert _held(reader, cabled, "leaf1") == {} == _book(api, "leaf1")
+    assert reader.wait_ledger(cabled, [])
 
 
 def test_probes_forged_by_a_host_are_dropped(

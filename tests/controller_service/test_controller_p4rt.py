@@ -23,12 +23,8 @@ from tests.support.controllers import Controllers
 TRANSFER = {"src": "h11", "dst": "h21", "bytes": 2_000_000}
 
 
-def _pins(reader: Reader, fabric: RunningSwitches) -> list[dict[str, Any]]:
-    return [
-        {"port": e.match["l4_src_port"], "egress": e.action.args["port"],
-         "meta": json.loads(e.metadata)}
-        for e in reader.table(fabric, "leaf1", "kv_pin")
-    ]  # fmt: skip
+RANGES = {(2, 40000, 40499): 3, (2, 40500, 40999): 4}
+"""leaf1's spine ranges towards leaf2 (group 2): spine1's by port 3, spine2's by port 4."""
 
 
 def test_provisioning_installs_the_intent_once(
@@ -94,12 +90,15 @@ def test_api_transfers_pins_and_errors(
     assert status == 201, t
     assert t["placement"] == "pinned" and t["path"] in ("leaf1>spine1>leaf2", "leaf1>spine2>leaf2")
     assert t["tag"] == {"dscp": 10, "tos": 40, "src_port": t["tag"]["src_port"]}
-    assert 40000 <= t["tag"]["src_port"] <= 40999
-    # the pin is on the leaf before the answer, with the transfer's identity in its metadata
-    [pin] = _pins(reader, fabric)
-    assert pin["port"] == t["tag"]["src_port"]
-    assert pin["egress"] == (3 if t["spine"] == "spine1" else 4)
-    assert pin["meta"]["id"] == t["id"] and pin["meta"]["trace"] == "trace-1"
+    # the pin is the leaf's static range of the spine: the tag's port is in it
+    assert reader.ranges(fabric, "leaf1") == RANGES
+    port = t["tag"]["src_port"]
+    assert (40000 <= port <= 40499) if t["spine"] == "spine1" else (40500 <= port <= 40999)
+    # the ledger, written after the answer, holds the transfer's identity
+    assert reader.wait_ledger(fabric, [t["id"]])
+    [record] = reader.ledger(fabric, "leaf1")
+    assert (record["port"], record["trace"]) == (port, "trace-1")
+    assert record["egress"] == (3 if t["spine"] == "spine1" else 4)
 
     # the second transfer of the pair avoids the spine the first one loads (no herding)
     status, t2 = api.call("POST", "/v1/transfers", {**TRANSFER, "src": "h12"})
@@ -107,10 +106,10 @@ def test_api_transfers_pins_and_errors(
 
     status, done = api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 0.25})
     assert status == 200 and done["completed"] is True
-    assert [p["port"] for p in _pins(reader, fabric)] == [t2["tag"]["src_port"]]
+    assert reader.wait_ledger(fabric, [t2["id"]])
     status, _ = api.call("POST", f"/v1/transfers/{t2['id']}/complete", {"duration_ms": 180})
     assert status == 200
-    assert _pins(reader, fabric) == []
+    assert reader.wait_ledger(fabric, [])
 
     # a transfer inside one rack is not pinned
     status, local = api.call("POST", "/v1/transfers", {"src": "h11", "dst": "h12", "bytes": 10})
@@ -140,13 +139,12 @@ def test_api_transfers_pins_and_errors(
         assert text in answer["error"], answer
 
     # a forced spine (the lab's isolated reference) pins there whatever the engine prefers
-    for spine, port in (("spine1", 3), ("spine2", 4)):
+    for spine, (first, last) in (("spine1", (40000, 40499)), ("spine2", (40500, 40999))):
         status, forced = api.call("POST", "/v1/transfers", {**TRANSFER, "spine": spine})
         assert status == 201 and forced["spine"] == spine
-        assert any(p["egress"] == port and p["meta"]["id"] == forced["id"]
-                   for p in _pins(reader, fabric))  # fmt: skip
+        assert first <= forced["tag"]["src_port"] <= last
         api.call("POST", f"/v1/transfers/{forced['id']}/complete", {"duration_s": 0.1})
-    assert _pins(reader, fabric) == []
+    assert reader.wait_ledger(fabric, [])
 
     scrape = api.call("GET", "/metrics")[1]
     assert metric(scrape, "kvfabric_transfers_total", placement="pinned") == 4.0
@@ -154,8 +152,9 @@ def test_api_transfers_pins_and_errors(
     assert metric(scrape, "kvfabric_transfers_completed_total") == 4.0
     assert metric(scrape, "kvfabric_transfer_duration_seconds_count") == 4.0
     assert metric(scrape, "kvfabric_transfer_duration_seconds_bucket", le="0.2") == 3.0
-    assert metric(scrape, "kvfabric_pin_writes_total", op="insert", result="ok") == 4.0
-    assert metric(scrape, "kvfabric_pin_writes_total", op="delete", result="ok") == 4.0
+    assert not metric(scrape, "kvfabric_pin_writes_total", op="insert", result="ok")
+    ledger_writes = metric(scrape, "kvfabric_ledger_writes_total")
+    assert ledger_writes is not None and ledger_writes > 0
     assert metric(scrape, "kvfabric_api_requests_total", endpoint="transfers", status="422") == 3
     assert metric(scrape, "kvfabric_pins") == 0.0
 
@@ -186,7 +185,7 @@ def test_a_completion_after_the_timeout_is_recorded_late(
         return metric(api.call("GET", "/metrics")[1], "kvfabric_transfer_timeouts_total") or 0
 
     assert wait_for(lambda: timeouts() == 1.0)
-    assert _pins(reader, fabric) == []  # the timeout removed the pin
+    assert reader.wait_ledger(fabric, [])  # the timeout took it out of the ledger
     status, done = api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 3})
     assert status == 200, done
     assert done == {"id": t["id"], "completed": True, "adopted": False, "late": True}
@@ -206,8 +205,8 @@ def test_a_completion_after_the_timeout_is_recorded_late(
 def test_a_late_completion_reaches_the_controller_that_took_over(
     fabric: RunningSwitches, controllers: Controllers, reader: Reader, tmp_path: Path
 ) -> None:
-    """The controller that placed a transfer crashed; its pin outlived the deadline.
-    The next controller deletes the pin and still records the completion, late."""
+    """The controller that placed a transfer crashed; its ledger record outlived the
+    deadline. The next controller drops it and still records the completion, late."""
     short = tmp_path / "fabric.yaml"
     short.write_text(fabric.yaml().replace(
         "  mode: kv-aware", "  mode: kv-aware\n  safety: {transfer_timeout: 300ms, "
@@ -215,12 +214,12 @@ def test_a_late_completion_reaches_the_controller_that_took_over(
     ))  # fmt: skip
     a, api = controllers.ready(short, "--no-audit")
     status, t = api.call("POST", "/v1/transfers", TRANSFER)
-    a.stop(signal.SIGKILL)  # before its deadline: the pin stays on the leaf
-    assert status == 201 and [p["meta"]["id"] for p in _pins(reader, fabric)] == [t["id"]]
+    assert status == 201 and reader.wait_ledger(fabric, [t["id"]])
+    a.stop(signal.SIGKILL)  # before its deadline: the record stays in the ledger
     time.sleep(0.3)
     log = tmp_path / "transfers.jsonl"
     b, api_b = controllers.ready(short, "--no-audit", "--log", str(log))
-    assert _pins(reader, fabric) == []  # past its deadline: deleted
+    assert reader.wait_ledger(fabric, [])  # past its deadline: dropped
     status, done = api_b.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 2})
     assert status == 200, done
     assert done == {"id": t["id"], "completed": True, "adopted": True, "late": True}
@@ -259,6 +258,7 @@ def test_modes_reach_the_leaves(
     assert status == 200 and leaf_mode("leaf1")[0] == "ecmp_mode"
     status, answer = api.call("POST", "/v1/mode", {"mode": "kv-aware"})
     assert answer == {"mode": "kv-aware", "effective_mode": "kv-aware"}
+    assert leaf_mode("leaf1")[0] == "kv_aware_mode"  # the spine ranges are on
     status, t = api.call("POST", "/v1/transfers", TRANSFER)
     assert t["placement"] == "pinned"
     scrape = api.call("GET", "/metrics")[1]
@@ -293,6 +293,7 @@ def test_restart_keeps_pins_in_flight_without_churn(
     a, api = controllers.ready(fabric.path, "--no-audit")
     status, t = api.call("POST", "/v1/transfers", TRANSFER)
     assert status == 201 and t["placement"] == "pinned"
+    assert reader.wait_ledger(fabric, [t["id"]])
     before = {s: reader.count(fabric, s) for s in fabric.switches}
     a.stop(signal.SIGKILL)  # a crash: no goodbye
 
@@ -301,22 +302,21 @@ def test_restart_keeps_pins_in_flight_without_churn(
     view = api_b.wait_ready()
     assert view["controller"]["adopted"] == [t["id"]]
     assert {s: reader.count(fabric, s) for s in fabric.switches} == before  # no duplicates
-    [pin] = _pins(reader, fabric)
-    assert pin["meta"]["id"] == t["id"]
+    assert [r["id"] for r in reader.ledger(fabric, "leaf1")] == [t["id"]]
     scrape = api_b.call("GET", "/metrics")[1]
     assert metric(scrape, "kvfabric_pins_adopted_total", switch="leaf1") == 1.0
-    assert not metric(scrape, "kvfabric_reconcile_writes_total", switch="leaf1", op="insert")
-    assert not metric(scrape, "kvfabric_pin_writes_total", op="insert", result="ok")
+    for op in ("insert", "modify", "delete"):  # the ledger it found is the one it wants
+        assert not metric(scrape, "kvfabric_reconcile_writes_total", switch="leaf1", op=op)
     assert metric(scrape, "kvfabric_transfers_in_flight") == 1.0
 
     # the new controller's next transfer of the pair neither reuses the adopted tag port
     # nor herds onto the adopted transfer's spine
     status, t2 = api_b.call("POST", "/v1/transfers", TRANSFER)
     assert t2["tag"]["src_port"] != t["tag"]["src_port"] and t2["spine"] != t["spine"]
-    # the completion of the old controller's transfer is accepted and removes its pin
+    # the completion of the old controller's transfer is accepted and leaves the ledger
     status, done = api_b.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 0.3})
     assert status == 200 and done["adopted"] is True
-    assert [p["meta"]["id"] for p in _pins(reader, fabric)] == [t2["id"]]
+    assert reader.wait_ledger(fabric, [t2["id"]])
     api_b.call("POST", f"/v1/transfers/{t2['id']}/complete", {"duration_s": 0.3})
 
 
@@ -338,6 +338,7 @@ def test_backup_takes_over_when_the_primary_dies(
 
     status, t = api.call("POST", "/v1/transfers", TRANSFER)
     assert status == 201 and t["placement"] == "pinned"
+    assert reader.wait_ledger(fabric, [t["id"]])  # within a poll interval of the answer
     before = {s: reader.count(fabric, s) for s in fabric.switches}
 
     killed = time.monotonic()
@@ -357,7 +358,7 @@ def test_backup_takes_over_when_the_primary_dies(
     assert status == 201 and t2["placement"] == "pinned"
     assert api_b.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 1})[0] == 200
     assert api_b.call("POST", f"/v1/transfers/{t2['id']}/complete", {"duration_s": 1})[0] == 200
-    assert _pins(reader, fabric) == []
+    assert reader.wait_ledger(fabric, [])
 
 
 @pytest.mark.parametrize("argv", [["--p4", "/nonexistent.p4"], ["--p4info", "x"]])

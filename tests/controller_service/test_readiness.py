@@ -1,14 +1,13 @@
-"""Roles, readiness and refusals (pure), and the pin book while a leaf is unreachable."""
+"""Roles, readiness and refusals (pure), and the ledger while a leaf is unreachable."""
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-from ipaddress import IPv4Address
 from pathlib import Path
 
 from controller.config import parse_config
-from controller.service.pins import Pin, PinKey, PinMeta
+from controller.service import ledger
+from controller.service.pins import PinMeta
 from controller.service.readiness import SwitchState, overall_role, refusal, switch_state
 from controller.service.service import Service, ServiceOptions
 from controller.service.switches import Pipeline
@@ -55,18 +54,16 @@ def test_requests_are_refused_only_for_the_switches_they_need() -> None:
     assert why is not None and "connecting to leaf2" in why
 
 
-def test_a_move_to_an_unreachable_leaf_stays_in_the_book(pipeline: tuple[Path, Path]) -> None:
-    """The book holds what the leaf must hold: the resync writes it when the leaf is back.
-    A new pin that could not be written is not booked (its transfer was told ECMP)."""
+def test_a_ledger_an_unreachable_leaf_missed_is_written_again(
+    pipeline: tuple[Path, Path],
+) -> None:
+    """The enforcer books a leaf's ledger only once written: the next poll tries again."""
     config = parse_config(FABRIC.read_text(), str(FABRIC))
     service = Service(ServiceOptions(config, Pipeline(pipeline[0], pipeline[1].read_bytes())))
-    book = service.enforcer.pins
-    key = PinKey("leaf1", IPv4Address("10.0.1.1"), IPv4Address("10.0.2.1"), 40000)
     meta = PinMeta("x-1", "t", "h11", "h21", 1, 0.0, 1e12, "spine1")
-    book.put(Pin(key, 3, meta))
-    moved = Pin(key, 4, dataclasses.replace(meta, spine="spine2"))
-    assert asyncio.run(service.enforcer.write_pin(moved)) is False
-    assert book.by_key[key] == moved
-    other = Pin(dataclasses.replace(key, src_port=40001), 3, dataclasses.replace(meta, id="x-2"))
-    assert asyncio.run(service.enforcer.write_pin(other)) is False
-    assert other.key not in book.by_key and "x-2" not in book.by_id
+    new = ledger.ledgers([((2, "spine1"), ledger.Record(meta, 40000))])
+    assert asyncio.run(service.enforcer.write_ledger(service.links["leaf1"], new)) is False
+    assert service.enforcer.ledgers == {}
+    assert ledger.changed({}, new) == {(2, "spine1")}
+    assert ledger.decode(new[2, "spine1"]) == [ledger.Record(meta, 40000)]
+    assert ledger.decode(b"") == [] and ledger.decode(b"{}") is None

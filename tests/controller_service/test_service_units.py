@@ -202,10 +202,21 @@ def test_histograms_give_the_largest_bucket_of_the_period(topology: Topology) ->
 
 
 def test_reserving_a_tag_port_keeps_the_rest_in_order() -> None:
-    pool = TagPool(40000, 40004)
-    assert pool.reserve(40002)
-    assert not pool.reserve(40002)
-    assert [pool.take() for _ in range(4)] == [40000, 40001, 40003, 40004]
+    pool = TagPool(40000, 5, ("spine1", "spine2"))  # spine1 40000-40004, spine2 40005-40009
+    assert pool.reserve("h1", 40002)
+    assert not pool.reserve("h1", 40002)
+    assert not pool.reserve("h1", 40010)  # outside every range
+    assert [pool.take("h1", "spine1") for _ in range(5)] == [40000, 40001, 40003, 40004, None]
+    assert pool.take("h2", "spine1") == 40000  # another host: its own ports
+    assert pool.take("h1", "spine2") == 40005
+    pool.give("h1", 40001)
+    pool.give("h1", 40001)  # twice: once back
+    assert [pool.take("h1", "spine1"), pool.take("h1", "spine1")] == [40001, None]
+    assert (pool.spine_of(40004), pool.spine_of(40005), pool.spine_of(39999)) == (
+        "spine1",
+        "spine2",
+        None,
+    )
 
 
 def test_json_bodies_parse_and_ones_beyond_the_limits_are_refused() -> None:

@@ -2,16 +2,16 @@
 
 Four real ``kvfabric switch`` processes (P4Runtime only, so the audit is off); a switch
 is killed with SIGKILL (its state is lost) and started again on the same address.
-After every restart the leaf must hold exactly the pins the controller's book lists,
-read back with plain Read RPCs. With one switch down the controller stays the primary
-of the others and says which switch is missing, per request and in ``/healthz``; and
+After every restart the leaf must hold its spine ranges and the ledger of the
+transfers in flight again, read back with plain Read RPCs. With one switch down the
+controller stays the primary of the others and says which switch is missing, per
+request and in ``/healthz``; and
 ``ready`` means that the first transfers are pinned, not sent to ECMP for stale
 telemetry.
 """
 
 from __future__ import annotations
 
-import json
 import signal
 import time
 from typing import Any
@@ -22,25 +22,8 @@ from tests.support.controllers import Controllers
 TRANSFER = {"src": "h11", "dst": "h21", "bytes": 2_000_000}
 
 
-def _leaf_pins(reader: Reader, fabric: RunningSwitches, leaf: str) -> set[tuple[int, int, str]]:
-    """(tag port, egress port, transfer id) of every kv_pin entry the leaf holds."""
-    return {
-        (int(e.match["l4_src_port"]), int(e.action.args["port"]), json.loads(e.metadata)["id"])
-        for e in reader.table(fabric, leaf, "kv_pin")
-    }
-
-
-def _book(api: Api, leaf: str) -> set[tuple[int, int, str]]:
-    view: dict[str, Any] = api.call("GET", "/v1/fabric")[1]
-    return {
-        (int(p["pin"].rsplit(":", 1)[1]), int(p["port"]), str(p["id"]))
-        for p in view["controller"]["pins"]
-        if p["pin"].startswith(f"{leaf}:")
-    }
-
-
 def _reconciled(api: Api, switch: str) -> float:
-    """How many times the controller has provisioned ``switch`` (pins included)."""
+    """How many times the controller has provisioned ``switch`` (its ledger included)."""
     scrape = api.call("GET", "/metrics")[1]
     return metric(scrape, "kvfabric_reconciliations_total", switch=switch) or 0.0
 
@@ -49,24 +32,25 @@ def _state(api: Api, switch: str) -> str:
     return str(api.call("GET", "/healthz")[1]["switches"][switch]["role"])
 
 
-def test_a_restarted_leaf_holds_the_pins_of_the_book_again(
+def test_a_restarted_leaf_holds_its_ranges_and_ledger_again(
     fabric: RunningSwitches, controllers: Controllers, reader: Reader
 ) -> None:
     c, api = controllers.ready(fabric.path, "--no-audit")
     placed = [api.call("POST", "/v1/transfers", {**TRANSFER, "src": src})[1]
               for src in ("h11", "h12", "h11")]  # fmt: skip
     assert [t["placement"] for t in placed] == ["pinned"] * 3, placed
-    before = _leaf_pins(reader, fabric, "leaf1")
-    assert {p[2] for p in before} == {t["id"] for t in placed}
+    assert reader.wait_ledger(fabric, [t["id"] for t in placed])
+    ranges = reader.ranges(fabric, "leaf1")
+    before = reader.ledger(fabric, "leaf1")
     for n in range(3):
         fabric.restart("leaf1")
         wait_for(lambda n=n: _reconciled(api, "leaf1") == n + 2, timeout=30)
-        assert _leaf_pins(reader, fabric, "leaf1") == before
-        assert _book(api, "leaf1") == before
+        assert reader.ranges(fabric, "leaf1") == ranges
+        assert reader.ledger(fabric, "leaf1") == before
     assert "NOT_FOUND" not in c.log()
     for t in placed:
         assert api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 1})[0] == 200
-    assert _leaf_pins(reader, fabric, "leaf1") == set() == _book(api, "leaf1")
+    assert reader.wait_ledger(fabric, [])
 
 
 def test_one_switch_down_leaves_the_controller_primary_of_the_others(
@@ -90,13 +74,17 @@ def test_one_switch_down_leaves_the_controller_primary_of_the_others(
         assert status == 201 and t["placement"] == "pinned" and t["spine"] == "spine1", t
         assert api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 1})[0] == 200
 
-        # the source leaf down too: served, on ECMP, and the answer names the leaf
+        # the source leaf down too: served, and the answer names the leaf; pinned by the
+        # ranges it was provisioned with while its telemetry is fresh, then ECMP (untagged)
         fabric.switches["leaf1"].stop()
         wait_for(lambda: _state(api, "leaf1") == "down")
         assert api.call("GET", "/healthz")[1]["role"] == "primary"
         status, t = api.call("POST", "/v1/transfers", TRANSFER)
         assert status == 201, t
-        assert t["placement"] == "ecmp" and t["path"] is None and t["tag"] is not None
+        if t["placement"] == "pinned":
+            assert t["spine"] == "spine1" and t["tag"] is not None, t
+        else:
+            assert t["placement"] == "ecmp" and t["tag"] is None, t
         address = fabric.switches["leaf1"].address
         assert any("leaf1" in f and address in f for f in t["fallbacks"]), t
         # a transfer that needs none of the missing switches is pinned as usual
@@ -107,6 +95,7 @@ def test_one_switch_down_leaves_the_controller_primary_of_the_others(
         fabric.restart("leaf1")
     wait_for(lambda: api.call("GET", "/healthz")[1]["ready"], timeout=30)
     assert api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 1})[0] == 200
+    assert reader.wait_ledger(fabric, [])
 
 
 def test_a_backup_refuses_only_what_its_primary_serves(
@@ -137,7 +126,7 @@ def _first_ready(api: Api, timeout: float = 30.0) -> None:
 
 
 def test_ready_means_the_first_transfers_are_pinned(
-    fabric: RunningSwitches, controllers: Controllers
+    fabric: RunningSwitches, controllers: Controllers, reader: Reader
 ) -> None:
     """After a cold start and after an adoption, the moment ``ready`` turns true."""
     a = controllers.start(fabric.path, "--no-audit")
@@ -145,6 +134,7 @@ def test_ready_means_the_first_transfers_are_pinned(
     _first_ready(api)
     answers = _burst(api, 10)
     assert [t.get("placement") for t in answers] == ["pinned"] * 10, answers
+    assert reader.wait_ledger(fabric, [t["id"] for t in answers])  # within a poll interval
     a.stop(signal.SIGKILL)
 
     b = controllers.start(fabric.path, "--no-audit")
@@ -157,3 +147,4 @@ def test_ready_means_the_first_transfers_are_pinned(
     assert [t.get("placement") for t in again] == ["pinned"] * 10, again
     for t in answers + again:
         assert api_b.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 1})[0] == 200
+    assert reader.wait_ledger(fabric, [])

@@ -3,10 +3,12 @@
 :class:`StaticControl` implements :class:`lab.control.FabricControl` by writing
 p4/README.md's entries straight to the switches with finsy: routes, one ECMP group per
 leaf (members in the fabric's spine order, which is what :class:`lab.ecmp.EcmpOracle`
-assumes), port MACs and proxy ARP; a KV transfer gets a ``kv_pin`` entry on its source
-leaf for the asked spine (or the spine with the fewest of its own pins in flight). It
-has no telemetry, no safety and no path selection worth the name: numbers measured
-with it say what the lab does, not what the controller does.
+assumes), port MACs, proxy ARP and the spine ranges of the tag ports (``kv_range``:
+the ports 40000-40999 split evenly among the spines, as the controller splits them);
+a KV transfer gets a free port of the asked spine's range (or of the spine with the
+fewest of its own transfers in flight) and nothing is written for it. It has no
+telemetry, no safety and no path selection worth the name: numbers measured with it
+say what the lab does, not what the controller does.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 import finsy as fy
 
-from controller.config import FabricConfig
+from controller.config import FabricConfig, KvClassSettings
 from controller.service.intent import mac_int
 from kvfabric.cli import main as kvfabric_main
 from lab.control import FlowKey, Placement
@@ -30,6 +32,7 @@ from lab.errors import ControlError
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "p4" / "kv_fabric.p4"
 KV_DSCP = 10
+TAG_PORTS = KvClassSettings(KV_DSCP, 40000, 40999)
 
 
 def switch_mac(device_id: int) -> int:
@@ -110,6 +113,15 @@ def leaf_entries(fabric: FabricConfig, leaf: str) -> list[Any]:
                 ),
             ),
         ]
+    for spine, (first, last) in TAG_PORTS.spine_ranges(spines).items():
+        out.append(
+            +fy.P4TableEntry(
+                "kv_range",
+                match=fy.P4TableMatch(ecmp_group=1, l4_src_port=f"{first}...{last}"),
+                action=fy.P4TableAction("pin", port=_port_towards(fabric, leaf, spine)),
+                priority=1,
+            )
+        )
     out += [
         +fy.P4ActionProfileGroup(
             "ecmp_selector",
@@ -159,11 +171,11 @@ class StaticControl:
     config: FabricConfig
     options: fy.SwitchOptions
     inflight: Counter[str] = field(default_factory=Counter)
-    pins: dict[str, tuple[str, str, str, int, str]] = field(default_factory=dict)
+    held: dict[str, tuple[str, int, str]] = field(default_factory=dict)
     generation: int = 0
     calls: list[tuple[str, object]] = field(default_factory=list)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
-    _ports: itertools.count[int] = field(default_factory=lambda: itertools.count(40000))
+    _free: dict[tuple[str, str], list[int]] = field(default_factory=dict)
     _locks: dict[str, asyncio.Lock] = field(default_factory=dict)
 
     async def _write(self, switch: str, entries: list[Any]) -> None:
@@ -195,6 +207,8 @@ class StaticControl:
         if mode == "flowlet":
             self.generation += 1
             action = fy.P4TableAction("flowlet_mode", timeout_us=50_000, generation=self.generation)
+        elif mode == "kv-aware":
+            action = fy.P4TableAction("kv_aware_mode")
         else:
             action = fy.P4TableAction("ecmp_mode")
         entry = ~fy.P4TableEntry("switch_config", is_default_action=True, action=action)
@@ -207,28 +221,19 @@ class StaticControl:
         spines = [s.name for s in self.config.spines]
         chosen = spine or min(spines, key=lambda s: (self.inflight[s], spines.index(s)))
         h_src, h_dst = self.config.host(src), self.config.host(dst)
-        port = next(self._ports)
+        first, last = TAG_PORTS.spine_ranges(spines)[chosen]
+        free = self._free.setdefault((src, chosen), list(range(last, first - 1, -1)))
+        port = free.pop()
         tid = str(next(self._ids))
-        entry = fy.P4TableEntry(
-            "kv_pin",
-            match=fy.P4TableMatch(
-                src_addr=str(h_src.ipv4), dst_addr=str(h_dst.ipv4), l4_src_port=port
-            ),
-            action=fy.P4TableAction("pin", port=_port_towards(self.config, h_src.leaf, chosen)),
-        )
-        await self._write(h_src.leaf, [+entry])
         self.inflight[chosen] += 1
-        self.pins[tid] = (h_src.leaf, str(h_src.ipv4), str(h_dst.ipv4), port, chosen)
+        self.held[tid] = (src, port, chosen)
         return Placement(tid, chosen, KV_DSCP, port, f"{h_src.leaf}>{chosen}>{h_dst.leaf}")
 
     async def complete_transfer(self, transfer_id: str, duration_s: float) -> None:
         self.calls.append(("complete", (transfer_id, duration_s)))
-        leaf, src, dst, port, spine = self.pins.pop(transfer_id)
+        src, port, spine = self.held.pop(transfer_id)
         self.inflight[spine] -= 1
-        entry = fy.P4TableEntry(
-            "kv_pin", match=fy.P4TableMatch(src_addr=src, dst_addr=dst, l4_src_port=port)
-        )
-        await self._write(leaf, [-entry])
+        self._free[src, spine].insert(0, port)
 
     async def pin_flow(self, flow: FlowKey, spine: str) -> None:
         raise ControlError("the static control cannot pin background flows")

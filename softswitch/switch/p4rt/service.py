@@ -7,13 +7,15 @@ errors become an UNKNOWN status whose ``grpc-status-details-bin`` trailer is a
 within the size a default gRPC client accepts
 (:mod:`softswitch.switch.p4rt.write_status`).
 The server runs on the switch's asyncio loop, so handlers and the packet loop
-never run at the same time.
+never run at the same time. Each Write RPC is logged at info level (how many updates,
+of which kinds), so a switch's log counts the writes it received.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ from softswitch.switch.argv import TlsOptions
 from softswitch.switch.p4rt.device import Device, StreamEnd
 from softswitch.switch.p4rt.write_status import write_error_status
 
+LOG = logging.getLogger("kvfabric.switch.p4rt")
 Context = grpc.aio.ServicerContext[Any, Any]
 MAX_MESSAGE = 256 * 1024 * 1024
 DETAILS_KEY = "grpc-status-details-bin"
@@ -59,6 +62,10 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
         request: p4r.WriteRequest,
         context: Context,
     ) -> p4r.WriteResponse:
+        if LOG.isEnabledFor(logging.INFO):
+            kinds = sorted({f"{p4r.Update.Type.Name(u.type)} {u.entity.WhichOneof('entity')}"
+                            for u in request.updates})  # fmt: skip
+            LOG.info("P4Runtime Write: %d update(s) (%s)", len(request.updates), ", ".join(kinds))
         try:
             errors = self.device.write(request)
         except RuntimeConfigError as exc:
