@@ -319,6 +319,12 @@ def metric(text: str, series: str, /, **labels: str) -> float | None:
     return None
 
 
+def link_status(api: Api, link: str) -> str:
+    """The audit's status of ``link`` (``leaf1:3-spine1:1``) in ``GET /v1/fabric``."""
+    view: dict[str, Any] = api.call("GET", "/v1/fabric")[1]
+    return next(str(x["status"]) for x in view["links"] if x["link"] == link)
+
+
 def wait_for(predicate: Any, timeout: float = 10.0, step: float = 0.05) -> Any:
     """Poll ``predicate()`` until it returns something truthy; AssertionError on timeout."""
     deadline = time.monotonic() + timeout

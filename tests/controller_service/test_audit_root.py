@@ -19,7 +19,14 @@ from typing import Any
 import pytest
 
 from controller.service.prober import probe_frame
-from tests.controller_service.harness import Api, Reader, RunningSwitches, metric, wait_for
+from tests.controller_service.harness import (
+    Api,
+    Reader,
+    RunningSwitches,
+    link_status,
+    metric,
+    wait_for,
+)
 from tests.support.controllers import Controllers
 
 pytestmark = pytest.mark.root
@@ -37,11 +44,6 @@ def cabled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSwitches
         yield f.start()
     finally:
         f.close()
-
-
-def _status(api: Api, link: str) -> str:
-    view: dict[str, Any] = api.call("GET", "/v1/fabric")[1]
-    return next(str(x["status"]) for x in view["links"] if x["link"] == link)
 
 
 def _egress(reader: Reader, fabric: RunningSwitches, transfer_id: str) -> int:
@@ -77,7 +79,7 @@ def test_a_downed_cable_leaves_path_selection_and_comes_back(
 
     cabled.set_cable("leaf1", "spine1", up=False)
     downed = time.monotonic()
-    wait_for(lambda: _status(api, LINK) == "down", timeout=5, step=0.01)
+    wait_for(lambda: link_status(api, LINK) == "down", timeout=5, step=0.01)
     detected = time.monotonic() - downed
     assert detected < 1.0, detected  # audit every 100 ms, window 50 ms
 
@@ -118,7 +120,7 @@ def test_a_downed_cable_leaves_path_selection_and_comes_back(
     assert "link leaf1:3-spine1:1 is down" in c.log()
 
     cabled.set_cable("leaf1", "spine1", up=True)
-    wait_for(lambda: _status(api, LINK) == "up", timeout=5, step=0.01)
+    wait_for(lambda: link_status(api, LINK) == "up", timeout=5, step=0.01)
     wait_for(lambda: reader.groups(cabled, "leaf1") == {2: [3, 4]}, timeout=2)
     wait_for(lambda: reader.groups(cabled, "leaf2") == {1: [3, 4]}, timeout=2)  # written next
     wait_for(lambda: reader.ranges(cabled, "leaf1") == ranges, timeout=2)  # back on spine1
@@ -158,12 +160,12 @@ def test_a_restarted_leaf_gets_its_ranges_and_ledger_again(
 
     cabled.kill("leaf1")
     for link in (LINK, "leaf1:4-spine2:1"):
-        wait_for(lambda link=link: _status(api, link) == "down", timeout=10)
+        wait_for(lambda link=link: link_status(api, link) == "down", timeout=10)
     wait_for(lambda: reader.ranges(cabled, "leaf2") == {})  # no live spine to leaf1: ECMP
     assert {t["path"] for t in _transfers(api)} == {None}
     cabled.restart("leaf1")
     for link in (LINK, "leaf1:4-spine2:1"):
-        wait_for(lambda link=link: _status(api, link) == "up", timeout=10)
+        wait_for(lambda link=link: link_status(api, link) == "up", timeout=10)
     wait_for(lambda: reader.ranges(cabled, "leaf2") == ranges, timeout=5)
     assert reader.wait_ledger(cabled, [t["id"] for t in out])
     assert reader.wait_ledger(cabled, [back["id"]], leaf="leaf2")
