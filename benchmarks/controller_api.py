@@ -3,7 +3,8 @@
 Starts four ``kvfabric switch`` processes (the 2 x 2 fabric of the controller tests,
 P4Runtime only), a ``kvfabric controller`` process with the link audit off, and
 times, from this client, each request from send to the last byte of the answer: the
-engine's decision and the pin written to the leaf over P4Runtime before the answer.
+engine's decision (nothing is written to a switch: the tag's port is in the chosen
+spine's range, which the leaves hold since provisioning).
 Each transfer is then completed (also timed), so the number in flight stays at
 ``--inflight``. The telemetry poller runs meanwhile (every 100 ms, four switches).
 
@@ -18,9 +19,13 @@ Every transfer is completed after its round.
         [--burst 256] [--connections 16]
 
 Prints a summary and, last, one JSON line: ``p50_ms``, ``p99_ms``, ``p999_ms``,
-``max_ms`` of the transfer requests, ``complete_p50_ms``/``complete_p99_ms``,
-``goal_p99_ms`` (10), and ``burst_p50_ms``, ``burst_p99_ms``, ``burst_max_ms``,
-``burst_sent_ms`` (how long writing the burst took), ``batch_ms``.
+``max_ms`` of the transfer requests, ``complete_p50_ms``/``complete_p99_ms``, the goals
+(``goal_p99_ms`` 2, ``goal_p999_ms`` 5, p99 at most twice p50) and ``goal_met``, and
+``burst_p50_ms``, ``burst_p99_ms``, ``burst_max_ms``, ``burst_sent_ms`` (how long
+writing the burst took; the goal needs it under 10 ms), ``burst_goal_met`` (every
+answer within 10 ms of its request's write), ``batch_ms``, and ``load`` (the
+machine's 1-minute load average at the start and the end: the figures are only as
+good as the machine was idle).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -48,6 +54,7 @@ def main() -> None:
     parser.add_argument("--burst", type=int, default=256, help="requests of the burst")
     parser.add_argument("--connections", type=int, default=16, help="connections of the burst")
     args = parser.parse_args()
+    load0 = os.getloadavg()[0]
 
     with (
         tempfile.TemporaryDirectory(prefix="kvfabric-bench-") as tmp,
@@ -100,15 +107,22 @@ def main() -> None:
         "mean_ms": round(statistics.fmean(ms), 3),
         "complete_p50_ms": round(percentile(cms, 50), 3),
         "complete_p99_ms": round(percentile(cms, 99), 3),
-        "goal_p99_ms": 10.0,
+        "goal_p99_ms": 2.0,
+        "goal_p999_ms": 5.0,
+        "load": [round(load0, 2), round(os.getloadavg()[0], 2)],
     }
-    result["goal_met"] = result["p99_ms"] < result["goal_p99_ms"]
+    result["goal_met"] = (
+        result["p99_ms"] < result["goal_p99_ms"]
+        and result["p999_ms"] < result["goal_p999_ms"]
+        and result["p99_ms"] <= 2 * result["p50_ms"]
+    )
     result.update(burst)
     result["batch_ms"] = round(batch_ms, 3)
     print(
         f"POST /v1/transfers x{len(ms)} ({pinned} pinned, {args.inflight} in flight): "
-        f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, max {result['max_ms']} ms; "
-        f"complete p50 {result['complete_p50_ms']} ms"
+        f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, p99.9 {result['p999_ms']} ms, "
+        f"max {result['max_ms']} ms; complete p50 {result['complete_p50_ms']} ms "
+        f"(load {result['load']})"
     )
     print(
         f"burst of {args.burst} over {args.connections} connections (written in "

@@ -399,7 +399,14 @@ class Reader:
         """Wait until a leaf's ledger holds exactly the transfers ``ids`` (it is written
         within a poll interval of a change)."""
         want = sorted(ids)
-        return bool(wait_for(lambda: sorted(r["id"] for r in self.ledger(fabric, leaf)) == want))
+        try:
+            return bool(
+                wait_for(lambda: sorted(r["id"] for r in self.ledger(fabric, leaf)) == want)
+            )
+        except AssertionError:
+            raise AssertionError(
+                f"{leaf}'s ledger: {self.ledger(fabric, leaf)}, not {want}"
+            ) from None
 
     def count(self, fabric: RunningSwitches, switch: str) -> int:
         """Every table entry, member and group the switch holds."""
