@@ -294,10 +294,20 @@ class ErrorBody:
 # -- decoding and encoding -------------------------------------------------------------
 
 
+_SCALARS = (str, int, float, bool, type(None))
+_FIELDS: dict[type, tuple[str, ...]] = {}
+"""The field names of each dataclass encoded so far (an answer is encoded per request)."""
+
+
 def encode(value: object) -> object:
     """A dataclass tree as JSON-ready dicts and lists."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, _SCALARS):
+        return value
+    names = _FIELDS.get(type(value))
+    if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = _FIELDS[type(value)] = tuple(f.name for f in dataclasses.fields(value))
+    if names is not None:
+        return {name: encode(getattr(value, name)) for name in names}
     if isinstance(value, list | tuple):
         return [encode(v) for v in value]
     if isinstance(value, dict):
