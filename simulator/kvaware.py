@@ -169,7 +169,7 @@ class KvAware(Driver):
         a = live.arrival
         if a.index not in self.live:
             return
-        # the wait beyond the controller's answer (the pin's write): a hold, a stagger
+        # the wait beyond the controller's answer: a hold, a stagger
         live.held_s = max(0.0, self.engine.now - live.started - (live.decision_s or 0.0))
         self.start(live, self.pinned.get(a.index, live.spine), a.nbytes, self.sport[a.index])
 

@@ -170,11 +170,17 @@ class TransferAnswer:
     reason: str = field(metadata=spec("why this path"))
     expected_s: float | None = field(metadata=spec("the expected duration in seconds"))
     fallbacks: list[str] = field(metadata=spec("what fell back, and why"))
-    tag: Tag | None = field(metadata=spec("what to set on the flow; null only within a rack"))
+    tag: Tag | None = field(
+        metadata=spec(
+            "what to set on the flow; null for a kv-aware fallback to ECMP (send untagged, "
+            "any port: every tag port is in some spine's range) or when the host's tag "
+            "ports are all in use"
+        )
+    )
     held: bool = field(
         metadata=spec(
             "do not start yet: wait for GET /v1/transfers/{id}/start (the path and tag are "
-            "set, the pin is written)"
+            "set, the pin is in force: the tag port's spine range)"
         ),
     )
     wait_ms: float = field(
