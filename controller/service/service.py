@@ -646,12 +646,13 @@ class Service:
         if stamp == self._ledger_stamp:
             return
         ledgers = self._ledgers()
-        links = [self.links[leaf] for leaf in e.topology.leaves]
+        links = [self.links[leaf] for leaf in e.topology.leaves if leaf in self.provisioned]
         written = await asyncio.gather(*(
             self.enforcer.write_ledger(link, ledgers.get(link.name, {}))
-            for link in links if link.primary and link.name in self.provisioned
+            for link in links if link.primary
         ))  # fmt: skip
-        if all(written):
+        # a leaf skipped because it is not (yet) primary is written at the next poll
+        if len(written) == len(links) and all(written):
             self._ledger_stamp = stamp
 
     def _log_adopted_end(
