@@ -15,15 +15,25 @@ the delay is turned into the depth that drains in that time at the port's capaci
 and the period's mean packet size, and the larger of the two is passed on.
 Counter deltas use :func:`controller.engine.telemetry_math.counter_delta`, which unwraps a
 wrap and restarts after a reset (a pipeline push zeroes every counter).
+
+The poll runs on the controller's event loop every poll interval, beside the API, so
+it does as little Python as it can: each switch's ReadRequest is encoded once (its
+cells depend only on the topology and the P4Info) and sent as it is every time, and
+the answer's counter entries are read straight from the protobuf into :class:`Cell`
+tuples (counter id to name from the P4Info), with no finsy object per cell. Through
+finsy's ``Switch.read`` a poll of the 2 x 2 fabric's four switches blocked the loop
+for about 1.2 ms a switch, most of it encoding and decoding entities.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import finsy as fy
+from finsy.proto import p4r
 
 from controller.engine import SwitchReading
 from controller.engine.telemetry_math import DEFAULT_PACKET_BYTES, PortCounters, counter_delta
@@ -55,6 +65,44 @@ def equivalent_depth(delay_us: int, capacity_bps: float, packet_bytes: float) ->
     return math.ceil(delay_us * 1e-6 * capacity_bps / (8 * packet_bytes))
 
 
+class Cell(NamedTuple):
+    """One counter cell as a read answered it: the counter's name, the cell's index, and
+    its counts as P4Runtime's int64s."""
+
+    counter: str
+    cell: int
+    byte_count: int
+    packet_count: int
+
+
+def counter_names(schema: Any) -> dict[int, str]:
+    """The name (finsy's alias, e.g. ``port_tx``) of every counter of a finsy P4Schema, by id."""
+    return {counter.id: counter.alias for counter in schema.counters}
+
+
+def decode_cells(entities: Iterable[p4r.Entity], names: Mapping[int, str]) -> Iterator[Cell]:
+    """The counter cells among a ReadResponse's entities; entities that are not a counter
+    entry of ``names``, or lack an index or data, are passed over."""
+    for entity in entities:
+        if not entity.HasField("counter_entry"):
+            continue
+        entry = entity.counter_entry
+        name = names.get(entry.counter_id)
+        if name is None or not entry.HasField("index") or not entry.HasField("data"):
+            continue
+        data = entry.data
+        yield Cell(name, entry.index.index, data.byte_count, data.packet_count)
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """A switch's ReadRequest, encoded once, and the P4Info it was encoded with."""
+
+    schema: object
+    message: p4r.ReadRequest
+    names: dict[int, str]
+
+
 class Poller:
     """Polls switches' telemetry; one instance serves every switch of the fabric."""
 
@@ -63,36 +111,47 @@ class Poller:
         for port in topology.egress.values():
             if port.capacity_bps > 0:  # the engine divides by a port's capacity
                 self.capacity.setdefault(port.ref.switch, {})[port.ref.port] = port.capacity_bps
-        self._requests: dict[str, list[Any]] = {
+        self._cells: dict[str, list[Any]] = {
             name: _cells(sorted(ports)) for name, ports in self.capacity.items()
         }
+        self._requests: dict[str, _Request] = {}
         self._tx: dict[tuple[str, int], tuple[int, int]] = {}
         self._hist: dict[tuple[str, str, int], list[int]] = {}
 
     async def poll(self, link: SwitchLink) -> SwitchReading:
         """One poll of ``link``'s switch (see the module docstring)."""
-        request = self._requests.get(link.name)
-        if not request:
+        request = self._request(link)
+        if request is None:
             return SwitchReading(link.name, {})
-        return self.reading(link.name, await link.read(request))
+        answer = await link.read_raw(request.message)
+        return self.reading(link.name, decode_cells(answer, request.names))
 
-    def reading(self, name: str, entities: Sequence[Any]) -> SwitchReading:
-        """Turn one read's counter entities into the engine's reading (and remember it)."""
+    def _request(self, link: SwitchLink) -> _Request | None:
+        """``link``'s ReadRequest, encoded on its first poll (again if its P4Info changed)."""
+        cells = self._cells.get(link.name)
+        if not cells:
+            return None
+        schema = link.schema
+        request = self._requests.get(link.name)
+        if request is None or request.schema is not schema:
+            request = _Request(schema, link.read_request(cells), counter_names(schema))
+            self._requests[link.name] = request
+        return request
+
+    def reading(self, name: str, cells: Iterable[Cell]) -> SwitchReading:
+        """Turn one read's counter cells into the engine's reading (and remember it)."""
         tx: dict[int, tuple[int, int]] = {}
         kv: dict[int, int] = {}
         hist: dict[tuple[str, int], list[int]] = {}
-        for e in entities:
-            if not isinstance(e, fy.P4CounterEntry) or e.data is None or e.index is None:
-                continue
-            data = e.data
-            if e.counter_id == PORT_TX:
-                tx[e.index] = (_u64(data.byte_count), _u64(data.packet_count))
-            elif e.counter_id == PORT_KV_TX:
-                kv[e.index] = _u64(data.byte_count)
-            elif e.counter_id in (QDEPTH_HIST, QDELAY_HIST):
-                port, bucket = divmod(e.index, BUCKETS)
-                cells = hist.setdefault((e.counter_id, port), [0] * BUCKETS)
-                cells[bucket] = _u64(data.packet_count)
+        for counter, index, nbytes, npackets in cells:
+            if counter == PORT_TX:
+                tx[index] = (_u64(nbytes), _u64(npackets))
+            elif counter == PORT_KV_TX:
+                kv[index] = _u64(nbytes)
+            elif counter in (QDEPTH_HIST, QDELAY_HIST):
+                port, bucket = divmod(index, BUCKETS)
+                buckets = hist.setdefault((counter, port), [0] * BUCKETS)
+                buckets[bucket] = _u64(npackets)
         capacity = self.capacity.get(name, {})
         ports: dict[int, PortCounters] = {}
         for port, (nbytes, packets) in tx.items():
