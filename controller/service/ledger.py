@@ -20,19 +20,27 @@ while it runs). That window is the price of a decision that writes nothing.
 The metadata is compact JSON: ``{"v": 1, "kind": "ledger", "t": [record, ...]}``, one
 record per transfer, ``[id, trace id, src, dst, bytes, requested (wall s), deadline
 (wall s), spine, tag port]``.
+
+The ledgers are recomputed on the controller's event loop, beside the API, whenever
+transfers came or went since the last poll. Building and encoding every record each
+time cost about 13 us a transfer (4 ms with 300 in flight on a 2-core machine), so a
+:class:`Book` keeps them: each record's JSON row is built once, and only the range
+entries whose rows changed are encoded again.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from controller.service.pins import PinMeta
 
 META_VERSION = 1
 KIND = "ledger"
+
+K = TypeVar("K", bound=Hashable)
 
 RangeKey = tuple[int, str]
 """A range entry of a leaf: (destination ECMP group, spine of the tag port range)."""
@@ -51,13 +59,26 @@ class Record:
                 round(m.deadline_wall, 3), m.spine, self.port]  # fmt: skip
 
 
+Placed = tuple[str, RangeKey, Record]
+"""A record and where it is kept: its source leaf and the range entry there."""
+
+
 def encode(records: Iterable[Record]) -> bytes:
     """The metadata of a range entry holding ``records`` (sorted: equal sets, equal bytes)."""
-    rows = sorted((r.row() for r in records), key=lambda row: str(row[0]))
-    if not rows:
+    return _document([_row(r) for r in records])
+
+
+def _row(record: Record) -> tuple[str, str]:
+    """A record's sort key (its id) and its JSON row."""
+    return str(record.meta.id), json.dumps(record.row(), separators=(",", ":"))
+
+
+def _document(rows: Iterable[tuple[str, str]]) -> bytes:
+    """The metadata holding ``rows`` (``json.dumps`` of the whole document, compact)."""
+    body = ",".join(row for _, row in sorted(rows))
+    if not body:
         return b""
-    doc = {"v": META_VERSION, "kind": KIND, "t": rows}
-    return json.dumps(doc, separators=(",", ":")).encode()
+    return f'{{"v":{META_VERSION},"kind":"{KIND}","t":[{body}]}}'.encode()
 
 
 def decode(data: bytes) -> list[Record] | None:
@@ -94,3 +115,57 @@ def ledgers(records: Iterable[tuple[RangeKey, Record]]) -> dict[RangeKey, bytes]
 def changed(old: Mapping[RangeKey, bytes], new: Mapping[RangeKey, bytes]) -> set[RangeKey]:
     """The range entries whose metadata differs between two ledgers of a leaf."""
     return {k for k in old.keys() | new.keys() if old.get(k, b"") != new.get(k, b"")}
+
+
+class Book(Generic[K]):
+    """Every leaf's ledger, kept encoded from one call of :meth:`sync` to the next.
+
+    Records are filed under a key of the caller's (a transfer's id) with a version
+    (what of the record can change, compared with ``is`` first, then ``==``): a key
+    seen before at the same version is not built again, and only the range entries
+    whose records came, went or changed are encoded again.
+    """
+
+    def __init__(self) -> None:
+        self._filed: dict[K, tuple[object, tuple[str, RangeKey] | None]] = {}
+        """Key -> (version, where its record is filed; None: it is in no ledger)."""
+        self._rows: dict[tuple[str, RangeKey], dict[K, tuple[str, str]]] = {}
+        self._ledgers: dict[str, dict[RangeKey, bytes]] = {}
+
+    def sync(
+        self, versions: Mapping[K, object], build: Callable[[K], Placed | None]
+    ) -> dict[str, dict[RangeKey, bytes]]:
+        """Every leaf's ledger (as :func:`ledgers` gives it) for the records ``versions``
+        names; ``build(key)`` makes the record of a key that is new or whose version
+        changed (None: it belongs in no ledger)."""
+        dirty: set[tuple[str, RangeKey]] = set()
+        for key in self._filed.keys() - versions.keys():
+            self._unfile(key, dirty)
+        for key, version in versions.items():
+            filed = self._filed.get(key)
+            if filed is not None and (filed[0] is version or filed[0] == version):
+                continue
+            self._unfile(key, dirty)
+            placed = build(key)
+            spot = None
+            if placed is not None:
+                leaf, entry, record = placed
+                spot = (leaf, entry)
+                self._rows.setdefault(spot, {})[key] = _row(record)
+                dirty.add(spot)
+            self._filed[key] = (version, spot)
+        for leaf, entry in dirty:
+            rows = self._rows.get((leaf, entry))
+            held = self._ledgers.setdefault(leaf, {})
+            if rows:
+                held[entry] = _document(rows.values())
+            else:
+                held.pop(entry, None)
+                self._rows.pop((leaf, entry), None)
+        return {leaf: dict(held) for leaf, held in self._ledgers.items() if held}
+
+    def _unfile(self, key: K, dirty: set[tuple[str, RangeKey]]) -> None:
+        filed = self._filed.pop(key, None)
+        if filed is not None and filed[1] is not None:
+            del self._rows[filed[1]][key]
+            dirty.add(filed[1])

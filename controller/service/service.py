@@ -176,6 +176,7 @@ class Service:
         self._tiers_logged: float | None = None
         self._static = 0
         self._ledger_stamp: tuple[object, ...] = ()
+        self._ledger_book = ledger.Book[int | str]()
         self._tasks: list[asyncio.Task[Any]] = []
         for link in self.links.values():
             link.switch.ee.on(fy.SwitchEvent.CHANNEL_DOWN, self._on_down)
@@ -603,32 +604,40 @@ class Service:
         )
 
     def _ledgers(self) -> dict[str, dict[ledger.RangeKey, bytes]]:
-        """What every leaf's ledger must hold now: the engine's transfers in flight and
-        the adopted ones, by source leaf and range entry."""
+        """What every leaf's ledger must hold now: the engine's transfers in flight (by
+        engine id; a move changes the record's spine) and the adopted ones (by API id),
+        by source leaf and range entry. Only the records of transfers new since the last
+        call, or moved, are built (:class:`ledger.Book`)."""
+        versions: dict[int | str, object] = {
+            tid: t.placement.path for tid, t in self.engine.inflight.transfers.items()
+        }
+        versions.update({aid: a.pin for aid, a in self.adoptions.by_id.items()})
+        offset = self.wall() - self.clock()
+        return self._ledger_book.sync(versions, lambda key: self._ledger_record(key, offset))
+
+    def _ledger_record(self, key: int | str, offset: float) -> ledger.Placed | None:
+        """The ledger record of an engine transfer (int key) or an adopted one (str key),
+        with its source leaf and range entry; None when it holds no tag of a spine."""
         e = self.engine
         topo, tags = e.topology, e.tags
-        offset = self.wall() - self.clock()
-        rows: dict[str, list[tuple[ledger.RangeKey, ledger.Record]]] = {}
-        for t in e.inflight.transfers.values():
-            d = t.decision
-            spine = tags.spine_of(d.tag.src_port) if d.tag is not None and not d.local else None
-            if spine is None or d.tag is None:
-                continue
-            meta = PinMeta(self.api_id(d.transfer_id), d.trace_id, d.src, d.dst, d.bytes,
-                           t.requested + offset, t.deadline + offset,
-                           t.path.path.spine if t.path is not None else spine)  # fmt: skip
-            key = (intent.group_id(topo, t.pair[1]), spine)
-            rows.setdefault(t.pair[0], []).append((key, ledger.Record(meta, d.tag.src_port)))
-        for a in self.adoptions.by_id.values():
+        if isinstance(key, str):
+            a = self.adoptions.by_id[key]
             spine = tags.spine_of(a.pin.key.src_port)
             dst = topo.hosts.get(a.pin.meta.dst)
             if spine is None or dst is None:
-                continue
-            key = (intent.group_id(topo, dst.leaf), spine)
-            rows.setdefault(a.pin.key.leaf, []).append(
-                (key, ledger.Record(a.pin.meta, a.pin.key.src_port))
-            )
-        return {leaf: ledger.ledgers(r) for leaf, r in rows.items()}
+                return None
+            entry = (intent.group_id(topo, dst.leaf), spine)
+            return a.pin.key.leaf, entry, ledger.Record(a.pin.meta, a.pin.key.src_port)
+        t = e.inflight.transfers[key]
+        d = t.decision
+        spine = tags.spine_of(d.tag.src_port) if d.tag is not None and not d.local else None
+        if spine is None or d.tag is None:
+            return None
+        meta = PinMeta(self.api_id(d.transfer_id), d.trace_id, d.src, d.dst, d.bytes,
+                       t.requested + offset, t.deadline + offset,
+                       t.path.path.spine if t.path is not None else spine)  # fmt: skip
+        entry = (intent.group_id(topo, t.pair[1]), spine)
+        return t.pair[0], entry, ledger.Record(meta, d.tag.src_port)
 
     async def flush(self, timeout_s: float = 1.0) -> None:
         """On a clean stop: bring the leaves' ledgers up to date one last time (the

@@ -84,11 +84,9 @@ def decode_cells(entities: Iterable[p4r.Entity], names: Mapping[int, str]) -> It
     """The counter cells among a ReadResponse's entities; entities that are not a counter
     entry of ``names``, or lack an index or data, are passed over."""
     for entity in entities:
-        if not entity.HasField("counter_entry"):
-            continue
-        entry = entity.counter_entry
+        entry = entity.counter_entry  # another kind of entity: an empty one, counter id 0
         name = names.get(entry.counter_id)
-        if name is None or not entry.HasField("index") or not entry.HasField("data"):
+        if name is None or not (entry.HasField("index") and entry.HasField("data")):
             continue
         data = entry.data
         yield Cell(name, entry.index.index, data.byte_count, data.packet_count)
