@@ -21,8 +21,9 @@ it does as little Python as it can: each switch's ReadRequest is encoded once (i
 cells depend only on the topology and the P4Info) and sent as it is every time, and
 the answer's counter entries are read straight from the protobuf into :class:`Cell`
 tuples (counter id to name from the P4Info), with no finsy object per cell. Through
-finsy's ``Switch.read`` a poll of the 2 x 2 fabric's four switches blocked the loop
-for about 1.2 ms a switch, most of it encoding and decoding entities.
+finsy's ``Switch.read`` a switch's poll spent about 0.4 ms encoding the request and
+0.6 ms decoding the answer on the loop (a 2-core machine, 54-72 cells); reading the
+protobuf takes about 0.2 ms and leaves far fewer objects to the garbage collector.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import finsy as fy
+from finsy.p4schema import P4Schema
 from finsy.proto import p4r
 
 from controller.engine import SwitchReading
@@ -75,7 +77,7 @@ class Cell(NamedTuple):
     packet_count: int
 
 
-def counter_names(schema: Any) -> dict[int, str]:
+def counter_names(schema: P4Schema) -> dict[int, str]:
     """The name (finsy's alias, e.g. ``port_tx``) of every counter of a finsy P4Schema, by id."""
     return {counter.id: counter.alias for counter in schema.counters}
 
@@ -96,7 +98,7 @@ def decode_cells(entities: Iterable[p4r.Entity], names: Mapping[int, str]) -> It
 class _Request:
     """A switch's ReadRequest, encoded once, and the P4Info it was encoded with."""
 
-    schema: object
+    schema: P4Schema
     message: p4r.ReadRequest
     names: dict[int, str]
 
