@@ -76,11 +76,12 @@ pin cannot be written, and the sender must not wait for a controller to come bac
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import time
 import urllib.parse
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, TypeVar
 
 from controller.config import Mode
 from controller.engine import (
@@ -92,15 +93,26 @@ from controller.engine import (
     TransferStartedError,
     UnknownPinError,
     UnknownTransferError,
+    Update,
 )
 from controller.errors import NotReadyError, PinNotWrittenError
 from controller.service import openapi, schema, ui
-from controller.service.http import HttpError, Request, Response, error_response, finite
+from controller.service.http import (
+    HttpError,
+    Request,
+    Response,
+    error_response,
+    finite,
+    respond,
+)
 from controller.service.metrics import CONTENT_TYPE
 from controller.service.routes import ROUTES, START_TIMEOUT, QueryInt, Route, match
 from controller.service.service import Service
 
 Call = Callable[[Request, dict[str, str]], Awaitable[Response]]
+STREAMS = frozenset({"ui_events"})
+"""The operations whose answer is a stream (aiohttp writes it)."""
+NowCall = Callable[[Request, dict[str, str]], tuple[Response, list[Update]]]
 T = TypeVar("T")
 
 
@@ -130,6 +142,13 @@ class Api:
         }
         missing = {r.operation for r in ROUTES} ^ set(self.calls)
         assert not missing, f"routes and handlers differ: {sorted(missing)}"
+        self.now_calls: dict[str, NowCall] = {
+            "transfer": self._transfer_now,
+            "transfer_batch": self._batch_now,
+            "complete": self._complete_now,
+        }
+        """The operations :meth:`now` answers (the lane's)."""
+        self._children: dict[tuple[str, int], tuple[Any, Any]] = {}
         self._document: bytes | None = None
 
     async def __call__(self, request: Request) -> Response:
@@ -149,8 +168,55 @@ class Api:
             status = exc.status
             raise
         finally:
-            self.metrics.api_seconds.labels(endpoint).observe(time.perf_counter() - t0)
-            self.metrics.api_requests.labels(endpoint, str(status)).inc()
+            self._count(endpoint, status, t0)
+
+    def now(self, request: Request) -> Response | Awaitable[Response] | None:
+        """Answer a request for :mod:`lane`: the answer at once for the coordinators' hot
+        path (a decision, a batch, a completion), an awaitable of it for any other request
+        and for the rare hot one whose engine updates write a switch (a reroute that
+        tripped the limit changes the leaves' mode), or None for a stream, which the lane
+        leaves to aiohttp. A refusal is its JSON error answer, as aiohttp's side gives."""
+        route, params = match(request.method, request.path.rstrip("/") or "/")
+        if route is None or route.operation not in self.now_calls:
+            if route is not None and route.operation in STREAMS:
+                return None
+            return respond(self, request)
+        assert isinstance(params, dict)
+        t0 = time.perf_counter()
+        try:
+            if route.authorised:
+                self._authorise(request)
+            response, rest = self.now_calls[route.operation](request, params)
+        except HttpError as exc:
+            self._count(route.endpoint, exc.status, t0)
+            return error_response(exc)
+        if rest:
+            return self._after(response, rest, route.endpoint, t0)
+        self._count(route.endpoint, response.status, t0)
+        return response
+
+    async def _after(
+        self, response: Response, rest: list[Update], endpoint: str, t0: float
+    ) -> Response:
+        """``response`` once ``rest`` is applied (or the error applying it gave)."""
+        try:
+            await self._engine_call(self.service.enforcer.apply(rest))
+        except HttpError as exc:
+            response = error_response(exc)
+        self._count(endpoint, response.status, t0)
+        return response
+
+    def _count(self, endpoint: str, status: int, t0: float) -> None:
+        took = time.perf_counter() - t0
+        key = endpoint, status
+        children = self._children.get(key)
+        if children is None:
+            children = self._children[key] = (
+                self.metrics.api_seconds.labels(endpoint),
+                self.metrics.api_requests.labels(endpoint, str(status)),
+            )
+        children[0].observe(took)
+        children[1].inc()
 
     @staticmethod
     def _route(r: Request) -> tuple[Route, dict[str, str]]:
@@ -191,26 +257,37 @@ class Api:
 
     # -- endpoints ------------------------------------------------------------------------
 
-    async def _transfer(self, r: Request, _p: dict[str, str]) -> Response:
+    async def _transfer(self, r: Request, p: dict[str, str]) -> Response:
+        response, rest = self._transfer_now(r, p)
+        await self._engine_call(self.service.enforcer.apply(rest))
+        return response
+
+    def _transfer_now(self, r: Request, _p: dict[str, str]) -> tuple[Response, list[Update]]:
         ask = schema.decode(schema.TransferRequest, r.json())
-        answer = await self._decide(ask)
-        return Response(
-            201, schema.encode(answer), headers={"Location": f"/v1/transfers/{answer.id}"}
-        )
+        with _engine_errors():
+            answer, rest = self.service.transfer_now(ask)
+        location = {"Location": f"/v1/transfers/{answer.id}"}
+        return Response(201, schema.encode(answer), headers=location), rest
 
-    async def _decide(self, ask: schema.TransferRequest) -> schema.TransferAnswer:
-        return await self._engine_call(self.service.transfer(ask))
+    async def _batch(self, r: Request, p: dict[str, str]) -> Response:
+        response, rest = self._batch_now(r, p)
+        await self._engine_call(self.service.enforcer.apply(rest))
+        return response
 
-    async def _batch(self, r: Request, _p: dict[str, str]) -> Response:
+    def _batch_now(self, r: Request, _p: dict[str, str]) -> tuple[Response, list[Update]]:
         """Decide every transfer in order, as the single endpoint would."""
         batch = schema.decode(schema.BatchRequest, r.json())
         answers: list[object] = []
+        rest: list[Update] = []
         for ask in batch.transfers:
             try:
-                answers.append(schema.encode(await self._decide(ask)))
+                with _engine_errors():
+                    answer, more = self.service.transfer_now(ask)
+                answers.append(schema.encode(answer))
+                rest += more
             except HttpError as exc:
                 answers.append(error_response(exc).body)
-        return Response(200, {"transfers": answers})
+        return Response(200, {"transfers": answers}), rest
 
     async def _start(self, r: Request, p: dict[str, str]) -> Response:
         timeout_ms = _query_int(r, START_TIMEOUT)
@@ -222,6 +299,11 @@ class Api:
         return Response(200, schema.encode(answer))
 
     async def _complete(self, r: Request, p: dict[str, str]) -> Response:
+        response, rest = self._complete_now(r, p)
+        await self._engine_call(self.service.enforcer.apply(rest))
+        return response
+
+    def _complete_now(self, r: Request, p: dict[str, str]) -> tuple[Response, list[Update]]:
         done = schema.decode(schema.CompleteRequest, r.json())
         if done.duration_s is not None:
             duration = done.duration_s
@@ -229,8 +311,9 @@ class Api:
             duration = done.duration_ms / 1e3
         else:
             raise HttpError(400, "the body needs 'duration_s' (seconds) or 'duration_ms'")
-        answer = await self._engine_call(self.service.complete(p["id"], duration))
-        return Response(200, schema.encode(answer))
+        with _engine_errors():
+            answer, rest = self.service.complete_now(p["id"], duration)
+        return Response(200, schema.encode(answer)), rest
 
     async def _fabric(self, _r: Request, _p: dict[str, str]) -> Response:
         return Response(200, finite(self.service.fabric()))
@@ -282,18 +365,25 @@ class Api:
 
     @staticmethod
     async def _engine_call(call: Awaitable[T]) -> T:
-        try:
+        with _engine_errors():
             return await call
-        except NotReadyError as exc:
-            raise HttpError(503, str(exc), {"Retry-After": "1"}) from None
-        except (UnknownTransferError, UnknownPinError) as exc:
-            raise HttpError(404, str(exc)) from None
-        except (PathDownError, DuplicatePinError, TransferStartedError) as exc:
-            raise HttpError(409, str(exc)) from None
-        except PinNotWrittenError as exc:
-            raise HttpError(502, str(exc)) from None
-        except EngineError as exc:
-            raise HttpError(422, str(exc)) from None
+
+
+@contextlib.contextmanager
+def _engine_errors() -> Iterator[None]:
+    """The service's refusals as HTTP errors."""
+    try:
+        yield
+    except NotReadyError as exc:
+        raise HttpError(503, str(exc), {"Retry-After": "1"}) from None
+    except (UnknownTransferError, UnknownPinError) as exc:
+        raise HttpError(404, str(exc)) from None
+    except (PathDownError, DuplicatePinError, TransferStartedError) as exc:
+        raise HttpError(409, str(exc)) from None
+    except PinNotWrittenError as exc:
+        raise HttpError(502, str(exc)) from None
+    except EngineError as exc:
+        raise HttpError(422, str(exc)) from None
 
 
 def _query_int(r: Request, param: QueryInt) -> int:

@@ -52,6 +52,8 @@ from controller.service.translog import TransferLog
 from controller.topology import Topology
 
 log = logging.getLogger("kvfabric.controller")
+_WRITES = (InstallFlowPin, RemoveFlowPin, SetMode, LinkStatusChanged)
+"""The updates :meth:`Enforcer.apply` awaits: they write switches."""
 
 
 class Enforcer:
@@ -84,9 +86,7 @@ class Enforcer:
     async def apply(self, updates: Iterable[Update]) -> None:
         """Apply ``updates`` in order."""
         for u in updates:
-            if isinstance(u, TransferMoved):
-                log.debug("transfer %d follows its range to %s", u.transfer_id, u.spine or "ECMP")
-            elif isinstance(u, InstallFlowPin):
+            if isinstance(u, InstallFlowPin):
                 await self.flows.write(u.pin)
             elif isinstance(u, RemoveFlowPin):
                 await self.flows.remove(u.pin)
@@ -94,13 +94,29 @@ class Enforcer:
                 await self.set_mode(u.mode, u.reason)
             elif isinstance(u, LinkStatusChanged):
                 await self.link_changed(u)
-            elif isinstance(u, Alert):
-                self.alert(u)
-            elif isinstance(u, LogRecord):
-                self.translog.write(u.event, u.fields)
-            elif isinstance(u, Released):
-                for listener in self.on_released:
-                    listener(u)
+            else:
+                self._apply_now(u)
+
+    def apply_now(self, updates: list[Update]) -> list[Update]:
+        """Apply ``updates`` in order up to the first that writes a switch; return that
+        one and those after it, for :meth:`apply` (a decision's and a completion's
+        updates are log records and releases, applied here without waiting)."""
+        for k, u in enumerate(updates):
+            if isinstance(u, _WRITES):
+                return updates[k:]
+            self._apply_now(u)
+        return []
+
+    def _apply_now(self, u: Update) -> None:
+        if isinstance(u, TransferMoved):
+            log.debug("transfer %d follows its range to %s", u.transfer_id, u.spine or "ECMP")
+        elif isinstance(u, Alert):
+            self.alert(u)
+        elif isinstance(u, LogRecord):
+            self.translog.write(u.event, u.fields)
+        elif isinstance(u, Released):
+            for listener in self.on_released:
+                listener(u)
 
     # -- the ledger ----------------------------------------------------------------------
 

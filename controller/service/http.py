@@ -40,6 +40,7 @@ import math
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 from aiohttp.abc import AbstractStreamWriter
@@ -47,6 +48,9 @@ from aiohttp.http import HttpVersion11, RawRequestMessage
 from aiohttp.http_exceptions import BadHttpMessage, LineTooLong
 from aiohttp.streams import StreamReader
 from aiohttp.web_protocol import ERROR
+
+if TYPE_CHECKING:
+    from controller.service.lane import Lanes
 
 log = logging.getLogger("kvfabric.controller.http")
 access_log = logging.getLogger("kvfabric.controller.access")
@@ -144,12 +148,13 @@ class Response:
 
     def to_web(self) -> web.Response:
         """The aiohttp response."""
-        payload = self.text if self.text is not None else _json(self.body)
+        payload = self.text if self.text is not None else encode_json(self.body)
         headers = {"Content-Type": self.content_type, **self.headers}
         return web.Response(status=self.status, body=payload, headers=headers)
 
 
-def _json(body: object) -> bytes:
+def encode_json(body: object) -> bytes:
+    """A JSON answer's body."""
     return json.dumps(body, separators=(",", ":"), allow_nan=False, default=str).encode()
 
 
@@ -172,13 +177,33 @@ def error_response(exc: HttpError) -> Response:
 Handler = Callable[[Request], Awaitable[Response]]
 
 
+async def respond(handler: Handler, request: Request) -> Response:
+    """``handler``'s answer to ``request``; an :class:`HttpError` is its JSON answer, and
+    anything else raised a 500 (the server answers rather than drop the client) with
+    the traceback in the log."""
+    try:
+        return await handler(request)
+    except HttpError as exc:
+        return error_response(exc)
+    except Exception:
+        log.exception("%s %s failed", request.method, request.path)
+        return error_response(HttpError(500, "internal error; see the controller's log"))
+
+
 class HttpServer:
     """Serves ``handler`` on a TCP address (see the module docstring)."""
 
     def __init__(
-        self, handler: Handler, *, idle_timeout_s: float = 30.0, body_timeout_s: float = 10.0
+        self,
+        handler: Handler,
+        *,
+        lanes: Lanes | None = None,
+        idle_timeout_s: float = 30.0,
+        body_timeout_s: float = 10.0,
     ) -> None:
         self.handler = handler
+        self.lanes = lanes
+        """:mod:`lane`'s connections, which take each new one (None: aiohttp takes it)."""
         self.idle_timeout_s = idle_timeout_s
         self.body_timeout_s = body_timeout_s
         self.server: asyncio.Server | None = None
@@ -201,7 +226,10 @@ class HttpServer:
                 max_headers=MAX_HEADERS,
             )
 
-        self.server = await loop.create_server(protocol, host, port, reuse_address=True)
+        factory: Callable[[], asyncio.Protocol] = protocol
+        if self.lanes is not None:
+            factory = self.lanes.factory(protocol, self.idle_timeout_s)
+        self.server = await loop.create_server(factory, host, port, reuse_address=True)
         sockname = self.server.sockets[0].getsockname()
         return str(sockname[0]), int(sockname[1])
 
@@ -209,6 +237,8 @@ class HttpServer:
         """Stop listening, then end the connections (requests under way get 1 s)."""
         if self.server is not None:
             self.server.close()
+        if self.lanes is not None:
+            self.lanes.close()
         if self._manager is not None:
             await self._manager.shutdown(1.0)
         if self.server is not None:
@@ -217,12 +247,10 @@ class HttpServer:
     async def _serve(self, raw: web.BaseRequest) -> web.StreamResponse:
         try:
             request = await self._request(raw)
-            response = await self.handler(request)
         except HttpError as exc:
             response = error_response(exc)
-        except Exception:  # the server answers 500 rather than drop the client
-            log.exception("%s %s failed", raw.method, raw.path)
-            response = error_response(HttpError(500, "internal error; see the controller's log"))
+        else:
+            response = await respond(self.handler, request)
         if response.stream is not None:
             return await _write_stream(raw, response, response.stream)
         answer = response.to_web()

@@ -9,11 +9,13 @@ port 0 learns the port (as ``kvfabric switch`` does with its gRPC port).
 from __future__ import annotations
 
 import asyncio
+import gc
 import signal
 import sys
 
 from controller.service.api import Api
 from controller.service.http import HttpServer
+from controller.service.lane import Lanes
 from controller.service.service import Service, ServiceOptions
 
 READY_PREFIX = "kvfabric controller: API listening on "
@@ -22,13 +24,17 @@ READY_PREFIX = "kvfabric controller: API listening on "
 async def serve(options: ServiceOptions, host: str, port: int, token: str | None) -> None:
     """Run the controller until SIGTERM or SIGINT."""
     service = Service(options)
-    server = HttpServer(Api(service, token))
+    api = Api(service, token)
+    server = HttpServer(api, lanes=Lanes(api.now))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
 
     async def started() -> None:
+        # what is loaded by now (the P4Info, the topology, the libraries) lives as long
+        # as the process: the collector's full passes need not walk it again and again
+        gc.freeze()
         bound_host, bound_port = await server.start(host, port)
         print(f"{READY_PREFIX}{bound_host}:{bound_port}", flush=True)
         print(

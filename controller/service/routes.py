@@ -128,6 +128,9 @@ def match(method: str, path: str) -> tuple[Route, dict[str, str]] | tuple[None, 
     """The route of ``method`` on ``path`` and its parameters, or None and the methods
     the path allows (empty when no route has that path). A path written out in the
     table (``/v1/transfers/batch``) is never taken for a template's parameter."""
+    exact = _LITERAL.get((method, path))
+    if exact is not None:
+        return exact, {}
     allowed: list[str] = []
     literal = [r for r in ROUTES if r.path == path]
     for route in literal or ROUTES:
@@ -138,3 +141,7 @@ def match(method: str, path: str) -> tuple[Route, dict[str, str]] | tuple[None, 
             return route, found.groupdict()
         allowed.append(route.method)
     return None, allowed
+
+
+_LITERAL = {(r.method, r.path): r for r in ROUTES if "{" not in r.path}
+"""The routes without parameters, by method and path (most requests: a dict look-up)."""

@@ -16,6 +16,7 @@ may be left out; ``None`` is accepted only where the type says ``| None``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import types
 import typing
@@ -326,27 +327,50 @@ def decode(cls: type[T], body: object, where: str = "") -> T:
     if not isinstance(body, dict):
         what = f"{where!r}" if where else "the body"
         raise HttpError(400, f"{what} must be a JSON object, got {_kind(body)}")
-    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    unknown = sorted(set(body) - set(fields))
-    if unknown:
+    plan = _PLANS.get(cls) or _plan(cls)
+    if not plan.names.issuperset(body):
+        unknown = sorted(set(body) - plan.names)
         raise HttpError(
             400,
             f"unknown field(s) {', '.join(repr(where + k) for k in unknown)}; "
-            f"allowed: {sorted(fields)}",
+            f"allowed: {sorted(plan.names)}",
         )
-    hints = hints_of(cls)
     values: dict[str, object] = {}
-    for name, f in fields.items():
+    for name, tp, meta, required in plan.fields:
         if name not in body:
-            if f.default is dataclasses.MISSING:
-                raise HttpError(400, f"{where + name!r} is required: {f.metadata['description']}")
+            if required:
+                raise HttpError(400, f"{where + name!r} is required: {meta['description']}")
             continue
-        values[name] = _value(hints[name], body[name], where + name, f.metadata)
+        values[name] = _value(tp, body[name], where + name, meta)
     return cls(**values)
 
 
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """How to decode one dataclass: its field names, and per field its name, resolved
+    type, metadata and whether it is required."""
+
+    names: frozenset[str]
+    fields: tuple[tuple[str, Any, typing.Mapping[str, Any], bool], ...]
+
+
+_PLANS: dict[type, _Plan] = {}
+
+
+def _plan(cls: type) -> _Plan:
+    hints = hints_of(cls)
+    fields = tuple(
+        (f.name, hints[f.name], f.metadata, f.default is dataclasses.MISSING)
+        for f in dataclasses.fields(cls)
+    )
+    plan = _PLANS[cls] = _Plan(frozenset(name for name, *_ in fields), fields)
+    return plan
+
+
+@functools.cache
 def hints_of(cls: type) -> dict[str, Any]:
-    """The resolved field types of a dataclass of this module."""
+    """The resolved field types of a dataclass of this module (computed once per class:
+    ``get_type_hints`` evaluates every annotation's text each call)."""
     return get_type_hints(cls, globals())
 
 

@@ -66,6 +66,7 @@ from controller.engine import (
     TransferRequest,
     TransferStartedError,
     UnknownTransferError,
+    Update,
     fabric_view,
     tier_utilisation,
 )
@@ -262,6 +263,16 @@ class Service:
         """Decide a transfer and return the answer of ``POST /v1/transfers``; nothing is
         written: the leaves' static spine ranges pin the tag's port (a held transfer's
         too: only its start waits, :mod:`starts`)."""
+        answer, rest = self.transfer_now(ask)
+        await self.enforcer.apply(rest)
+        return answer
+
+    def transfer_now(
+        self, ask: schema.TransferRequest
+    ) -> tuple[schema.TransferAnswer, list[Update]]:
+        """:meth:`transfer` without waiting: the answer, and the updates left to apply
+        before it is given (``Enforcer.apply_now``: none but a mode change or a flow pin
+        that a timed-out transfer's reroute brought)."""
         src, dst, trace_id, spine = ask.src, ask.dst, ask.trace_id, ask.spine
         self._writable(*self._needed(src, dst))
         t0, wall0 = self.clock(), self.wall()
@@ -275,15 +286,14 @@ class Service:
         decision, updates = self.engine.decide(request, t0)
         self.starts.decided(decision.transfer_id, decision.held)
         t1 = self.clock()
-        if updates:  # the log records of transfers that timed out meanwhile
-            await self.enforcer.apply(updates)
+        rest = self.enforcer.apply_now(updates)  # the log records of transfers timed out
         t2 = self.clock()
         self.metrics.decision_seconds.observe(t2 - t0)
         answer = self._answer(decision)
         if self.tracer.enabled:
             self._trace(decision, answer, Timing(wall0, wall0 + t1 - t0, wall0 + t2 - t0,
                                                  wall0 + self.clock() - t0))  # fmt: skip
-        return answer
+        return answer, rest
 
     def _trace(self, d: Decision, answer: schema.TransferAnswer, timing: Timing) -> None:
         """Open the transfer's span (:mod:`tracing`) with what the engine saw."""
@@ -398,6 +408,15 @@ class Service:
 
     async def complete(self, transfer_id: str, duration_s: float) -> schema.CompleteAnswer:
         """Record a transfer's completion (``POST /v1/transfers/{id}/complete``)."""
+        answer, rest = self.complete_now(transfer_id, duration_s)
+        await self.enforcer.apply(rest)
+        return answer
+
+    def complete_now(
+        self, transfer_id: str, duration_s: float
+    ) -> tuple[schema.CompleteAnswer, list[Update]]:
+        """:meth:`complete` without waiting: the answer and the updates left to apply
+        (see :meth:`transfer_now`)."""
         self._writable()
         now = self.clock()
         if not duration_s > 0:
@@ -406,19 +425,20 @@ class Service:
         if adopted is not None:
             self.metrics.transfer_seconds.observe(duration_s)
             self._log_adopted_end(adopted.pin, now, duration_s)
-            return schema.CompleteAnswer(transfer_id, completed=True, adopted=True)
+            return schema.CompleteAnswer(transfer_id, completed=True, adopted=True), []
         timed_out = self.adoptions.late(transfer_id)
         if timed_out is not None:  # its port and load went back at the timeout
             self.metrics.transfer_seconds.observe(duration_s)
             self.engine.counts.late += 1  # the engine never knew it: counted here
             self._log_adopted_end(timed_out, now, duration_s, late=True)
-            return schema.CompleteAnswer(transfer_id, completed=True, adopted=True, late=True)
+            answer = schema.CompleteAnswer(transfer_id, completed=True, adopted=True, late=True)
+            return answer, []
         engine_id = self._engine_id(transfer_id)
         late = self.engine.timed_out(engine_id)
         updates = self.engine.complete(engine_id, duration_s, now)
         self.metrics.transfer_seconds.observe(duration_s)
-        await self.enforcer.apply(updates)
-        return schema.CompleteAnswer(transfer_id, completed=True, adopted=False, late=late)
+        rest = self.enforcer.apply_now(updates)
+        return schema.CompleteAnswer(transfer_id, completed=True, adopted=False, late=late), rest
 
     def _engine_id(self, transfer_id: str) -> int:
         prefix, _, number = transfer_id.rpartition("-")
@@ -474,12 +494,29 @@ class Service:
         some switch (a completion, a mode): only a controller that is nobody's primary,
         or is still connecting to all, refuses it.
         """
+        if self._steady():
+            return
         states = self.states()
         if not needed and overall_role(states) == "backup":
             needed = tuple(states)
         why = refusal(states, list(needed))
         if why is not None:
             raise NotReadyError(why)
+
+    def _steady(self) -> bool:
+        """True when every switch is this controller's provisioned primary with a sample
+        taken since (each is ``primary`` in :meth:`states`): nothing is refused, and
+        :meth:`_writable` need not work out every state per request."""
+        sampled = self.engine.table.sampled_at
+        provisioned = self.provisioned
+        for name, link in self.links.items():
+            at = provisioned.get(name)
+            if at is None or not link.primary:
+                return False
+            taken = sampled.get(name)
+            if (taken is None or taken < at) and name in self.poller.capacity:
+                return False
+        return True
 
     def _needed(self, src: str, dst: str) -> tuple[str, ...]:
         """The switches a transfer between two hosts needs: both leaves and the spines

@@ -1,0 +1,348 @@
+"""The coordinators' fast lane: their hot requests answered without aiohttp's per-request
+machinery, every other request by aiohttp.
+
+A prefill coordinator asks for a path per transfer (``POST /v1/transfers``), maybe for
+many at once (``/v1/transfers/batch``), and reports each completion; the design's burst
+is 256 such requests within 10 ms. On the 2-core development machine aiohttp's low-level
+server spends about 110 us of CPU per request with an empty handler (uvicorn with
+httptools, measured once, about 100 us), so one process answers at most about 9,000
+requests/s whatever the API does; the event loop, the socket calls and a split of the
+request head take about 20 us, 9 us when the answers of one read leave in one write.
+``benchmarks/http_floor.py`` measures aiohttp, this lane and that floor with an empty
+handler.
+
+Each connection starts here. :class:`Lane` takes each request received whole and plain
+(below) and has :meth:`Api.now` answer it: a decision, a batch or a completion at once,
+any other request through the same handler as aiohttp's side, awaited. The answers to
+the requests of one read leave in one write. At the first request that is not plain,
+or is a stream (``/ui/events``), the lane hands the connection, from that request's
+first byte, to aiohttp's protocol, which keeps it: everything the API promises about
+hostile or unusual input (:mod:`http`'s limits and JSON errors for what its parser
+refuses, timeouts for slow clients, streams) is aiohttp's, unchanged.
+
+A plain request is a strict subset of HTTP/1.1 that every parser frames alike: the
+request line ``METHOD /path HTTP/1.1`` (at most :data:`MAX_REQUEST_LINE` bytes; GET,
+POST, PUT or DELETE; a path with no percent-escape, empty or dot segment; a query
+without ``%`` or ``+``, so that nothing is decoded), then header lines ``Name: value``
+(a token name, each at most once, no control character, no folding, at most
+:data:`MAX_HEADERS` lines of at most :data:`MAX_FIELD` bytes) with ``Host``, without
+``Transfer-Encoding``, ``Expect``, ``Upgrade`` or ``TE``, ``Connection`` at most ``keep-
+alive``, a ``Content-Length`` of at most six plain digits within :data:`MAX_BODY`. The
+lane waits for the rest of a request partly received (a client may send the head and the
+body apart) for :data:`PARTIAL_GRACE_S`; a request still partial then goes to aiohttp (a
+slow client is aiohttp's), as does one cut short by the client's end of stream.
+
+The lane keeps what a server must: answers in the order of the requests (an answer
+that has to wait for a switch write holds back those after it), no reading while the
+client does not read its answers (``pause_writing``), the idle timeout of kept-alive
+connections, and an answer to every request received before the client's end of
+stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import functools
+import http
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable
+
+from aiohttp.http import SERVER_SOFTWARE
+
+from controller.service.http import (
+    MAX_BODY,
+    MAX_FIELD,
+    MAX_HEAD,
+    MAX_HEADERS,
+    MAX_REQUEST_LINE,
+    HttpError,
+    Request,
+    Response,
+    encode_json,
+    error_response,
+)
+
+log = logging.getLogger("kvfabric.controller.http")
+
+Now = Callable[[Request], Response | Awaitable[Response] | None]
+"""The API's synchronous answer (:meth:`Api.now`): None for a request it leaves to aiohttp."""
+
+_TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_CONTROL = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
+"""Control characters a plain head line has none of (tab is allowed)."""
+_HANDED = frozenset({"transfer-encoding", "expect", "upgrade", "te"})
+"""Header fields whose requests aiohttp answers."""
+_METHODS = frozenset({b"GET", b"POST", b"PUT", b"DELETE"})
+_TARGET = re.compile(rb"(/[!$&'()*,\-.0-9:;=@A-Z_a-z~]+)*/?(\?[!$&'()*,\-./0-9:;=?@A-Z_a-z~]*)?")
+"""A plain origin-form target: no percent-escape, no fragment, no ``+`` in the query."""
+_SERVER = SERVER_SOFTWARE.encode()
+PARTIAL_GRACE_S = 0.5
+"""How long the lane waits for the rest of a request partly received before aiohttp
+takes the connection (and counts its own body timeout from then)."""
+
+
+class Lanes:
+    """The lane's connections, and what each is made with."""
+
+    def __init__(self, now: Now) -> None:
+        self.now = now
+        self.open: set[Lane] = set()
+
+    def factory(
+        self, hand_off: Callable[[], asyncio.Protocol], idle_timeout_s: float
+    ) -> Callable[[], asyncio.Protocol]:
+        """The protocol factory of a server whose connections start in the lane and go
+        to ``hand_off()``'s protocol at their first request the lane does not answer."""
+
+        def lane() -> asyncio.Protocol:
+            return Lane(self.now, hand_off, self.open, idle_timeout_s)
+
+        return lane
+
+    def close(self) -> None:
+        """Close every connection still in the lane."""
+        for lane in list(self.open):
+            lane.close()
+
+
+class Lane(asyncio.Protocol):
+    """One connection, answered here until its first request that is not plain (see the
+    module docstring)."""
+
+    def __init__(
+        self,
+        now: Now,
+        hand_off: Callable[[], asyncio.Protocol],
+        lanes: set[Lane],
+        idle_timeout_s: float,
+    ) -> None:
+        self.now = now
+        self.hand_off = hand_off
+        self.lanes = lanes
+        self.idle_timeout_s = idle_timeout_s
+        self.transport: asyncio.Transport | None = None
+        self._buf = b""
+        self._waiting: asyncio.Task[None] | None = None
+        self._paused = False
+        self._eof = False
+        self._last = 0.0
+        self._idle: asyncio.TimerHandle | None = None
+        self._partial: asyncio.TimerHandle | None = None
+        self._loop = asyncio.get_running_loop()
+
+    # -- asyncio's callbacks ----------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.lanes.add(self)
+        self._last = self._loop.time()
+        self._idle = self._loop.call_later(self.idle_timeout_s, self._check_idle)
+
+    def data_received(self, data: bytes) -> None:
+        self._buf = self._buf + data if self._buf else data
+        self._last = self._loop.time()  # the idle timer looks at it when it fires
+        if self._waiting is None and not self._paused:
+            self._serve()
+
+    def eof_received(self) -> bool:
+        self._eof = True
+        # open until what was received is answered (or handed off), then closed
+        return self._waiting is not None or bool(self._buf)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._leave()
+        if self._waiting is not None:
+            self._waiting.cancel()
+            self._waiting = None
+        self._buf = b""
+
+    def pause_writing(self) -> None:
+        self._paused = True
+        if self.transport is not None:
+            self.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        self._paused = False
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.resume_reading()
+            if self._waiting is None:
+                self._serve()
+
+    def close(self) -> None:
+        """Close the connection (the server's shutdown)."""
+        if self.transport is not None:
+            self.transport.close()
+
+    # -- serving ----------------------------------------------------------------------
+
+    def _serve(self) -> None:
+        """Answer every plain request received, in one write; hand the connection to
+        aiohttp at the first other one; wait at an answer that needs a switch write, and
+        for the rest of a request partly received."""
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        if self._partial is not None:
+            self._partial.cancel()
+            self._partial = None
+        buf, pos, out = self._buf, 0, []
+        taken: tuple[Request, int] | bool = False
+        while pos < len(buf) and not self._paused:
+            try:
+                taken = _take(buf, pos)
+            except Exception:  # a bug: aiohttp frames and answers the request instead
+                log.exception("the lane could not read a request; aiohttp takes it")
+                taken = False
+            if not isinstance(taken, tuple):
+                break
+            request, end = taken
+            try:
+                answer = self.now(request)
+            except Exception:  # a bug: answered 500 like aiohttp's side, never dropped
+                log.exception("%s %s failed", request.method, request.path)
+                answer = error_response(HttpError(500, "internal error; see the controller's log"))
+            if answer is None:
+                taken = False
+                break
+            pos = end
+            if isinstance(answer, Response):
+                out.append(_encode(answer))
+                continue
+            self._waiting = asyncio.ensure_future(self._later(answer))
+            break
+        self._buf = buf[pos:]
+        if out:
+            transport.write(b"".join(out))
+        if self._waiting is not None or self._paused:
+            return
+        if self._buf and (taken is False or self._eof):
+            self._to_aiohttp()
+        elif self._buf:  # the rest of the request is on its way (a head and a body sent apart)
+            self._partial = self._loop.call_later(PARTIAL_GRACE_S, self._to_aiohttp)
+        elif self._eof:
+            transport.close()
+
+    async def _later(self, answer: Awaitable[Response]) -> None:
+        try:
+            response = await answer
+        except Exception:
+            log.exception("an answer failed")
+            response = error_response(HttpError(500, "internal error; see the controller's log"))
+        self._waiting = None
+        if self.transport is None or self.transport.is_closing():
+            return
+        self.transport.write(_encode(response))
+        if not self._paused:
+            self._serve()
+
+    def _to_aiohttp(self) -> None:
+        """Give the connection, from the first byte not answered, to aiohttp's protocol."""
+        transport, rest = self.transport, self._buf
+        assert transport is not None
+        self._leave()
+        self._buf = b""
+        self.transport = None
+        protocol = self.hand_off()
+        transport.set_protocol(protocol)
+        protocol.connection_made(transport)
+        protocol.data_received(rest)
+        if self._eof:
+            protocol.eof_received()
+
+    def _leave(self) -> None:
+        self.lanes.discard(self)
+        if self._partial is not None:
+            self._partial.cancel()
+            self._partial = None
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+
+    def _check_idle(self) -> None:
+        left = self._last + self.idle_timeout_s - self._loop.time()
+        if self._waiting is None and left <= 0:
+            self._idle = None
+            self.close()
+            return
+        self._idle = self._loop.call_later(max(left, 0.1), self._check_idle)
+
+
+def _take(buf: bytes, pos: int) -> tuple[Request, int] | bool:
+    """The plain request starting at ``pos`` and where it ends; True for the start of
+    a request whose rest has yet to come, False for a request that is not plain (see the
+    module docstring: the lane hands it to aiohttp)."""
+    head_end = buf.find(b"\r\n\r\n", pos, pos + MAX_HEAD)
+    if head_end < 0:
+        return len(buf) - pos < MAX_HEAD
+    head = buf[pos:head_end]
+    if _CONTROL.search(head.replace(b"\r\n", b"\t")):
+        return False  # a bare CR or LF, or another control character
+    lines = head.split(b"\r\n")
+    if len(lines) - 1 > MAX_HEADERS:
+        return False
+    parts = lines[0].split(b" ")
+    if len(lines[0]) > MAX_REQUEST_LINE or len(parts) != 3 or parts[2] != b"HTTP/1.1":
+        return False
+    method, target = parts[0], parts[1]
+    if method not in _METHODS or not _TARGET.fullmatch(target) or b"/." in target:
+        return False
+    path, _, query = target.partition(b"?")
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        name, colon, value = line.partition(b":")
+        if not colon or len(line) > MAX_FIELD or not _TOKEN.fullmatch(name):
+            return False
+        key = name.decode("ascii").lower()
+        if key in headers or key in _HANDED:
+            return False
+        headers[key] = value.strip(b" \t").decode("utf-8", "surrogateescape")
+    if "host" not in headers or headers.get("connection", "keep-alive").lower() != "keep-alive":
+        return False
+    length_text = headers.get("content-length", "0")
+    plain = length_text.isascii() and length_text.isdigit() and len(length_text) <= 6
+    if not plain or int(length_text) > MAX_BODY:
+        return False
+    end = head_end + 4 + int(length_text)
+    if end > len(buf):
+        return True
+    body = buf[head_end + 4 : end]
+    request = Request(method.decode(), path.decode(), headers, body, query.decode())
+    return request, end
+
+
+def _encode(response: Response) -> bytes:
+    """A whole HTTP/1.1 answer, with the headers aiohttp gives."""
+    payload = response.text if response.text is not None else encode_json(response.body)
+    head = [
+        b"HTTP/1.1 %d %s" % (response.status, _reason(response.status)),
+        b"Content-Type: " + response.content_type.encode(),
+        b"Content-Length: %d" % len(payload),
+        b"Date: " + _date(),
+        b"Server: " + _SERVER,
+    ]
+    head += [f"{k}: {v}".encode() for k, v in response.headers.items()]
+    return b"\r\n".join(head) + b"\r\n\r\n" + payload
+
+
+_REASONS: dict[int, bytes] = {}
+
+
+def _reason(status: int) -> bytes:
+    phrase = _REASONS.get(status)
+    if phrase is None:
+        phrase = _REASONS[status] = http.HTTPStatus(status).phrase.encode()
+    return phrase
+
+
+def _date() -> bytes:
+    """The ``Date`` header's value."""
+    return _date_of(int(time.time()))
+
+
+@functools.lru_cache(maxsize=2)
+def _date_of(second: int) -> bytes:
+    return email.utils.formatdate(second, usegmt=True).encode()
