@@ -79,6 +79,8 @@ _METHODS = frozenset({b"GET", b"POST", b"PUT", b"DELETE"})
 _TARGET = re.compile(rb"(/[!$&'()*,\-.0-9:;=@A-Z_a-z~]+)*/?(\?[!$&'()*,\-./0-9:;=?@A-Z_a-z~]*)?")
 """A plain origin-form target: no percent-escape, no fragment, no ``+`` in the query."""
 _SERVER = SERVER_SOFTWARE.encode()
+_FLUSH = 64 * 1024
+"""Answers gathered past this many bytes are written before the next request is read."""
 PARTIAL_GRACE_S = 0.5
 """How long the lane waits for the rest of a request partly received before aiohttp
 takes the connection (and counts its own body timeout from then)."""
@@ -87,8 +89,10 @@ takes the connection (and counts its own body timeout from then)."""
 class Lanes:
     """The lane's connections, and what each is made with."""
 
-    def __init__(self, now: Now) -> None:
+    def __init__(self, now: Now, handed_off: Callable[[], object] = lambda: None) -> None:
         self.now = now
+        self.handed_off = handed_off
+        """Called at each connection the lane hands to aiohttp (a metric counts them)."""
         self.open: set[Lane] = set()
 
     def factory(
@@ -97,8 +101,12 @@ class Lanes:
         """The protocol factory of a server whose connections start in the lane and go
         to ``hand_off()``'s protocol at their first request the lane does not answer."""
 
+        def to_aiohttp() -> asyncio.Protocol:
+            self.handed_off()
+            return hand_off()
+
         def lane() -> asyncio.Protocol:
-            return Lane(self.now, hand_off, self.open, idle_timeout_s)
+            return Lane(self.now, to_aiohttp, self.open, idle_timeout_s)
 
         return lane
 
@@ -189,7 +197,7 @@ class Lane(asyncio.Protocol):
         if self._partial is not None:
             self._partial.cancel()
             self._partial = None
-        buf, pos, out = self._buf, 0, []
+        buf, pos, out, size = self._buf, 0, [], 0
         taken: tuple[Request, int] | bool = False
         while pos < len(buf) and not self._paused:
             try:
@@ -211,6 +219,10 @@ class Lane(asyncio.Protocol):
             pos = end
             if isinstance(answer, Response):
                 out.append(_encode(answer))
+                size += len(out[-1])
+                if size > _FLUSH:  # write now: a full socket buffer pauses the loop
+                    transport.write(b"".join(out))
+                    out, size = [], 0
                 continue
             self._waiting = asyncio.ensure_future(self._later(answer))
             break

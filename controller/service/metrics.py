@@ -73,6 +73,10 @@ class Metrics:
             "endpoint",
             "status",
         )
+        self.api_handoffs = self._counter(
+            "kvfabric_api_handoffs",
+            "Connections the API's fast lane handed to aiohttp (a request not plain, or a stream)",
+        )
         self.decision_seconds = self._histogram(
             "kvfabric_decision_seconds",
             "From a transfer request to its answer (a decision writes nothing to a switch)",
