@@ -31,9 +31,11 @@ good as the machine was idle).
 from __future__ import annotations
 
 import argparse
-import asyncio
+import contextlib
 import json
 import os
+import selectors
+import socket
 import statistics
 import tempfile
 import time
@@ -53,6 +55,7 @@ def main() -> None:
     parser.add_argument("--inflight", type=int, default=32, help="transfers kept in flight")
     parser.add_argument("--burst", type=int, default=256, help="requests of the burst")
     parser.add_argument("--connections", type=int, default=16, help="connections of the burst")
+    parser.add_argument("--bursts", type=int, default=5, help="rounds of the burst")
     args = parser.parse_args()
     load0 = os.getloadavg()[0]
 
@@ -61,11 +64,18 @@ def main() -> None:
         served_fabric(Path(tmp)) as served,
     ):
         controller, api = served.controller, served.api
+        assert controller.proc is not None
+        pid = controller.proc.pid
+        cpu0, wall0 = _cpu_s(pid), time.perf_counter()
+        time.sleep(2.0)  # the poller's own share, taken out of the figures per request
+        idle = (_cpu_s(pid) - cpu0) / (time.perf_counter() - wall0)
         post: list[float] = []
         complete: list[float] = []
         pinned = 0
         open_ids: deque[str] = deque()
         for n in range(args.warmup + args.requests):
+            if n == args.warmup:
+                cpu0, wall0 = _cpu_s(pid), time.perf_counter()
             src, dst = HOSTS[n % len(HOSTS)]
             body = {"src": src, "dst": dst, "bytes": 4_000_000}
             t0 = time.perf_counter()
@@ -89,8 +99,13 @@ def main() -> None:
                     complete.append(time.perf_counter() - t0)
         for tid in open_ids:
             api.call("POST", f"/v1/transfers/{tid}/complete", {"duration_s": 0.05})
-        burst = asyncio.run(_burst(controller.host, controller.port, args.burst, args.connections))
+        seq_cpu = (_cpu_s(pid) - cpu0 - idle * (time.perf_counter() - wall0)) / (2 * len(post))
+        rounds = [
+            _burst(controller.host, controller.port, args.burst, args.connections)
+            for _ in range(args.bursts)
+        ]
         batch_ms = _batch(api, args.burst)
+    burst = _rounds(rounds)
 
     ms = [t * 1e3 for t in post]
     cms = [t * 1e3 for t in complete]
@@ -109,6 +124,8 @@ def main() -> None:
         "complete_p99_ms": round(percentile(cms, 99), 3),
         "goal_p99_ms": 2.0,
         "goal_p999_ms": 5.0,
+        "cpu_us_per_request": round(seq_cpu * 1e6, 1),
+        "idle_cpu_share": round(idle, 3),
         "load": [round(load0, 2), round(os.getloadavg()[0], 2)],
     }
     result["goal_met"] = (
@@ -121,75 +138,117 @@ def main() -> None:
     print(
         f"POST /v1/transfers x{len(ms)} ({pinned} pinned, {args.inflight} in flight): "
         f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, p99.9 {result['p999_ms']} ms, "
-        f"max {result['max_ms']} ms; complete p50 {result['complete_p50_ms']} ms "
+        f"max {result['max_ms']} ms; complete p50 {result['complete_p50_ms']} ms; controller "
+        f"CPU {result['cpu_us_per_request']} us per request, {idle:.0%} of a core idle "
         f"(load {result['load']})"
     )
     print(
-        f"burst of {args.burst} over {args.connections} connections (written in "
-        f"{burst['burst_sent_ms']} ms): p50 {burst['burst_p50_ms']} ms, p99 "
-        f"{burst['burst_p99_ms']} ms, max {burst['burst_max_ms']} ms; as one batch: "
-        f"{result['batch_ms']} ms"
+        f"burst of {args.burst} over {args.connections} connections, {args.bursts} rounds "
+        f"(written in {burst['burst_sent_ms']} ms): p50 {burst['burst_p50_ms']} ms, p99 "
+        f"{burst['burst_p99_ms']} ms, last answer {burst['burst_max_ms']} ms (median round), "
+        f"{burst['burst_worst_ms']} ms (worst); as one batch: {result['batch_ms']} ms"
     )
     print(json.dumps(result))
 
 
-async def _burst(host: str, port: int, n: int, connections: int) -> dict[str, float]:
-    """``n`` transfer requests written at once, pipelined over ``connections``; each
-    answer timed from its request's write. Completes them afterwards."""
-    conns = [await asyncio.open_connection(host, port) for _ in range(connections)]
+def _burst(host: str, port: int, n: int, connections: int) -> tuple[float, list[float]]:
+    """``n`` transfer requests made up beforehand and written at once, pipelined over
+    ``connections`` (one write each); each answer timed from its connection's write.
+    Plain sockets and a selector, so that the client costs little of the machine's two
+    cores. Completes the transfers afterwards. Returns how long the writes took and each
+    answer's time (ms)."""
+    socks = [socket.create_connection((host, port)) for _ in range(connections)]
     per = [n // connections + (k < n % connections) for k in range(connections)]
-    sent: list[list[float]] = []
-    t0 = time.perf_counter()
-    for k, (_reader, writer) in enumerate(conns):
-        times = []
+    payloads = []
+    for k in range(connections):
+        asks = []
         for i in range(per[k]):
             src, dst = HOSTS[(k + i) % len(HOSTS)]
             body = json.dumps({"src": src, "dst": dst, "bytes": 4_000_000}).encode()
-            writer.write(
+            asks.append(
                 b"POST /v1/transfers HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                 b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
             )
-            times.append(time.perf_counter())
-        sent.append(times)
+        payloads.append(b"".join(asks))
+    for sock in socks:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sent = [0.0] * connections
+    t0 = time.perf_counter()
+    for k, sock in enumerate(socks):
+        sock.sendall(payloads[k])
+        sent[k] = time.perf_counter()
     written = time.perf_counter() - t0
-
-    async def answers(k: int) -> list[tuple[float, str]]:
-        reader = conns[k][0]
-        out = []
-        for i in range(per[k]):
-            status, payload = await _answer(reader)
-            if status != 201:
-                raise SystemExit(f"burst: POST /v1/transfers answered {status}: {payload!r}")
-            out.append((time.perf_counter() - sent[k][i], json.loads(payload)["id"]))
-        return out
-
-    got = [a for found in await asyncio.gather(*map(answers, range(connections))) for a in found]
-    for _reader, writer in conns:
-        writer.close()
+    took: list[float] = []
+    ids: list[str] = []
+    with selectors.DefaultSelector() as selector:
+        for k, sock in enumerate(socks):
+            sock.setblocking(False)
+            selector.register(sock, selectors.EVENT_READ, k)
+        buffers = [b""] * connections
+        left = list(per)
+        while any(left):
+            for key, _ in selector.select(10.0):
+                k = key.data
+                chunk = socks[k].recv(1 << 20)
+                at = time.perf_counter()
+                if not chunk:
+                    raise SystemExit("burst: the controller closed a connection")
+                buffers[k] += chunk
+                while (answer := _answer(buffers[k])) is not None:
+                    status, payload, buffers[k] = answer
+                    if status != 201:
+                        raise SystemExit(
+                            f"burst: POST /v1/transfers answered {status}: {payload!r}"
+                        )
+                    took.append(at - sent[k])
+                    ids.append(json.loads(payload)["id"])
+                    left[k] -= 1
+    for sock in socks:
+        sock.close()
     done = Api(host, port)
-    for _took, tid in got:
+    for tid in ids:
         done.call("POST", f"/v1/transfers/{tid}/complete", {"duration_s": 0.05})
     done.close()
-    ms = [took * 1e3 for took, _ in got]
+    return written * 1e3, [t * 1e3 for t in took]
+
+
+def _rounds(rounds: list[tuple[float, list[float]]]) -> dict[str, object]:
+    """The bursts' figures: answers pooled for p50 and p99, each round's last answer."""
+    pooled = [t for _, took in rounds for t in took]
+    last = sorted(max(took) for _, took in rounds)
     return {
-        "burst": n,
-        "burst_connections": connections,
-        "burst_sent_ms": round(written * 1e3, 3),
-        "burst_p50_ms": round(percentile(ms, 50), 3),
-        "burst_p99_ms": round(percentile(ms, 99), 3),
-        "burst_max_ms": round(max(ms), 3),
-        "burst_goal_met": max(ms) < 10.0,
+        "burst": len(rounds[0][1]),
+        "burst_rounds": len(rounds),
+        "burst_sent_ms": round(statistics.median(w for w, _ in rounds), 3),
+        "burst_p50_ms": round(percentile(pooled, 50), 3),
+        "burst_p99_ms": round(percentile(pooled, 99), 3),
+        "burst_max_ms": round(statistics.median(last), 3),
+        "burst_worst_ms": round(last[-1], 3),
+        "burst_goal_met": last[-1] < 10.0,
     }
 
 
-async def _answer(reader: asyncio.StreamReader) -> tuple[int, bytes]:
-    status = int((await reader.readline()).split()[1])
-    length = 0
-    while (line := await reader.readline()) not in (b"\r\n", b""):
-        name, _, value = line.decode("latin-1").partition(":")
-        if name.strip().lower() == "content-length":
-            length = int(value)
-    return status, await reader.readexactly(length)
+def _cpu_s(pid: int) -> float:
+    """CPU seconds used so far by every thread of process ``pid`` (from schedstat)."""
+    total = 0
+    for stat in Path(f"/proc/{pid}/task").glob("*/schedstat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):  # a thread that ended
+            total += int(stat.read_text().split()[0])
+    return total / 1e9
+
+
+def _answer(buf: bytes) -> tuple[int, bytes, bytes] | None:
+    """The first whole answer in ``buf``: status, body and what follows; None if partial."""
+    head_end = buf.find(b"\r\n\r\n")
+    if head_end < 0:
+        return None
+    head = buf[:head_end].lower()
+    at = head.find(b"\r\ncontent-length:") + 17
+    length = int(head[at : head.find(b"\r\n", at) if b"\r\n" in head[at:] else None])
+    end = head_end + 4 + length
+    if len(buf) < end:
+        return None
+    return int(buf[9:12]), buf[head_end + 4 : end], buf[end:]
 
 
 def _batch(api: Api, n: int) -> float:

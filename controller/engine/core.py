@@ -914,8 +914,10 @@ class Engine:
 
     # -- time ------------------------------------------------------------------------------
 
-    def tick(self, now: float) -> list[Update]:
-        """Periodic work: timeouts, staleness alerts, the quiet period, alert windows."""
+    def tick(self, now: float, *, judge: bool = True) -> list[Update]:
+        """Periodic work: timeouts, staleness alerts, the quiet period, alert windows, and
+        (``judge``) the offline judgement of finished transfers; a service that answers
+        requests meanwhile leaves that to :meth:`judge`, a slice at a time."""
         updates = self._expire(now)
         updates += self._release(now)
         limit = self.settings.telemetry.staleness_limit_s
@@ -937,10 +939,15 @@ class Engine:
                 updates.append(SetMode(Mode.KV_AWARE, "quiet period over"))
                 updates.append(_log("mode", now, mode=str(Mode.KV_AWARE), reason="quiet period"))
                 updates += self._follow_ranges(now)
-        if self._pending:
-            updates += self._judge_pending(now)
+        if judge and self._pending:
+            updates += self._judge_pending(now)[0]
         updates += self._roll(now)
         return updates
+
+    def judge(self, now: float, limit: int) -> tuple[list[Update], bool]:
+        """Judge at most ``limit`` finished transfers whose covering polls have arrived
+        (what :meth:`tick` does when asked to); True when more are ready now."""
+        return self._judge_pending(now, limit)
 
     def _roll(self, now: float) -> list[Update]:
         updates: list[Update] = []
@@ -953,12 +960,17 @@ class Engine:
             updates += self.tiers.alerts(stats, self.book)
         return updates
 
-    def _judge_pending(self, now: float) -> list[Update]:
-        """Recompute offline the finished transfers whose covering polls have arrived."""
+    def _judge_pending(self, now: float, limit: int | None = None) -> tuple[list[Update], bool]:
+        """Recompute offline the finished transfers whose covering polls have arrived (at
+        most ``limit``); True when it stopped at the limit with more pending."""
         updates: list[Update] = []
         grace = 4 * self.settings.telemetry.staleness_limit_s
         tolerance = self.settings.alerts.efficiency_tolerance
+        done = 0
         while self._pending:
+            if limit is not None and done >= limit:
+                return updates, True
+            done += 1
             t, start, end = self._pending[0]
             pl = t.placement
             verdict = offline_verdict(
@@ -993,7 +1005,7 @@ class Engine:
                     best_cost_s=verdict.costs[verdict.best],
                 )
             )
-        return updates
+        return updates, False
 
     # -- helpers ---------------------------------------------------------------------------
 

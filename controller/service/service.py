@@ -98,6 +98,8 @@ RETRY_S = 1.0
 """Wait between two attempts at reconciling a switch."""
 
 TIERS_LOG_S = 10.0
+JUDGE_SLICE = 8
+"""Finished transfers judged offline between two turns of the event loop."""
 """How often the transfer log gets a ``tiers`` record (per-tier utilisation)."""
 
 SAMPLE_GRACE = 2.0
@@ -746,14 +748,26 @@ class Service:
                     reading, at = result
                     updates += self.engine.telemetry(reading, at)
             now = self.clock()
-            updates += self.engine.tick(now)
+            updates += self.engine.tick(now, judge=False)
             await self.enforcer.apply(updates)
+            await self._judge(now)
             self._log_tiers(now)
             await self._expire(now)
             await asyncio.sleep(0)  # the engine half and the ledger half block the loop apart
             await self._write_ledgers()
             deadline = max(deadline, self.clock())
             await asyncio.sleep(deadline - self.clock())
+
+    async def _judge(self, now: float) -> None:
+        """The engine's offline judgement of finished transfers, :data:`JUDGE_SLICE` at a
+        time with the requests that came meanwhile answered in between (up to 200 a
+        second are judged, about 40 us each: all at once would hold the loop for ms)."""
+        more = True
+        while more:
+            updates, more = self.engine.judge(now, JUDGE_SLICE)
+            await self.enforcer.apply(updates)
+            if more:
+                await asyncio.sleep(0)
 
     def _log_tiers(self, now: float) -> None:
         """Every :data:`TIERS_LOG_S`, a ``tiers`` record: each tier's mean and p95

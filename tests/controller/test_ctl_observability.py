@@ -101,6 +101,35 @@ def test_the_verdict_waits_for_the_poll_that_covers_the_end() -> None:
     assert len(records(f.tick(), "efficiency")) == 1
 
 
+def test_a_service_judges_a_slice_at_a_time_what_a_tick_judges_at_once() -> None:
+    """``tick(judge=False)`` leaves the verdicts to ``judge``, which gives at most its
+    limit per call and says whether more are ready: in all, the verdicts of one tick."""
+
+    def finished(f: FakeClockEngine) -> None:
+        f.warm()
+        decided = [f.decide("h11", "h21") for _ in range(5)]
+        f.poll()
+        f.poll()
+        for d in decided:
+            f.complete(d, 0.2)
+        f.poll()
+
+    whole, sliced = fabric(), fabric()
+    finished(whole)
+    finished(sliced)
+    at_once = records(whole.tick(), "efficiency")
+    assert len(at_once) == 5
+    assert records(sliced.engine.tick(sliced.now, judge=False), "efficiency") == []
+    slices = []
+    more = True
+    while more:
+        updates, more = sliced.engine.judge(sliced.now, 2)
+        slices.append(records(updates, "efficiency"))
+    assert [len(x) for x in slices] == [2, 2, 1]
+    assert [r.fields for x in slices for r in x] == [r.fields for r in at_once]
+    assert sliced.engine.judge(sliced.now, 2) == ([], False)
+
+
 def test_transfers_left_to_ecmp_are_not_judged() -> None:
     from controller.config import Mode
 
