@@ -96,7 +96,8 @@ def parse_json(body: bytes) -> object:
     """``body`` as JSON; 400 if it is not, or is beyond the limits of the module docstring."""
     if not body:
         raise HttpError(400, "the request needs a JSON body")
-    depth = _depth(body)
+    opened = body.count(b"[") + body.count(b"{")
+    depth = _depth(body) if opened > MAX_DEPTH else opened  # fewer cannot nest deeper
     if depth > MAX_DEPTH:
         raise HttpError(400, f"the body nests {depth} deep; the limit is {MAX_DEPTH}")
     try:
