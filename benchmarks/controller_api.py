@@ -7,41 +7,43 @@ engine's decision (nothing is written to a switch: the tag's port is in the chos
 spine's range, which the leaves hold since provisioning).
 Each transfer is then completed (also timed), so the number in flight stays at
 ``--inflight``. The telemetry poller runs meanwhile (every 100 ms, four switches).
+The controller's CPU time per request (all its threads, from the kernel's scheduler
+statistics, less its idle share measured for 2 s before) is a figure the machine's load
+disturbs less than the latencies.
 
 Then the design's burst: 256 prefills finish together and each asks for a path.
-``--burst`` requests are written at once over ``--connections`` kept-alive
-connections (pipelined, ``burst / connections`` on each), and each answer is timed
-from the moment its request was written; the goal is every answer within 10 ms. The
-same transfers are then asked in one ``POST /v1/transfers/batch``, timed likewise.
-Every transfer is completed after its round.
+``--burst`` requests are made up beforehand and written at once over ``--connections``
+kept-alive connections (pipelined, one write per connection; ``benchmarks/_pipelined``),
+and each answer is timed from its connection's write; the goal is every answer within
+10 ms. ``--bursts`` rounds; then the same transfers in one ``POST /v1/transfers/batch``,
+timed likewise. Every transfer is completed after its round.
 
     .venv/bin/python -m benchmarks.controller_api [--requests N] [--inflight K]
-        [--burst 256] [--connections 16]
+        [--burst 256] [--connections 16] [--bursts 5]
 
 Prints a summary and, last, one JSON line: ``p50_ms``, ``p99_ms``, ``p999_ms``,
 ``max_ms`` of the transfer requests, ``complete_p50_ms``/``complete_p99_ms``, the goals
-(``goal_p99_ms`` 2, ``goal_p999_ms`` 5, p99 at most twice p50) and ``goal_met``, and
-``burst_p50_ms``, ``burst_p99_ms``, ``burst_max_ms``, ``burst_sent_ms`` (how long
-writing the burst took; the goal needs it under 10 ms), ``burst_goal_met`` (every
-answer within 10 ms of its request's write), ``batch_ms``, and ``load`` (the
-machine's 1-minute load average at the start and the end: the figures are only as
-good as the machine was idle).
+(``goal_p99_ms`` 2, ``goal_p999_ms`` 5, p99 at most twice p50) and ``goal_met``,
+``cpu_us_per_request`` and ``idle_cpu_share``; ``burst_p50_ms`` and ``burst_p99_ms`` (all
+rounds' answers), ``burst_max_ms`` (the median round's last answer),
+``burst_worst_ms``, ``burst_sent_ms`` (how long the writes took), ``burst_goal_met``
+(every answer of every round within 10 ms of its write), ``batch_ms``, and ``load``
+(the machine's 1-minute load average at the start and the end: the latencies are only
+as good as the machine was idle).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import selectors
-import socket
 import statistics
 import tempfile
 import time
 from collections import deque
 from pathlib import Path
 
+from benchmarks._pipelined import cpu_s, pipelined
 from controller.engine.telemetry_math import percentile
 from tests.controller_service.harness import Api, served_fabric
 
@@ -66,16 +68,16 @@ def main() -> None:
         controller, api = served.controller, served.api
         assert controller.proc is not None
         pid = controller.proc.pid
-        cpu0, wall0 = _cpu_s(pid), time.perf_counter()
+        cpu0, wall0 = cpu_s(pid), time.perf_counter()
         time.sleep(2.0)  # the poller's own share, taken out of the figures per request
-        idle = (_cpu_s(pid) - cpu0) / (time.perf_counter() - wall0)
+        idle = (cpu_s(pid) - cpu0) / (time.perf_counter() - wall0)
         post: list[float] = []
         complete: list[float] = []
         pinned = 0
         open_ids: deque[str] = deque()
         for n in range(args.warmup + args.requests):
             if n == args.warmup:
-                cpu0, wall0 = _cpu_s(pid), time.perf_counter()
+                cpu0, wall0 = cpu_s(pid), time.perf_counter()
             src, dst = HOSTS[n % len(HOSTS)]
             body = {"src": src, "dst": dst, "bytes": 4_000_000}
             t0 = time.perf_counter()
@@ -99,7 +101,7 @@ def main() -> None:
                     complete.append(time.perf_counter() - t0)
         for tid in open_ids:
             api.call("POST", f"/v1/transfers/{tid}/complete", {"duration_s": 0.05})
-        seq_cpu = (_cpu_s(pid) - cpu0 - idle * (time.perf_counter() - wall0)) / (2 * len(post))
+        seq_cpu = (cpu_s(pid) - cpu0 - idle * (time.perf_counter() - wall0)) / (2 * len(post))
         rounds = [
             _burst(controller.host, controller.port, args.burst, args.connections)
             for _ in range(args.bursts)
@@ -154,10 +156,8 @@ def main() -> None:
 def _burst(host: str, port: int, n: int, connections: int) -> tuple[float, list[float]]:
     """``n`` transfer requests made up beforehand and written at once, pipelined over
     ``connections`` (one write each); each answer timed from its connection's write.
-    Plain sockets and a selector, so that the client costs little of the machine's two
-    cores. Completes the transfers afterwards. Returns how long the writes took and each
+    Completes the transfers afterwards. Returns how long the writes took and each
     answer's time (ms)."""
-    socks = [socket.create_connection((host, port)) for _ in range(connections)]
     per = [n // connections + (k < n % connections) for k in range(connections)]
     payloads = []
     for k in range(connections):
@@ -170,46 +170,16 @@ def _burst(host: str, port: int, n: int, connections: int) -> tuple[float, list[
                 b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
             )
         payloads.append(b"".join(asks))
-    for sock in socks:
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sent = [0.0] * connections
-    t0 = time.perf_counter()
-    for k, sock in enumerate(socks):
-        sock.sendall(payloads[k])
-        sent[k] = time.perf_counter()
-    written = time.perf_counter() - t0
-    took: list[float] = []
-    ids: list[str] = []
-    with selectors.DefaultSelector() as selector:
-        for k, sock in enumerate(socks):
-            sock.setblocking(False)
-            selector.register(sock, selectors.EVENT_READ, k)
-        buffers = [b""] * connections
-        left = list(per)
-        while any(left):
-            for key, _ in selector.select(10.0):
-                k = key.data
-                chunk = socks[k].recv(1 << 20)
-                at = time.perf_counter()
-                if not chunk:
-                    raise SystemExit("burst: the controller closed a connection")
-                buffers[k] += chunk
-                while (answer := _answer(buffers[k])) is not None:
-                    status, payload, buffers[k] = answer
-                    if status != 201:
-                        raise SystemExit(
-                            f"burst: POST /v1/transfers answered {status}: {payload!r}"
-                        )
-                    took.append(at - sent[k])
-                    ids.append(json.loads(payload)["id"])
-                    left[k] -= 1
-    for sock in socks:
-        sock.close()
+    written, took, answers = pipelined(host, port, payloads, per)
     done = Api(host, port)
-    for tid in ids:
-        done.call("POST", f"/v1/transfers/{tid}/complete", {"duration_s": 0.05})
+    for status, payload in answers:
+        if status != 201:
+            raise SystemExit(f"burst: POST /v1/transfers answered {status}: {payload!r}")
+        done.call(
+            "POST", f"/v1/transfers/{json.loads(payload)['id']}/complete", {"duration_s": 0.05}
+        )
     done.close()
-    return written * 1e3, [t * 1e3 for t in took]
+    return written, took
 
 
 def _rounds(rounds: list[tuple[float, list[float]]]) -> dict[str, object]:
@@ -226,29 +196,6 @@ def _rounds(rounds: list[tuple[float, list[float]]]) -> dict[str, object]:
         "burst_worst_ms": round(last[-1], 3),
         "burst_goal_met": last[-1] < 10.0,
     }
-
-
-def _cpu_s(pid: int) -> float:
-    """CPU seconds used so far by every thread of process ``pid`` (from schedstat)."""
-    total = 0
-    for stat in Path(f"/proc/{pid}/task").glob("*/schedstat"):
-        with contextlib.suppress(OSError, ValueError, IndexError):  # a thread that ended
-            total += int(stat.read_text().split()[0])
-    return total / 1e9
-
-
-def _answer(buf: bytes) -> tuple[int, bytes, bytes] | None:
-    """The first whole answer in ``buf``: status, body and what follows; None if partial."""
-    head_end = buf.find(b"\r\n\r\n")
-    if head_end < 0:
-        return None
-    head = buf[:head_end].lower()
-    at = head.find(b"\r\ncontent-length:") + 17
-    length = int(head[at : head.find(b"\r\n", at) if b"\r\n" in head[at:] else None])
-    end = head_end + 4 + length
-    if len(buf) < end:
-        return None
-    return int(buf[9:12]), buf[head_end + 4 : end], buf[end:]
 
 
 def _batch(api: Api, n: int) -> float:

@@ -3,13 +3,13 @@ machinery, every other request by aiohttp.
 
 A prefill coordinator asks for a path per transfer (``POST /v1/transfers``), maybe for
 many at once (``/v1/transfers/batch``), and reports each completion; the design's burst
-is 256 such requests within 10 ms. On the 2-core development machine aiohttp's low-level
-server spends about 110 us of CPU per request with an empty handler (uvicorn with
-httptools, measured once, about 100 us), so one process answers at most about 9,000
-requests/s whatever the API does; the event loop, the socket calls and a split of the
-request head take about 20 us, 9 us when the answers of one read leave in one write.
-``benchmarks/http_floor.py`` measures aiohttp, this lane and that floor with an empty
-handler.
+is 256 such requests within 10 ms, under 39 us of CPU each on one core. On the 2-core
+development machine, with an empty handler (``benchmarks/http_floor.py``), a request
+through aiohttp's protocol and the API's limits of :mod:`http` costs about 205 us of CPU
+(aiohttp's bare low-level server about 110 us, uvicorn with httptools, measured once,
+about 100 us): one process answers at most 5,000 requests a second before the API does
+anything. Through this lane it costs 44 us; the event loop and the socket calls alone,
+25 us (15 us when the answers to one read leave in one write).
 
 Each connection starts here. :class:`Lane` takes each request received whole and plain
 (below) and has :meth:`Api.now` answer it: a decision, a batch or a completion at once,

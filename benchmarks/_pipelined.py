@@ -1,0 +1,83 @@
+"""A lean HTTP/1.1 client for the API benchmarks (the leading underscore keeps this out
+of ``kvfabric bench``): requests made up beforehand, written at once (one write per
+connection, pipelined), and answers read with a selector, so that the client costs
+little of a 2-core machine that also runs the server. And the CPU time of a process,
+from the kernel's per-thread scheduler statistics.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import selectors
+import socket
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def pipelined(
+    host: str, port: int, payloads: Sequence[bytes], counts: Sequence[int]
+) -> tuple[float, list[float], list[tuple[int, bytes]]]:
+    """Write ``payloads[k]`` (``counts[k]`` requests back to back) on connection ``k``;
+    return how long the writes took (ms), each answer's time from its connection's write
+    (ms), and the answers (status, body) in the order they came."""
+    socks = [socket.create_connection((host, port)) for _ in payloads]
+    for sock in socks:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sent = [0.0] * len(socks)
+    t0 = time.perf_counter()
+    for k, sock in enumerate(socks):
+        sock.sendall(payloads[k])
+        sent[k] = time.perf_counter()
+    written = (time.perf_counter() - t0) * 1e3
+    took: list[float] = []
+    answers: list[tuple[int, bytes]] = []
+    with selectors.DefaultSelector() as selector:
+        for k, sock in enumerate(socks):
+            sock.setblocking(False)
+            selector.register(sock, selectors.EVENT_READ, k)
+        buffers = [b""] * len(socks)
+        left = list(counts)
+        while any(left):
+            events = selector.select(30.0)
+            if not events:
+                raise SystemExit(f"no answer in 30 s; {sum(left)} of {sum(counts)} left")
+            for key, _ in events:
+                k = key.data
+                chunk = socks[k].recv(1 << 20)
+                at = time.perf_counter()
+                if not chunk:
+                    raise SystemExit("the server closed a connection")
+                buffers[k] += chunk
+                while (whole := answer(buffers[k])) is not None:
+                    status, body, buffers[k] = whole
+                    took.append((at - sent[k]) * 1e3)
+                    answers.append((status, body))
+                    left[k] -= 1
+    for sock in socks:
+        sock.close()
+    return written, took, answers
+
+
+def answer(buf: bytes) -> tuple[int, bytes, bytes] | None:
+    """The first whole answer in ``buf``: status, body and what follows; None if partial."""
+    head_end = buf.find(b"\r\n\r\n")
+    if head_end < 0:
+        return None
+    head = buf[:head_end].lower()
+    at = head.find(b"\r\ncontent-length:") + 17
+    stop = head.find(b"\r\n", at)
+    length = int(head[at : stop if stop >= 0 else None])
+    end = head_end + 4 + length
+    if len(buf) < end:
+        return None
+    return int(buf[9:12]), buf[head_end + 4 : end], buf[end:]
+
+
+def cpu_s(pid: int) -> float:
+    """CPU seconds used so far by every thread of process ``pid`` (from schedstat)."""
+    total = 0
+    for stat in Path(f"/proc/{pid}/task").glob("*/schedstat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):  # a thread that ended
+            total += int(stat.read_text().split()[0])
+    return total / 1e9
