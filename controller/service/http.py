@@ -270,7 +270,9 @@ class HttpServer:
         if length > MAX_BODY:
             raise HttpError(413, f"the body is {length} bytes; the limit is {MAX_BODY}")
         body = b""
-        if length:
+        if length and raw.content.is_eof():  # all received: no timer needed
+            body = await raw.read()
+        elif length:
             try:
                 body = await asyncio.wait_for(raw.read(), self.body_timeout_s)
             except TimeoutError:
