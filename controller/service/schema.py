@@ -306,15 +306,23 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 """The field names of each dataclass encoded so far (an answer is encoded per request)."""
 
 
+_PLAIN = frozenset(_SCALARS)
+"""The exact types :func:`encode` returns as they are (checked first: most values)."""
+
+
 def encode(value: object) -> object:
     """A dataclass tree as JSON-ready dicts and lists."""
-    if isinstance(value, _SCALARS):
+    if type(value) in _PLAIN or isinstance(value, _SCALARS):
         return value
     names = _FIELDS.get(type(value))
     if names is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
         names = _FIELDS[type(value)] = tuple(f.name for f in dataclasses.fields(value))
     if names is not None:
-        return {name: encode(getattr(value, name)) for name in names}
+        out = {}
+        for name in names:
+            v = getattr(value, name)
+            out[name] = v if type(v) in _PLAIN else encode(v)
+        return out
     if isinstance(value, list | tuple):
         return [encode(v) for v in value]
     if isinstance(value, dict):
@@ -341,8 +349,19 @@ def decode(cls: type[T], body: object, where: str = "") -> T:
             if required:
                 raise HttpError(400, f"{where + name!r} is required: {meta['description']}")
             continue
-        values[name] = _value(tp, body[name], where + name, meta)
+        value = body[name]
+        if tp in _CHECKED:  # a plain field: its one check, no look at its type
+            values[name] = _scalar(tp, value, where + name, meta)
+        elif value is None and tp in _OPTIONAL:
+            values[name] = None
+        else:
+            values[name] = _value(tp, value, where + name, meta)
     return cls(**values)
+
+
+_CHECKED = frozenset({str, int, float, bool})
+_OPTIONAL = frozenset({str | None, int | None, float | None, bool | None})
+"""Field types whose None needs no other check (``_value`` would take the same path)."""
 
 
 @dataclass(frozen=True, slots=True)
