@@ -126,7 +126,7 @@ class Client(BaseClient):
         return Reply(response.status, {k.lower(): v for k, v in response.getheaders()}, payload)
 
     def _open(self, endpoint: Endpoint, timeout: float) -> http.client.HTTPConnection:
-        conn = http.client.HTTPConnection(endpoint.host, endpoint.port, timeout=timeout)
+        conn = Connection(endpoint.host, endpoint.port, timeout=timeout)
         self._conns[endpoint] = conn
         return conn
 
@@ -183,3 +183,15 @@ def _why(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
     return str(exc) or type(exc).__name__
+
+
+class Connection(http.client.HTTPConnection):
+    """``http.client``'s connection with Nagle's algorithm off: it sends a request's head
+    and body in two writes, and the body would otherwise wait for the head's
+    acknowledgement, which the server may delay (up to 40 ms) while it waits for the
+    body."""
+
+    def connect(self) -> None:
+        super().connect()
+        assert self.sock is not None
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

@@ -40,6 +40,7 @@ from finsy.p4schema import P4Schema
 from finsy.proto import p4r, p4r_grpc
 
 from controller.service import ledger
+from kvfabric.client._sync import Connection
 from softswitch.switch.process import SwitchProcess
 from tests.support import processes
 from tests.support.netns import veth
@@ -236,7 +237,7 @@ class Api:
 
     def __init__(self, host: str, port: int, token: str | None = None) -> None:
         self.host, self.port, self.token = host, port, token
-        self.conn = http.client.HTTPConnection(host, port, timeout=10)
+        self.conn = Connection(host, port, timeout=10)
 
     def call(
         self, method: str, path: str, body: object = None, *, raw: bytes | None = None,
@@ -251,7 +252,7 @@ class Api:
             response = self.conn.getresponse()
         except (ConnectionError, http.client.HTTPException):
             self.conn.close()
-            self.conn = http.client.HTTPConnection(self.host, self.port, timeout=10)
+            self.conn = Connection(self.host, self.port, timeout=10)
             self.conn.request(method, path, body=data, headers=head)
             response = self.conn.getresponse()
         payload = response.read()
