@@ -162,10 +162,9 @@ class Lane(asyncio.Protocol):
         return self._waiting is not None or bool(self._buf)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        # an answer under way is left to finish, its writes to switches included, as
+        # aiohttp leaves a handler whose client went away; its answer is dropped
         self._leave()
-        if self._waiting is not None:
-            self._waiting.cancel()
-            self._waiting = None
         self._buf = b""
 
     def pause_writing(self) -> None:
