@@ -156,7 +156,8 @@ class HttpControl:
     async def text(self, method: str, path: str, body: object = None) -> str:
         """One HTTP request; the answer's text, or :class:`ControlError`."""
         try:
-            return await asyncio.wait_for(self._request(method, path, body), self.timeout_s)
+            async with asyncio.timeout(self.timeout_s):  # not wait_for: see lab.run
+                return await self._request(method, path, body)
         except TimeoutError:
             raise ControlError(f"{method} {path}: no answer in {self.timeout_s:g}s") from None
         except OSError as exc:

@@ -99,7 +99,8 @@ class Receiver:
         if self.server is not None:
             self.server.close()
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self.server.wait_closed(), 1.0)
+                async with asyncio.timeout(1.0):
+                    await self.server.wait_closed()
             self.server = None
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -225,7 +226,8 @@ async def _send_with_service(attempt: _Attempt, paths: PathService | None) -> Ou
             decision_s = clock() - start
             port = placement.src_port if placement.src_port is not None else port
         moving = clock()
-        retransmits = await asyncio.wait_for(_move(transfer, sockets, placement, port), timeout_s)
+        async with asyncio.timeout(timeout_s):  # not wait_for: see lab.run
+            retransmits = await _move(transfer, sockets, placement, port)
         fct = clock() - start
     except TimeoutError:
         # not acknowledged by the deadline: that much is known of its completion time

@@ -30,6 +30,12 @@
 Ctrl-C cancels the running mode: its finished transfers are kept and marked
 partial, every process and interface of the lab is removed (a second Ctrl-C during
 teardown is ignored), the results are written, and KeyboardInterrupt propagates.
+``asyncio.run`` turns the first SIGINT into a cancellation of the session's task, so
+every wait with a time limit on the session's way (the controller's API, a sender's
+transfer, the client's requests) uses ``asyncio.timeout``, never ``asyncio.wait_for``:
+Python 3.11's ``wait_for`` drops a cancellation that lands as the call it guards
+finishes (CPython #86296), and the run then went on as if Ctrl-C had not been pressed
+(tests/lab/test_interrupt.py).
 """
 
 from __future__ import annotations

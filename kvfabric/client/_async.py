@@ -82,9 +82,8 @@ class AsyncClient(BaseClient):
             timeout = attempts.timeout(self.clock())
             reply: Reply | str
             try:
-                reply = await asyncio.wait_for(
-                    self._exchange(endpoint, method, path, body), timeout
-                )
+                async with asyncio.timeout(timeout):  # wait_for (3.11) can lose a cancellation
+                    reply = await self._exchange(endpoint, method, path, body)
             except TimeoutError:
                 reply = "no answer in time"
             except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
