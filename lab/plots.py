@@ -39,7 +39,8 @@ def plot_cdf(results: Mapping[str, object], path: Path) -> Path:
     ax.grid(True, alpha=0.3)
     verdict = "" if results.get("valid") else " (INVALID run)"
     ax.set_title(f"{results['scenario']}: KV transfer completion times{verdict}")
-    ax.legend(loc="lower right")
+    if ax.get_legend_handles_labels()[0]:  # none before a mode's first transfer (Ctrl-C)
+        ax.legend(loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

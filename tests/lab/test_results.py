@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any
 
 import pytest
@@ -87,6 +88,16 @@ def test_interrupted_run_is_partial():
     assert doc["partial"] is True and doc["valid"] is False
     assert doc["modes"]["kv-aware"]["n"] == 0
     assert any("interrupted" in x for x in doc["invalid_reasons"])
+
+
+def test_the_plot_of_a_run_interrupted_before_any_transfer_warns_of_nothing(tmp_path):
+    r = run("ecmp", [])
+    r.complete = False
+    doc = build_results("s", [r], modes=["ecmp", "kv-aware"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # Ctrl-C's output is one line, not a UserWarning
+        png = plot_cdf(doc, tmp_path / "cdf.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_table_rows_and_files(tmp_path):
