@@ -18,7 +18,8 @@ SUBCOMMANDS: dict[str, str] = {
     "switch": "Run a software switch with simple_switch_grpc's command line",
     "controller": "Run the kvfabric controller service",
     "experiment": "Run the emulated-fabric experiment",
-    "simulate": "Run a scenario on a simulated fabric (flow-level engine), at any scale",
+    "simulate": "Run a scenario on a simulated fabric: --engine flow (flow-level, any scale) "
+    "or packet (ns-3, TCP packets through queues, small fabrics)",
     "bench": "Run benchmarks",
     "check-config": "Validate a topology configuration file",
     "report": "The weekly review of transfer logs: one self-contained HTML report",

@@ -1,10 +1,17 @@
 """``kvfabric simulate``: run a scenario's modes on a simulated fabric (no root needed).
 
     kvfabric simulate --scenario topologies/scenarios/design-cluster.yaml \\
-        [--engine flow] [--modes ecmp,ecmp-k,flowlet,kv-aware,isolated,scheduled] \\
+        [--engine flow|packet] [--modes ecmp,ecmp-k,flowlet,kv-aware,isolated,scheduled] \\
         [--repeat N] [--seed S] [--out DIR]
     kvfabric simulate --sweep topologies/scenarios/sweep-400g.yaml \\
         [--scheduler tcp://HOST:8786] [--modes LIST] [--repeat N] [--seed S] [--out DIR]
+
+Two engines run the same modes on the same fabric. ``flow`` (the default,
+:mod:`simulator.flow`) is flow-level: event-driven, max-min fair rates between
+events, at any scale, three-tier pods included. ``packet`` (:mod:`simulator.packet`)
+is ns-3: TCP connections whose packets cross real queues (slow start, drops, ECN),
+the reference the flow engine is checked against, for two-tier fabrics within its
+size limits. Keys only one engine honours are refused by the other.
 
 The scenario is read by the lab's parser for the simulator (keys the simulator does
 not honour, and the simulator's own keys, are located errors that name the tool that
@@ -46,7 +53,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--sweep", type=Path, help="sweep file: run a scenario over a grid, as Dask tasks"
     )
     parser.add_argument(
-        "--engine", choices=sorted(ENGINES), default="flow", help="simulator engine (flow)"
+        "--engine",
+        choices=sorted(ENGINES),
+        default="flow",
+        help="flow (default): flow-level, max-min fair rates between events, any scale; "
+        "packet: ns-3, TCP packets through real queues (slow start, drops, ECN), two-tier "
+        "fabrics within its size limits",
     )
     parser.add_argument(
         "--modes", help="comma-separated: ecmp,ecmp-k,flowlet,kv-aware,isolated,scheduled "

@@ -36,6 +36,17 @@ def test_a_run_writes_the_experiments_outputs(tmp_path):
     assert doc["simulation"]["transfer_bytes"] == 1_342_177_280
 
 
+def test_the_help_describes_both_engines():
+    proc = simulate("--help")
+    assert proc.returncode == 0, proc.stderr
+    text = " ".join(proc.stdout.split())  # argparse wraps lines
+    assert "--engine {flow,packet}" in text
+    assert "--engine flow (flow-level, any scale) or packet (ns-3," in text  # the description
+    assert "flow (default): flow-level, max-min fair" in text
+    assert "packet: ns-3, TCP packets through real queues" in text
+    assert "(flow-level engine)" not in text
+
+
 def test_an_unknown_mode_is_a_usage_error(tmp_path):
     proc = simulate("--scenario", str(SCENARIO), "--modes", "ecmp,kv_aware", "--out", str(tmp_path))
     assert proc.returncode == 2
