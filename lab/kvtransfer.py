@@ -85,6 +85,8 @@ class Receiver:
     received: list[Received] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     server: asyncio.Server | None = None
+    _arriving: dict[asyncio.StreamWriter, asyncio.Task[None]] = field(default_factory=dict)
+    """The connections still being read, with the tasks that read them."""
 
     async def start(self, sock: socket.socket, address: tuple[str, int]) -> None:
         """Listen on ``address`` with ``sock`` (made by the host's socket factory)."""
@@ -95,9 +97,18 @@ class Receiver:
         self.server = await asyncio.start_server(self._serve, sock=sock)
 
     async def close(self) -> None:
-        """Stop accepting and close the listening socket."""
+        """Stop accepting, cut the transfers still arriving (each is recorded as an
+        error) and close the listening socket.
+
+        Their tasks end here, by the reset, rather than by ``asyncio.run``'s final
+        cancellation after Ctrl-C: Python 3.11's ``start_server`` reports a cancelled
+        connection task as an "Exception in callback" with a traceback.
+        """
         if self.server is not None:
             self.server.close()
+            for writer in self._arriving:
+                writer.transport.abort()
+            await asyncio.gather(*self._arriving.values(), return_exceptions=True)
             with contextlib.suppress(Exception):
                 async with asyncio.timeout(1.0):
                     await self.server.wait_closed()
@@ -105,11 +116,15 @@ class Receiver:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
+        task = asyncio.current_task()
+        assert task is not None
+        self._arriving[writer] = task
         try:
             self.received.append(await _receive(reader, writer, (str(peer[0]), int(peer[1]))))
         except (OSError, asyncio.IncompleteReadError, TrafficError) as exc:
             self.errors.append(f"{peer}: {exc}")
         finally:
+            del self._arriving[writer]
             writer.close()
 
 

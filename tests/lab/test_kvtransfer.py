@@ -11,7 +11,7 @@ import pytest
 from kvfabric.client import AsyncClient
 from lab.control import HttpControl
 from lab.errors import ControlError
-from lab.kvtransfer import Receiver, Transfer, send
+from lab.kvtransfer import HEADER, MAGIC, Receiver, Transfer, send
 from lab.netns import plain_factory
 from tests.support.asyncio_tests import run_async
 from tests.support.ports import free_port
@@ -292,3 +292,29 @@ async def test_a_held_transfer_counts_its_hold_from_the_request():
         assert r.first_byte_at >= asked + 0.2 - 0.01  # the loop's clock is monotonic
     finally:
         await receiver.close()
+
+
+def test_closing_the_receiver_cuts_a_transfer_in_flight_without_a_loop_error():
+    """After Ctrl-C the session closes its receivers with transfers still arriving; the
+    loop then reports nothing (Python 3.11 logged "Exception in callback" with a
+    traceback for every connection task its shutdown had to cancel)."""
+    loop_errors: list[str] = []
+    receiver = Receiver()
+
+    async def interrupted() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda _, context: loop_errors.append(context["message"]))
+        port = free_port()
+        await receiver.start(plain_factory(), ("127.0.0.1", port))
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(HEADER.pack(MAGIC, 1_000_000, b"t1") + bytes(1000))
+        await writer.drain()
+        await asyncio.sleep(0.1)  # the receiver is reading the rest
+        await receiver.close()
+        writer.close()
+
+    asyncio.run(interrupted())
+    assert loop_errors == []
+    (error,) = receiver.errors
+    assert "closed after 1000 of 1000000 bytes" in error
+    assert receiver.received == []
