@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -108,33 +109,45 @@ except KeyboardInterrupt:
 """
 
 
-def test_ctrl_c_leaves_a_clean_machine_and_partial_results(tmp_path: Path):
-    out = tmp_path / "out"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SCRIPT, str(out)],
-        cwd=ROOT,
-        start_new_session=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
+def _wait_for(ready: Callable[[], bool], proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 120
+    while not ready() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert ready(), log.read_text()
+
+
+@pytest.mark.parametrize("moment", ["first mode", "second mode"])
+def test_ctrl_c_leaves_a_clean_machine_and_partial_results(tmp_path: Path, moment: str):
+    """SIGINT by pid, in the first mode (2 s into its transfers) or the second: exit
+    130, no traceback, partial results, nothing of the lab left."""
+    out, log = tmp_path / "out", tmp_path / "run.log"
+    with open(log, "wb") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", SCRIPT, str(out)],
+            cwd=ROOT,
+            start_new_session=True,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:  # interrupt once the first mode's results exist
-            if (out / "results.json").exists():
-                break
-            time.sleep(0.2)
-        assert (out / "results.json").exists(), proc.stdout.read().decode() if proc.stdout else ""
-        time.sleep(2.0)  # well inside the second mode
+        if moment == "first mode":  # the progress line of the first mode, then its warm-up
+            _wait_for(lambda: "ecmp, repeat 1/1" in log.read_text(), proc, log)
+            time.sleep(4.0)
+        else:  # the first mode's results are written once it is over
+            _wait_for((out / "results.json").exists, proc, log)
+            time.sleep(2.0)
         os.kill(proc.pid, signal.SIGINT)
-        code = proc.wait(120)
+        code = proc.wait(60)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    log = proc.stdout.read().decode() if proc.stdout else ""
-    assert code == 130, log
+    text = log.read_text()
+    assert code == 130, text
+    assert "Traceback" not in text, text
     doc = json.loads((out / "results.json").read_text())
     assert doc["partial"] is True and doc["valid"] is False
-    assert doc["modes"]["ecmp"]["n"] > 0
+    if moment == "second mode":
+        assert doc["modes"]["ecmp"]["n"] > 0
     assert any("interrupted" in r for r in doc["invalid_reasons"])
     assert leftovers(footprint_of(out), wait_s=0) == []
