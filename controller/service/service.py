@@ -85,6 +85,7 @@ from controller.service.pins import Pin, PinKey, PinMeta
 from controller.service.prober import ETHERTYPE, Prober, Verdict
 from controller.service.provision import ReadBack, reconcile
 from controller.service.readiness import SwitchState, overall_role, refusal, switch_state
+from controller.service.reads import ThreadReads
 from controller.service.starts import Starts
 from controller.service.switches import Pipeline, SwitchLink
 from controller.service.telemetry import Poller
@@ -168,7 +169,8 @@ class Service:
         self.starts = Starts(self.engine, self.metrics, clock)
         self.enforcer.on_released.append(self.starts.on_released)
         self.adoptions = Adoptions(self.engine)
-        self.poller = Poller(self.engine.topology)
+        self.reads = ThreadReads(options.tls or s.p4runtime_tls, options.switch_timeout_s)
+        self.poller = Poller(self.engine.topology, self.reads)
         audit_window = min(0.5 * s.audit_interval_s, 0.5)
         self.prober = Prober(self.engine.topology, audit_window, clock)
         self.provisioned: dict[str, float] = {}
@@ -854,6 +856,7 @@ class Service:
                     await task
             self.translog.close()
             self.tracer.close()
+            self.reads.close()
 
 
 def _placements(pinned: Iterable[bool]) -> dict[str, int]:

@@ -269,6 +269,11 @@ class SwitchLink:
                 "packet-out", self.switch.write([fy.P4PacketOut(frame, egress_port=port, _pad=0)])
             )
 
+    def check_readable(self) -> None:
+        """Raise :class:`SwitchUnavailable` unless the P4Runtime stream is up (a read on
+        another channel is only tried then: :mod:`reads`)."""
+        self._check(write=False)
+
     def _check(self, *, write: bool) -> None:
         if not self.switch.is_up:
             raise SwitchUnavailable(self.name, f"no P4Runtime channel to {self.config.p4runtime}")

@@ -40,6 +40,7 @@ from finsy.proto import p4r
 from controller.engine import SwitchReading
 from controller.engine.telemetry_math import DEFAULT_PACKET_BYTES, PortCounters, counter_delta
 from controller.service import intent
+from controller.service.reads import ThreadReads
 from controller.service.switches import SwitchLink
 from controller.topology import Topology
 
@@ -106,7 +107,9 @@ class _Request:
 class Poller:
     """Polls switches' telemetry; one instance serves every switch of the fabric."""
 
-    def __init__(self, topology: Topology) -> None:
+    def __init__(self, topology: Topology, reads: ThreadReads | None = None) -> None:
+        self.reads = reads
+        """Where reads and their decoding run: a worker thread (None: the event loop)."""
         self.capacity: dict[str, dict[int, float]] = {}
         for port in topology.egress.values():
             if port.capacity_bps > 0:  # the engine divides by a port's capacity
@@ -123,8 +126,14 @@ class Poller:
         request = self._request(link)
         if request is None:
             return SwitchReading(link.name, {})
+        names = request.names
+        if self.reads is not None:
+            cells = await self.reads.read(
+                link, request.message, lambda entities: list(decode_cells(entities, names))
+            )
+            return self.reading(link.name, cells)
         answer = await link.read_raw(request.message)
-        return self.reading(link.name, decode_cells(answer, request.names))
+        return self.reading(link.name, decode_cells(answer, names))
 
     def _request(self, link: SwitchLink) -> _Request | None:
         """``link``'s ReadRequest, encoded on its first poll (again if its P4Info changed)."""

@@ -1,5 +1,6 @@
 """The telemetry poll against a real switch: its prepared, undecoded read gives the
-reading that finsy's decoded entities give.
+reading that finsy's decoded entities give, on the event loop and on the worker thread
+of :mod:`controller.service.reads` alike.
 
 A ``kvfabric switch`` process (leaf1 of the test fabric) and a :class:`SwitchLink`
 as the controller holds it (primary, pipeline pushed). Each round writes every counter
@@ -11,12 +12,14 @@ from round to round, int64 wraps and histogram buckets included.
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 import finsy as fy
 
 from controller.config import FabricConfig, parse_config
 from controller.engine import SwitchReading
+from controller.service.reads import ThreadReads
 from controller.service.switches import Pipeline, SwitchLink
 from controller.service.telemetry import BUCKETS, Cell, Poller
 from controller.topology import Topology
@@ -60,6 +63,8 @@ async def _compare(config: FabricConfig, pipeline: Pipeline) -> list[SwitchReadi
     link = SwitchLink(leaf1, pipeline, backup=False, tls=None, on_ready=on_ready)
     runner = asyncio.create_task(link.run())
     raw, decoded = Poller(topology), Poller(topology)
+    reads = ThreadReads(None)
+    threaded = Poller(topology, reads)
     cells = _cells(sorted(raw.capacity["leaf1"]))
     entities = [fy.P4CounterEntry(c, index=i) for c, i in cells]
     readings: list[SwitchReading] = []
@@ -73,14 +78,19 @@ async def _compare(config: FabricConfig, pipeline: Pipeline) -> list[SwitchReadi
                 for e in await link.read(entities)
             ]
             assert reading == decoded.reading("leaf1", finsy_cells)
+            assert await threaded.poll(link) == reading  # read and decoded off the loop
             readings.append(reading)
+        request = link.read_request(entities[:1])
+        worker = await reads.read(link, request, lambda _entities: threading.get_ident())
+        assert worker != threading.get_ident()
     finally:
+        reads.close()
         runner.cancel()
         await asyncio.gather(runner, return_exceptions=True)
     return readings
 
 
-def test_the_raw_poll_reads_what_finsy_decodes(
+def test_the_raw_poll_reads_what_finsy_decodes_on_the_loop_or_a_worker_thread(
     fabric: RunningSwitches, pipeline: tuple[Path, Path]
 ) -> None:
     config = parse_config(fabric.path.read_text(), str(fabric.path))
