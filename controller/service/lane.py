@@ -158,6 +158,9 @@ class Lane(asyncio.Protocol):
 
     def eof_received(self) -> bool:
         self._eof = True
+        if self._partial is not None:  # the rest of that request will not come now
+            self._to_aiohttp()
+            return True
         # open until what was received is answered (or handed off), then closed
         return self._waiting is not None or bool(self._buf)
 
@@ -262,7 +265,9 @@ class Lane(asyncio.Protocol):
         protocol.connection_made(transport)
         protocol.data_received(rest)
         if self._eof:
-            protocol.eof_received()
+            # after aiohttp's connection task has begun waiting for a request: told of
+            # the end before, it would keep waiting, the connection open and unanswered
+            self._loop.call_soon(protocol.eof_received)
 
     def _leave(self) -> None:
         self.lanes.discard(self)

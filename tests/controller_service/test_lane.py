@@ -254,3 +254,21 @@ def test_requests_then_end_of_stream_are_all_answered(controller: ControllerProc
     done = Conn(controller)
     complete(done, json.loads(body)["id"])
     done.close()
+
+
+@pytest.mark.parametrize("cut", [b"A", b"POST /v1/transfers HTTP/1.1\r\nHost: x\r\n"])
+def test_a_request_cut_short_by_the_end_of_stream_is_closed_at_once(
+    controller: ControllerProc, cut: bytes
+) -> None:
+    """The client's end of stream after part of a request: aiohttp takes it without
+    waiting for the lane's grace, and the connection ends (its parser's answer, or none),
+    not held open."""
+    conn = Conn(controller)
+    try:
+        conn.send(cut)
+        conn.sock.shutdown(socket.SHUT_WR)
+        started = time.monotonic()
+        assert conn.closed()
+        assert time.monotonic() - started < PARTIAL_GRACE_S
+    finally:
+        conn.close()
