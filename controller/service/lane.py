@@ -220,7 +220,7 @@ class Lane(asyncio.Protocol):
                 break
             pos = end
             if isinstance(answer, Response):
-                out.append(_encode(answer))
+                out.append(_encode_safely(answer))
                 size += len(out[-1])
                 if size > _FLUSH:  # write now: a full socket buffer pauses the loop
                     transport.write(b"".join(out))
@@ -249,15 +249,16 @@ class Lane(asyncio.Protocol):
         self._waiting = None
         if self.transport is None or self.transport.is_closing():
             return
-        self.transport.write(_encode(response))
+        self.transport.write(_encode_safely(response))
         if not self._paused:
             self._serve()
 
     def _to_aiohttp(self) -> None:
         """Give the connection, from the first byte not answered, to aiohttp's protocol."""
         transport, rest = self.transport, self._buf
-        assert transport is not None
         self._leave()
+        if transport is None or transport.is_closing():
+            return
         self._buf = b""
         self.transport = None
         protocol = self.hand_off()
@@ -328,6 +329,16 @@ def _take(buf: bytes, pos: int) -> tuple[Request, int] | bool:
     body = buf[head_end + 4 : end]
     request = Request(method.decode(), path.decode(), headers, body, query.decode())
     return request, end
+
+
+def _encode_safely(response: Response) -> bytes:
+    """:func:`_encode`, or a 500 if the answer cannot be encoded (a bug: the connection
+    still gets an answer, as aiohttp's side gives one)."""
+    try:
+        return _encode(response)
+    except (TypeError, ValueError):
+        log.exception("an answer could not be encoded")
+        return _encode(error_response(HttpError(500, "internal error; see the controller's log")))
 
 
 def _encode(response: Response) -> bytes:

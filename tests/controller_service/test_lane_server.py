@@ -13,7 +13,10 @@ BIG = 64 * 1024
 
 
 def now(request: Request) -> Response | None:
-    """Answers ``GET /n/<k>`` with ``k`` and 64 KiB of padding at once."""
+    """Answers ``GET /n/<k>`` with ``k`` and 64 KiB of padding at once, and ``GET /nan``
+    with a body JSON cannot hold (a handler's bug)."""
+    if request.path == "/nan":
+        return Response(200, {"value": float("nan")})
     if request.method == "GET" and request.path.startswith("/n/"):
         k = request.path.rsplit("/", 1)[1]
         return Response(200, text=k.encode() + b" " + b"x" * BIG, content_type="text/plain")
@@ -89,6 +92,24 @@ def test_a_client_that_does_not_read_loses_no_answer() -> None:
             writer.write(b"GET /other HTTP/1.1\r\nHost: x\r\n\r\n")
             assert await read_answer(reader) == (200, b'{"path":"/other"}')
             assert handed == [1]  # the lane answered the 600, aiohttp the last
+            writer.close()
+        finally:
+            await server.close()
+
+    asyncio.run(run())
+
+
+def test_an_answer_that_cannot_be_encoded_is_a_500_not_a_dropped_connection() -> None:
+    async def run() -> None:
+        server, port, _ = await serve()
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(
+                b"GET /nan HTTP/1.1\r\nHost: x\r\n\r\nGET /n/1 HTTP/1.1\r\nHost: x\r\n\r\n"
+            )
+            status, body = await read_answer(reader)
+            assert status == 500 and b"internal error" in body
+            assert (await read_answer(reader))[0] == 200  # the connection goes on
             writer.close()
         finally:
             await server.close()
