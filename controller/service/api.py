@@ -124,11 +124,11 @@ class Api:
         self.token = token
         self.metrics = service.metrics
         self.calls: dict[str, Call] = {
-            "transfer": self._transfer,
-            "transfer_batch": self._batch,
+            "transfer": self._awaited(self._transfer_now),
+            "transfer_batch": self._awaited(self._batch_now),
             "start": self._start,
             "cancel": self._cancel,
-            "complete": self._complete,
+            "complete": self._awaited(self._complete_now),
             "pin": self._pin,
             "unpin": self._unpin,
             "fabric": self._fabric,
@@ -206,6 +206,17 @@ class Api:
         self._count(endpoint, response.status, t0)
         return response
 
+    def _awaited(self, now_call: NowCall) -> Call:
+        """The async handler of a hot operation (aiohttp's side): its synchronous answer,
+        given once the engine's updates it left are applied."""
+
+        async def call(r: Request, p: dict[str, str]) -> Response:
+            response, rest = now_call(r, p)
+            await self._engine_call(self.service.enforcer.apply(rest))
+            return response
+
+        return call
+
     def _count(self, endpoint: str, status: int, t0: float) -> None:
         took = time.perf_counter() - t0
         key = endpoint, status
@@ -257,22 +268,12 @@ class Api:
 
     # -- endpoints ------------------------------------------------------------------------
 
-    async def _transfer(self, r: Request, p: dict[str, str]) -> Response:
-        response, rest = self._transfer_now(r, p)
-        await self._engine_call(self.service.enforcer.apply(rest))
-        return response
-
     def _transfer_now(self, r: Request, _p: dict[str, str]) -> tuple[Response, list[Update]]:
         ask = schema.decode(schema.TransferRequest, r.json())
         with _engine_errors():
             answer, rest = self.service.transfer_now(ask)
         location = {"Location": f"/v1/transfers/{answer.id}"}
         return Response(201, schema.encode(answer), headers=location), rest
-
-    async def _batch(self, r: Request, p: dict[str, str]) -> Response:
-        response, rest = self._batch_now(r, p)
-        await self._engine_call(self.service.enforcer.apply(rest))
-        return response
 
     def _batch_now(self, r: Request, _p: dict[str, str]) -> tuple[Response, list[Update]]:
         """Decide every transfer in order, as the single endpoint would."""
@@ -297,11 +298,6 @@ class Api:
     async def _cancel(self, _r: Request, p: dict[str, str]) -> Response:
         answer = await self._engine_call(self.service.cancel(p["id"]))
         return Response(200, schema.encode(answer))
-
-    async def _complete(self, r: Request, p: dict[str, str]) -> Response:
-        response, rest = self._complete_now(r, p)
-        await self._engine_call(self.service.enforcer.apply(rest))
-        return response
 
     def _complete_now(self, r: Request, p: dict[str, str]) -> tuple[Response, list[Update]]:
         done = schema.decode(schema.CompleteRequest, r.json())

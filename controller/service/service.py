@@ -17,9 +17,9 @@ stamped with one monotonic clock; whatever the engine returns goes to the
   transfers in flight changed (:mod:`ledger`: one Write per leaf);
 - the audit loop (:mod:`prober`), as primary: a probe round every audit interval;
 - one PacketIn reader per switch, feeding the prober;
-- the HTTP API (:mod:`api`), which calls :meth:`transfer` (a decision: no switch is
+- the HTTP API (:mod:`api`), which calls :meth:`transfer_now` (a decision: no switch is
   written, the tag's port is in the chosen spine's range), :meth:`start`,
-  :meth:`cancel`, :meth:`complete`, :meth:`pin_flow`, :meth:`unpin_flow`,
+  :meth:`cancel`, :meth:`complete_now`, :meth:`pin_flow`, :meth:`unpin_flow`,
   :meth:`set_mode` and :meth:`fabric`;
 - the release timer of held transfers and their senders' long polls (:mod:`starts`).
 
@@ -263,20 +263,14 @@ class Service:
 
     # -- the API's operations ---------------------------------------------------------
 
-    async def transfer(self, ask: schema.TransferRequest) -> schema.TransferAnswer:
-        """Decide a transfer and return the answer of ``POST /v1/transfers``; nothing is
-        written: the leaves' static spine ranges pin the tag's port (a held transfer's
-        too: only its start waits, :mod:`starts`)."""
-        answer, rest = self.transfer_now(ask)
-        await self.enforcer.apply(rest)
-        return answer
-
     def transfer_now(
         self, ask: schema.TransferRequest
     ) -> tuple[schema.TransferAnswer, list[Update]]:
-        """:meth:`transfer` without waiting: the answer, and the updates left to apply
-        before it is given (``Enforcer.apply_now``: none but a mode change or a flow pin
-        that a timed-out transfer's reroute brought)."""
+        """Decide a transfer: the answer of ``POST /v1/transfers`` and the updates left to
+        apply before it is given (``Enforcer.apply_now``: none but a mode change or a flow
+        pin that a timed-out transfer's reroute brought). Nothing is written: the leaves'
+        static spine ranges pin the tag's port (a held transfer's too: only its start
+        waits, :mod:`starts`)."""
         src, dst, trace_id, spine = ask.src, ask.dst, ask.trace_id, ask.spine
         self._writable(*self._needed(src, dst))
         t0, wall0 = self.clock(), self.wall()
@@ -410,17 +404,11 @@ class Service:
         assert pin is not None  # unpin_flow raised UnknownPinError otherwise
         return _pin_answer(pin, removed=True)
 
-    async def complete(self, transfer_id: str, duration_s: float) -> schema.CompleteAnswer:
-        """Record a transfer's completion (``POST /v1/transfers/{id}/complete``)."""
-        answer, rest = self.complete_now(transfer_id, duration_s)
-        await self.enforcer.apply(rest)
-        return answer
-
     def complete_now(
         self, transfer_id: str, duration_s: float
     ) -> tuple[schema.CompleteAnswer, list[Update]]:
-        """:meth:`complete` without waiting: the answer and the updates left to apply
-        (see :meth:`transfer_now`)."""
+        """Record a transfer's completion (``POST /v1/transfers/{id}/complete``): the
+        answer and the updates left to apply (see :meth:`transfer_now`)."""
         self._writable()
         now = self.clock()
         if not duration_s > 0:
