@@ -101,7 +101,7 @@ def parse_json(body: bytes) -> object:
     if depth > MAX_DEPTH:
         raise HttpError(400, f"the body nests {depth} deep; the limit is {MAX_DEPTH}")
     try:
-        return json.loads(body, parse_int=_int, parse_float=_float, parse_constant=_constant)
+        return _DECODER.decode(body.decode(json.detect_encoding(body), "surrogatepass"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise HttpError(400, f"the body is not valid JSON: {exc}") from None
 
@@ -135,6 +135,11 @@ def _constant(text: str) -> float:
     raise HttpError(400, f"the body is not valid JSON: {text} is not a JSON number")
 
 
+# made once: ``json.loads`` and ``json.dumps`` with options build a new one per call
+_DECODER = json.JSONDecoder(parse_int=_int, parse_float=_float, parse_constant=_constant)
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False, default=str)
+
+
 @dataclass(frozen=True, slots=True)
 class Response:
     """An answer: a JSON-ready object, or raw ``text`` with its content type, or a
@@ -156,7 +161,7 @@ class Response:
 
 def encode_json(body: object) -> bytes:
     """A JSON answer's body."""
-    return json.dumps(body, separators=(",", ":"), allow_nan=False, default=str).encode()
+    return _ENCODER.encode(body).encode()
 
 
 def finite(value: object) -> object:

@@ -25,7 +25,9 @@ The ledgers are recomputed on the controller's event loop, beside the API, whene
 transfers came or went since the last poll. Building and encoding every record each
 time cost about 13 us a transfer (4 ms with 300 in flight on a 2-core machine), so a
 :class:`Book` keeps them: each record's JSON row is built once, and only the range
-entries whose rows changed are encoded again.
+entries whose rows changed are encoded again. The rows of a burst (256 new transfers
+between two polls: about 4 ms) are built a slice at a time (:meth:`Book.file`), with
+the requests that came meanwhile answered in between.
 """
 
 from __future__ import annotations
@@ -131,6 +133,8 @@ class Book(Generic[K]):
         """Key -> (version, where its record is filed; None: it is in no ledger)."""
         self._rows: dict[tuple[str, RangeKey], dict[K, tuple[str, str]]] = {}
         self._ledgers: dict[str, dict[RangeKey, bytes]] = {}
+        self._dirty: set[tuple[str, RangeKey]] = set()
+        """The range entries whose records changed since :meth:`ledgers` last ran."""
 
     def sync(
         self, versions: Mapping[K, object], build: Callable[[K], Placed | None]
@@ -138,13 +142,30 @@ class Book(Generic[K]):
         """Every leaf's ledger (as :func:`ledgers` gives it) for the records ``versions``
         names; ``build(key)`` makes the record of a key that is new or whose version
         changed (None: it belongs in no ledger)."""
-        dirty: set[tuple[str, RangeKey]] = set()
+        while self.file(versions, build):
+            pass
+        return self.ledgers()
+
+    def file(
+        self,
+        versions: Mapping[K, object],
+        build: Callable[[K], Placed | None],
+        limit: int | None = None,
+    ) -> bool:
+        """:meth:`sync`'s first half in slices: drop the records of keys gone from
+        ``versions`` and build at most ``limit`` records of new or changed keys; True
+        when some are left for another call (the caller answers requests between)."""
+        dirty = self._dirty
         for key in self._filed.keys() - versions.keys():
             self._unfile(key, dirty)
+        built = 0
         for key, version in versions.items():
             filed = self._filed.get(key)
             if filed is not None and (filed[0] is version or filed[0] == version):
                 continue
+            if limit is not None and built == limit:
+                return True
+            built += 1
             self._unfile(key, dirty)
             placed = build(key)
             spot = None
@@ -154,7 +175,12 @@ class Book(Generic[K]):
                 self._rows.setdefault(spot, {})[key] = _row(record)
                 dirty.add(spot)
             self._filed[key] = (version, spot)
-        for leaf, entry in dirty:
+        return False
+
+    def ledgers(self) -> dict[str, dict[RangeKey, bytes]]:
+        """:meth:`sync`'s second half: every leaf's ledger, with the range entries whose
+        records changed since the last call encoded again."""
+        for leaf, entry in self._dirty:
             rows = self._rows.get((leaf, entry))
             held = self._ledgers.setdefault(leaf, {})
             if rows:
@@ -162,6 +188,7 @@ class Book(Generic[K]):
             else:
                 held.pop(entry, None)
                 self._rows.pop((leaf, entry), None)
+        self._dirty.clear()
         return {leaf: dict(held) for leaf, held in self._ledgers.items() if held}
 
     def _unfile(self, key: K, dirty: set[tuple[str, RangeKey]]) -> None:

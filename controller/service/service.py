@@ -99,9 +99,11 @@ RETRY_S = 1.0
 """Wait between two attempts at reconciling a switch."""
 
 TIERS_LOG_S = 10.0
+"""How often the transfer log gets a ``tiers`` record (per-tier utilisation)."""
 JUDGE_SLICE = 8
 """Finished transfers judged offline between two turns of the event loop."""
-"""How often the transfer log gets a ``tiers`` record (per-tier utilisation)."""
+LEDGER_SLICE = 32
+"""Ledger records built between two turns of the event loop (about 15 us each)."""
 
 SAMPLE_GRACE = 2.0
 """A provisioned switch waits this many staleness limits at most for its first sample."""
@@ -553,7 +555,7 @@ class Service:
         def adopt(back: ReadBack) -> dict[ledger.RangeKey, bytes]:
             self._adopt_ledger(link, back.ranges)
             if self.options.ledger:
-                held.update(self._ledgers().get(link.name, {}))
+                held.update(self._ledgers_now().get(link.name, {}))
             return held
 
         leaf = link.config.role is Role.LEAF
@@ -632,17 +634,35 @@ class Service:
             or api_id in self.adoptions.timed_out
         )
 
-    def _ledgers(self) -> dict[str, dict[ledger.RangeKey, bytes]]:
+    async def _ledgers(self) -> dict[str, dict[ledger.RangeKey, bytes]]:
         """What every leaf's ledger must hold now: the engine's transfers in flight (by
         engine id; a move changes the record's spine) and the adopted ones (by API id),
         by source leaf and range entry. Only the records of transfers new since the last
-        call, or moved, are built (:class:`ledger.Book`)."""
+        call, or moved, are built (:class:`ledger.Book`), :data:`LEDGER_SLICE` at a time
+        with the requests that came meanwhile answered in between; a transfer decided
+        meanwhile is filed at the next call, one that ended meanwhile is left out."""
+        book, (versions, build) = self._ledger_book, self._ledger_versions()
+        more = True
+        while more:
+            more = book.file(versions, build, LEDGER_SLICE)
+            if more:
+                await asyncio.sleep(0)
+        return book.ledgers()
+
+    def _ledgers_now(self) -> dict[str, dict[ledger.RangeKey, bytes]]:
+        """:meth:`_ledgers` at once (for a reconciliation, which cannot wait)."""
+        return self._ledger_book.sync(*self._ledger_versions())
+
+    def _ledger_versions(
+        self,
+    ) -> tuple[dict[int | str, object], Callable[[int | str], ledger.Placed | None]]:
+        """The ledger's keys with their versions, and the function building a record."""
         versions: dict[int | str, object] = {
             tid: t.placement.path for tid, t in self.engine.inflight.transfers.items()
         }
         versions.update({aid: a.pin for aid, a in self.adoptions.by_id.items()})
         offset = self.wall() - self.clock()
-        return self._ledger_book.sync(versions, lambda key: self._ledger_record(key, offset))
+        return versions, lambda key: self._ledger_record(key, offset)
 
     def _ledger_record(self, key: int | str, offset: float) -> ledger.Placed | None:
         """The ledger record of an engine transfer (int key) or an adopted one (str key),
@@ -650,14 +670,18 @@ class Service:
         e = self.engine
         topo, tags = e.topology, e.tags
         if isinstance(key, str):
-            a = self.adoptions.by_id[key]
+            a = self.adoptions.by_id.get(key)
+            if a is None:  # it ended while the ledger was being built
+                return None
             spine = tags.spine_of(a.pin.key.src_port)
             dst = topo.hosts.get(a.pin.meta.dst)
             if spine is None or dst is None:
                 return None
             entry = (intent.group_id(topo, dst.leaf), spine)
             return a.pin.key.leaf, entry, ledger.Record(a.pin.meta, a.pin.key.src_port)
-        t = e.inflight.transfers[key]
+        t = e.inflight.transfers.get(key)
+        if t is None:  # it ended while the ledger was being built
+            return None
         d = t.decision
         spine = tags.spine_of(d.tag.src_port) if d.tag is not None and not d.local else None
         if spine is None or d.tag is None:
@@ -683,7 +707,7 @@ class Service:
                  len(self.adoptions), tuple(sorted(self.provisioned)))  # fmt: skip
         if stamp == self._ledger_stamp:
             return
-        ledgers = self._ledgers()
+        ledgers = await self._ledgers()
         links = [self.links[leaf] for leaf in e.topology.leaves if leaf in self.provisioned]
         written = await asyncio.gather(*(
             self.enforcer.write_ledger(link, ledgers.get(link.name, {}))

@@ -294,15 +294,17 @@ def served_fabric(work: Path) -> Iterator[Served]:
     """:class:`Served` in ``work``; the controller and the switches are stopped on exit."""
     pipeline = compile_pipeline(work)
     fabric = RunningSwitches(work).start()
-    controller = ControllerProc(fabric.path, pipeline, "--no-audit")
-    try:
+    controller: ControllerProc | None = None
+    try:  # the switches are stopped however the rest fails
+        controller = ControllerProc(fabric.path, pipeline, "--no-audit")
         controller.start()
         api = controller.api()
         api.wait_ready()
         yield Served(pipeline, fabric, controller, api)
         api.close()
     finally:
-        controller.close()
+        if controller is not None:
+            controller.close()
         fabric.close()
 
 

@@ -63,3 +63,28 @@ def test_the_book_builds_only_new_or_changed_records_and_gives_what_ledgers_give
     assert got == expected([0, 2, 3, 5])
     assert set(got) == {"leaf1"}  # leaf2 holds nothing any more
     assert [r.meta.id for r in ledger.decode(got["leaf1"][2, "spine2"]) or ()] == ["c0ffee-3"]
+
+
+def test_the_book_builds_a_burst_a_slice_at_a_time_and_ends_with_the_same_ledgers() -> None:
+    sliced, whole = Book[int](), Book[int]()
+    keys = {n: "spine1" for n in range(10)}
+    built: list[int] = []
+
+    def place(n: int) -> Placed | None:
+        built.append(n)
+        return "leaf1", (2, "spine1"), _record(n)
+
+    assert sliced.file(keys, place, 4) is True
+    assert built == [0, 1, 2, 3]
+    assert sliced.file(keys, place, 4) is True
+    assert built == list(range(8))
+    assert sliced.file(keys, place, 4) is False  # the last two: nothing left
+    assert built == list(range(10))
+    assert sliced.ledgers() == whole.sync(keys, place)
+
+    # one that ended between two slices is dropped at the next call; its record, built
+    # before it ended, is in the ledgers until then
+    del keys[3]
+    assert sliced.file(keys, place, 4) is False
+    assert sliced.ledgers() == whole.sync(keys, place)
+    assert "c0ffee-3" not in sliced.ledgers()["leaf1"][2, "spine1"].decode()
