@@ -59,6 +59,59 @@ def pipelined(
     return written, took, answers
 
 
+def paced(
+    host: str, port: int, requests: Sequence[bytes], connections: int, window_s: float
+) -> tuple[list[float], list[tuple[int, bytes]]]:
+    """Send ``requests`` evenly over ``window_s``, round robin over ``connections``
+    (request ``i`` at ``i * window_s / len(requests)``, on connection ``i % connections``);
+    return each answer's time from its own request's send (ms, in sending order) and the
+    answers (status, body) in the same order."""
+    socks = [socket.create_connection((host, port)) for _ in range(connections)]
+    for sock in socks:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    n = len(requests)
+    step = window_s / n if n else 0.0
+    sent_at = [0.0] * n
+    took = [0.0] * n
+    answers: list[tuple[int, bytes]] = [(0, b"")] * n
+    waiting: list[list[int]] = [[] for _ in socks]  # per connection, requests unanswered
+    buffers = [b""] * len(socks)
+    left, nxt = n, 0
+    with selectors.DefaultSelector() as selector:
+        for k, sock in enumerate(socks):
+            selector.register(sock, selectors.EVENT_READ, k)
+        t0 = time.perf_counter()
+        while left:
+            now = time.perf_counter()
+            while nxt < n and now >= t0 + nxt * step:
+                k = nxt % connections
+                socks[k].sendall(requests[nxt])
+                sent_at[nxt] = time.perf_counter()
+                waiting[k].append(nxt)
+                nxt += 1
+                now = time.perf_counter()
+            wait = max(0.0, t0 + nxt * step - now) if nxt < n else 30.0
+            events = selector.select(wait)
+            if not events and nxt >= n:
+                raise SystemExit(f"no answer in 30 s; {left} of {n} left")
+            for key, _ in events:
+                k = key.data
+                chunk = socks[k].recv(1 << 20)
+                at = time.perf_counter()
+                if not chunk:
+                    raise SystemExit("the server closed a connection")
+                buffers[k] += chunk
+                while (whole := answer(buffers[k])) is not None:
+                    status, body, buffers[k] = whole
+                    i = waiting[k].pop(0)
+                    took[i] = (at - sent_at[i]) * 1e3
+                    answers[i] = (status, body)
+                    left -= 1
+    for sock in socks:
+        sock.close()
+    return took, answers
+
+
 def answer(buf: bytes) -> tuple[int, bytes, bytes] | None:
     """The first whole answer in ``buf``: status, body and what follows; None if partial."""
     head_end = buf.find(b"\r\n\r\n")
