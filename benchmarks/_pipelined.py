@@ -61,11 +61,11 @@ def pipelined(
 
 def paced(
     host: str, port: int, requests: Sequence[bytes], connections: int, window_s: float
-) -> tuple[list[float], list[tuple[int, bytes]]]:
+) -> tuple[list[float], list[float], list[tuple[int, bytes]]]:
     """Send ``requests`` evenly over ``window_s``, round robin over ``connections``
     (request ``i`` at ``i * window_s / len(requests)``, on connection ``i % connections``);
-    return each answer's time from its own request's send (ms, in sending order) and the
-    answers (status, body) in the same order."""
+    return each request's send time from the first's and each answer's time from its own
+    request's send (ms, in sending order), and the answers (status, body) in that order."""
     socks = [socket.create_connection((host, port)) for _ in range(connections)]
     for sock in socks:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -109,7 +109,7 @@ def paced(
                     left -= 1
     for sock in socks:
         sock.close()
-    return took, answers
+    return [(t - sent_at[0]) * 1e3 for t in sent_at], took, answers
 
 
 def answer(buf: bytes) -> tuple[int, bytes, bytes] | None:

@@ -48,7 +48,8 @@ import http
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable
+import types
+from collections.abc import Awaitable, Callable, Mapping
 
 from aiohttp.http import SERVER_SOFTWARE
 
@@ -296,39 +297,63 @@ def _take(buf: bytes, pos: int) -> tuple[Request, int] | bool:
     if head_end < 0:
         return len(buf) - pos < MAX_HEAD
     head = buf[pos:head_end]
+    parsed = _HEADS.get(head)
+    if parsed is None:
+        parsed = _head(head)
+        if parsed is None:
+            return False
+        if len(_HEADS) >= _HEADS_KEPT:
+            _HEADS.clear()
+        _HEADS[head] = parsed
+    method, path, query, headers, length = parsed
+    end = head_end + 4 + length
+    if end > len(buf):
+        return True
+    return Request(method, path, headers, buf[head_end + 4 : end], query), end
+
+
+Head = tuple[str, str, str, Mapping[str, str], int]
+"""A plain request's head: method, path, query, header fields (lower-case names, read
+only: requests with the same head share them) and the body's length."""
+
+_HEADS: dict[bytes, Head] = {}
+"""Heads read before, by their bytes. A client sends the same head again and again (only
+the length of the body changes it), and the bytes decide the reading: the lane reads each
+once (it was 10-15% of a request's time), up to :data:`_HEADS_KEPT` of them."""
+_HEADS_KEPT = 256
+
+
+def _head(head: bytes) -> Head | None:
+    """The reading of a request's head (without the blank line); None if not plain."""
     if _CONTROL.search(head.replace(b"\r\n", b"\t")):
-        return False  # a bare CR or LF, or another control character
+        return None  # a bare CR or LF, or another control character
     lines = head.split(b"\r\n")
     if len(lines) - 1 > MAX_HEADERS:
-        return False
+        return None
     parts = lines[0].split(b" ")
     if len(lines[0]) > MAX_REQUEST_LINE or len(parts) != 3 or parts[2] != b"HTTP/1.1":
-        return False
+        return None
     method, target = parts[0], parts[1]
     if method not in _METHODS or not _TARGET.fullmatch(target) or b"/." in target:
-        return False
+        return None
     path, _, query = target.partition(b"?")
     headers: dict[str, str] = {}
     for line in lines[1:]:
         name, colon, value = line.partition(b":")
         if not colon or len(line) > MAX_FIELD or not _TOKEN.fullmatch(name):
-            return False
+            return None
         key = name.decode("ascii").lower()
         if key in headers or key in _HANDED:
-            return False
+            return None
         headers[key] = value.strip(b" \t").decode("utf-8", "surrogateescape")
     if "host" not in headers or headers.get("connection", "keep-alive").lower() != "keep-alive":
-        return False
+        return None
     length_text = headers.get("content-length", "0")
     plain = length_text.isascii() and length_text.isdigit() and len(length_text) <= 6
     if not plain or int(length_text) > MAX_BODY:
-        return False
-    end = head_end + 4 + int(length_text)
-    if end > len(buf):
-        return True
-    body = buf[head_end + 4 : end]
-    request = Request(method.decode(), path.decode(), headers, body, query.decode())
-    return request, end
+        return None
+    fields = types.MappingProxyType(headers)
+    return method.decode(), path.decode(), query.decode(), fields, int(length_text)
 
 
 def _encode_safely(response: Response) -> bytes:
