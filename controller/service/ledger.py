@@ -26,8 +26,8 @@ transfers came or went since the last poll. Building and encoding every record e
 time cost about 13 us a transfer (4 ms with 300 in flight on a 2-core machine), so a
 :class:`Book` keeps them: each record's JSON row is built once, and only the range
 entries whose rows changed are encoded again. The rows of a burst (256 new transfers
-between two polls: about 4 ms) are built a slice at a time (:meth:`Book.file`), with
-the requests that came meanwhile answered in between.
+between two polls: about 4 ms) are built a slice at a time (:meth:`Book.changes`, then
+:meth:`Book.file` per slice), with the requests that came meanwhile answered in between.
 """
 
 from __future__ import annotations
@@ -142,30 +142,28 @@ class Book(Generic[K]):
         """Every leaf's ledger (as :func:`ledgers` gives it) for the records ``versions``
         names; ``build(key)`` makes the record of a key that is new or whose version
         changed (None: it belongs in no ledger)."""
-        while self.file(versions, build):
-            pass
+        self.file(self.changes(versions), build)
         return self.ledgers()
 
-    def file(
-        self,
-        versions: Mapping[K, object],
-        build: Callable[[K], Placed | None],
-        limit: int | None = None,
-    ) -> bool:
-        """:meth:`sync`'s first half in slices: drop the records of keys gone from
-        ``versions`` and build at most ``limit`` records of new or changed keys; True
-        when some are left for another call (the caller answers requests between)."""
-        dirty = self._dirty
+    def changes(self, versions: Mapping[K, object]) -> list[tuple[K, object]]:
+        """:meth:`sync` in steps, first: drop the records of the keys gone from
+        ``versions``, and return the keys new or changed, with their versions, for
+        :meth:`file` (a slice at a time, the caller answering requests between)."""
         for key in self._filed.keys() - versions.keys():
-            self._unfile(key, dirty)
-        built = 0
+            self._unfile(key, self._dirty)
+        out: list[tuple[K, object]] = []
         for key, version in versions.items():
             filed = self._filed.get(key)
-            if filed is not None and (filed[0] is version or filed[0] == version):
-                continue
-            if limit is not None and built == limit:
-                return True
-            built += 1
+            if filed is None or (filed[0] is not version and filed[0] != version):
+                out.append((key, version))
+        return out
+
+    def file(
+        self, changes: Iterable[tuple[K, object]], build: Callable[[K], Placed | None]
+    ) -> None:
+        """Build and file the records of ``changes`` (keys with their versions)."""
+        dirty = self._dirty
+        for key, version in changes:
             self._unfile(key, dirty)
             placed = build(key)
             spot = None
@@ -175,10 +173,9 @@ class Book(Generic[K]):
                 self._rows.setdefault(spot, {})[key] = _row(record)
                 dirty.add(spot)
             self._filed[key] = (version, spot)
-        return False
 
     def ledgers(self) -> dict[str, dict[RangeKey, bytes]]:
-        """:meth:`sync`'s second half: every leaf's ledger, with the range entries whose
+        """:meth:`sync` in steps, last: every leaf's ledger, with the range entries whose
         records changed since the last call encoded again."""
         for leaf, entry in self._dirty:
             rows = self._rows.get((leaf, entry))

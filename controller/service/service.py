@@ -102,7 +102,7 @@ TIERS_LOG_S = 10.0
 """How often the transfer log gets a ``tiers`` record (per-tier utilisation)."""
 JUDGE_SLICE = 8
 """Finished transfers judged offline between two turns of the event loop."""
-LEDGER_SLICE = 32
+LEDGER_SLICE = 8
 """Ledger records built between two turns of the event loop (about 15 us each)."""
 
 SAMPLE_GRACE = 2.0
@@ -642,11 +642,11 @@ class Service:
         with the requests that came meanwhile answered in between; a transfer decided
         meanwhile is filed at the next call, one that ended meanwhile is left out."""
         book, (versions, build) = self._ledger_book, self._ledger_versions()
-        more = True
-        while more:
-            more = book.file(versions, build, LEDGER_SLICE)
-            if more:
+        changes = book.changes(versions)
+        for k in range(0, len(changes), LEDGER_SLICE):
+            if k:
                 await asyncio.sleep(0)
+            book.file(changes[k : k + LEDGER_SLICE], build)
         return book.ledgers()
 
     def _ledgers_now(self) -> dict[str, dict[ledger.RangeKey, bytes]]:
@@ -761,9 +761,11 @@ class Service:
                 if result is not None:
                     reading, at = result
                     updates += self.engine.telemetry(reading, at)
+                    await asyncio.sleep(0)  # a switch at a time: requests answered between
             now = self.clock()
             updates += self.engine.tick(now, judge=False)
             await self.enforcer.apply(updates)
+            await asyncio.sleep(0)
             await self._judge(now)
             self._log_tiers(now)
             await self._expire(now)

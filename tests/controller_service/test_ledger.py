@@ -74,17 +74,18 @@ def test_the_book_builds_a_burst_a_slice_at_a_time_and_ends_with_the_same_ledger
         built.append(n)
         return "leaf1", (2, "spine1"), _record(n)
 
-    assert sliced.file(keys, place, 4) is True
+    changes = sliced.changes(keys)
+    assert [k for k, _ in changes] == list(range(10))
+    assert built == []  # nothing is built until filed
+    sliced.file(changes[:4], place)
     assert built == [0, 1, 2, 3]
-    assert sliced.file(keys, place, 4) is True
-    assert built == list(range(8))
-    assert sliced.file(keys, place, 4) is False  # the last two: nothing left
+    sliced.file(changes[4:], place)
     assert built == list(range(10))
     assert sliced.ledgers() == whole.sync(keys, place)
+    assert sliced.changes(keys) == []
 
-    # one that ended between two slices is dropped at the next call; its record, built
-    # before it ended, is in the ledgers until then
+    # one that ends is dropped at the next call (its record stayed until then)
     del keys[3]
-    assert sliced.file(keys, place, 4) is False
+    assert sliced.changes(keys) == []
     assert sliced.ledgers() == whole.sync(keys, place)
     assert "c0ffee-3" not in sliced.ledgers()["leaf1"][2, "spine1"].decode()
