@@ -36,7 +36,8 @@ rounds' answers), ``burst_max_ms`` (the median round's last answer),
 ``paced_worst_ms``, ``paced_sent_ms`` (when the last request went), ``paced_done_ms``
 (when the last answer came) and ``paced_goal_met``; ``batch_ms``, and ``load``
 (the machine's 1-minute load average at the start and the end: the latencies are only
-as good as the machine was idle).
+as good as the machine was idle) and ``steal_share`` (the share of CPU time the
+hypervisor gave to other machines during the run: on a busy host it slows everything).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ import time
 from collections import deque
 from pathlib import Path
 
-from benchmarks._pipelined import cpu_s, paced, pipelined
+from benchmarks._pipelined import cpu_s, cpu_times, paced, pipelined
 from controller.engine.telemetry_math import percentile
 from tests.controller_service.harness import Api, served_fabric
 
@@ -70,6 +71,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     load0 = os.getloadavg()[0]
+    times0 = cpu_times()
 
     with (
         tempfile.TemporaryDirectory(prefix="kvfabric-bench-") as tmp,
@@ -144,6 +146,7 @@ def main() -> None:
         "cpu_us_per_request": round(seq_cpu * 1e6, 1),
         "idle_cpu_share": round(idle, 3),
         "load": [round(load0, 2), round(os.getloadavg()[0], 2)],
+        "steal_share": round(_stolen(times0), 3),
     }
     result["goal_met"] = (
         result["p99_ms"] < result["goal_p99_ms"]
@@ -157,7 +160,8 @@ def main() -> None:
         f"p50 {result['p50_ms']} ms, p99 {result['p99_ms']} ms, p99.9 {result['p999_ms']} ms, "
         f"max {result['max_ms']} ms; complete p50 {result['complete_p50_ms']} ms; controller "
         f"CPU {result['cpu_us_per_request']} us per request, {idle:.0%} of a core idle "
-        f"(load {result['load']})"
+        f"(load {result['load']}, {result['steal_share']:.1%} of the CPU time stolen by the "
+        "hypervisor)"
     )
     print(
         f"burst of {args.burst} over {args.connections} connections, {args.bursts} rounds "
@@ -196,6 +200,12 @@ def _burst(
     cpu = cpu_s(pid) - cpu0 - idle * (time.perf_counter() - wall0)
     _complete_all(host, port, answers, "burst")
     return written, took, cpu / n * 1e6
+
+
+def _stolen(since: tuple[int, int]) -> float:
+    """The share of the machine's CPU time stolen by the hypervisor since ``since``."""
+    total, stolen = cpu_times()
+    return (stolen - since[1]) / max(1, total - since[0])
 
 
 def _asks(n: int) -> list[bytes]:
