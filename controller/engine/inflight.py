@@ -11,7 +11,15 @@ A pinned transfer also counts the *shared* bytes of the engine's other transfers
 ran beside it on a port of its path: those in flight there when it was placed, and
 those placed there later while it ran. They explain a slowdown the engine caused
 itself (two transfers on one port take about twice as long), which the safety checks
-must not mistake for a bad path. Pinned transfers are indexed by port for that.
+must not mistake for a bad path. Pinned transfers are indexed by port for that, and
+the bytes placed later are counted without visiting the transfers they share with:
+every port (and every path) keeps the running total of the bytes that began on it, and a
+transfer notes the totals of its path when it begins, so that what began beside it since
+is a difference of totals (the up port's, plus the down port's, less its whole path's,
+which both counted; a leaf's uplink is never a spine's downlink). O(1) a decision, where
+adding its bytes to every transfer beside it was O(transfers on its ports): about 10 us
+with 256 in flight on a 2 x 2 fabric. The figure is written into the placement when the
+transfer ends or moves.
 
 Deadlines sit in a heap, so expiring is O(log n) per transfer; tag ports come from
 per (source host, spine) pools, so handing one out or taking it back is O(1).
@@ -203,6 +211,12 @@ class InFlight:
         self.transfers: dict[int, Transfer] = {}
         self._deadlines: list[tuple[float, int]] = []
         self._on_port: dict[int, set[int]] = {}
+        self._began_on: dict[int, int] = {}
+        """Port -> the bytes of every pinned transfer that began on it so far."""
+        self._began_along: dict[tuple[int, int], int] = {}
+        """(up, down) -> the same on the whole path."""
+        self._marks: dict[int, tuple[int, int, int]] = {}
+        """Transfer id -> the totals of its path (up, down, both) when it began there."""
 
     def __len__(self) -> int:
         return len(self.transfers)
@@ -229,10 +243,33 @@ class InFlight:
     def _run(self, transfer: Transfer) -> None:
         path = transfer.path
         if path is not None:
-            size = transfer.decision.bytes
-            for tid in self._beside(path):
-                self.transfers[tid].placement.shared_bytes += size
+            size, up, down = transfer.decision.bytes, path.up, path.down
+            on, along = self._began_on, self._began_along
+            on[up] = on.get(up, 0) + size
+            on[down] = on.get(down, 0) + size
+            along[up, down] = along.get((up, down), 0) + size
+            self._mark(transfer)
         self._index(transfer)
+
+    def _mark(self, t: Transfer) -> None:
+        """Note the totals of ``t``'s path: what begins there from now on shares with it."""
+        path = t.path
+        if path is not None and t.began is not None:
+            up, down = path.up, path.down
+            on = self._began_on
+            both = self._began_along.get((up, down), 0)
+            self._marks[t.id] = (on.get(up, 0), on.get(down, 0), both)
+
+    def _settle(self, t: Transfer) -> None:
+        """Add to ``t``'s shared bytes what began beside it since :meth:`_mark`."""
+        mark = self._marks.pop(t.id, None)
+        path = t.path
+        if mark is None or path is None:
+            return
+        up, down = path.up, path.down
+        on = self._began_on
+        both = self._began_along.get((up, down), 0) - mark[2]
+        t.placement.shared_bytes += on.get(up, 0) - mark[0] + on.get(down, 0) - mark[1] - both
 
     def running_on(self, port: int) -> set[int]:
         """The ids of the pinned transfers running on ``port`` (held ones are not)."""
@@ -242,14 +279,17 @@ class InFlight:
         """Stop tracking a transfer; None if it is not in flight."""
         t = self.transfers.pop(transfer_id, None)
         if t is not None:
+            self._settle(t)
             self._unindex(t)
         return t
 
     def repin(self, transfer: Transfer, path: PathIndex | None) -> None:
         """Move an in-flight transfer's pin to ``path`` (None: left to ECMP)."""
+        self._settle(transfer)
         self._unindex(transfer)
         transfer.placement.path = path
         self._index(transfer)
+        self._mark(transfer)
 
     def _beside(self, path: PathIndex) -> set[int]:
         return self._on_port.get(path.up, set()) | self._on_port.get(path.down, set())
