@@ -21,9 +21,7 @@ def pipelined(
     """Write ``payloads[k]`` (``counts[k]`` requests back to back) on connection ``k``;
     return how long the writes took (ms), each answer's time from its connection's write
     (ms), and the answers (status, body) in the order they came."""
-    socks = [socket.create_connection((host, port)) for _ in payloads]
-    for sock in socks:
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    socks = _connections(host, port, len(payloads))
     sent = [0.0] * len(socks)
     t0 = time.perf_counter()
     for k, sock in enumerate(socks):
@@ -44,16 +42,10 @@ def pipelined(
                 raise SystemExit(f"no answer in 30 s; {sum(left)} of {sum(counts)} left")
             for key, _ in events:
                 k = key.data
-                chunk = socks[k].recv(1 << 20)
-                at = time.perf_counter()
-                if not chunk:
-                    raise SystemExit("the server closed a connection")
-                buffers[k] += chunk
-                while (whole := answer(buffers[k])) is not None:
-                    status, body, buffers[k] = whole
-                    took.append((at - sent[k]) * 1e3)
-                    answers.append((status, body))
-                    left[k] -= 1
+                at, got, buffers[k] = _read(socks[k], buffers[k])
+                took += [(at - sent[k]) * 1e3] * len(got)
+                answers += got
+                left[k] -= len(got)
     for sock in socks:
         sock.close()
     return written, took, answers
@@ -66,9 +58,7 @@ def paced(
     (request ``i`` at ``i * window_s / len(requests)``, on connection ``i % connections``);
     return each request's send time from the first's and each answer's time from its own
     request's send (ms, in sending order), and the answers (status, body) in that order."""
-    socks = [socket.create_connection((host, port)) for _ in range(connections)]
-    for sock in socks:
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    socks = _connections(host, port, connections)
     n = len(requests)
     step = window_s / n if n else 0.0
     sent_at = [0.0] * n
@@ -96,20 +86,37 @@ def paced(
                 raise SystemExit(f"no answer in 30 s; {left} of {n} left")
             for key, _ in events:
                 k = key.data
-                chunk = socks[k].recv(1 << 20)
-                at = time.perf_counter()
-                if not chunk:
-                    raise SystemExit("the server closed a connection")
-                buffers[k] += chunk
-                while (whole := answer(buffers[k])) is not None:
-                    status, body, buffers[k] = whole
+                at, got, buffers[k] = _read(socks[k], buffers[k])
+                for status_body in got:
                     i = waiting[k].pop(0)
                     took[i] = (at - sent_at[i]) * 1e3
-                    answers[i] = (status, body)
-                    left -= 1
+                    answers[i] = status_body
+                left -= len(got)
     for sock in socks:
         sock.close()
     return [(t - sent_at[0]) * 1e3 for t in sent_at], took, answers
+
+
+def _connections(host: str, port: int, n: int) -> list[socket.socket]:
+    socks = [socket.create_connection((host, port)) for _ in range(n)]
+    for sock in socks:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return socks
+
+
+def _read(sock: socket.socket, buffer: bytes) -> tuple[float, list[tuple[int, bytes]], bytes]:
+    """One read from ``sock``: when it came, the whole answers it completed (status,
+    body) and what is left of ``buffer`` after them."""
+    chunk = sock.recv(1 << 20)
+    at = time.perf_counter()
+    if not chunk:
+        raise SystemExit("the server closed a connection")
+    buffer += chunk
+    got: list[tuple[int, bytes]] = []
+    while (whole := answer(buffer)) is not None:
+        status, body, buffer = whole
+        got.append((status, body))
+    return at, got, buffer
 
 
 def answer(buf: bytes) -> tuple[int, bytes, bytes] | None:
