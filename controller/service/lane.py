@@ -296,49 +296,61 @@ def _take(buf: bytes, pos: int) -> tuple[Request, int] | bool:
     head_end = buf.find(b"\r\n\r\n", pos, pos + MAX_HEAD)
     if head_end < 0:
         return len(buf) - pos < MAX_HEAD
-    head = buf[pos:head_end]
-    parsed = _HEADS.get(head)
-    if parsed is None:
-        parsed = _head(head)
-        if parsed is None:
+    line_end = buf.find(b"\r\n", pos, head_end)
+    if line_end < 0:
+        return False  # a request line and no header field: no Host
+    line = _request_line(buf[pos:line_end])
+    fields = buf[line_end + 2 : head_end]
+    read = _FIELDS.get(fields)
+    if read is None:
+        read = _fields(fields)
+        if read is None:
             return False
-        if len(_HEADS) >= _HEADS_KEPT:
-            _HEADS.clear()
-        _HEADS[head] = parsed
-    method, path, query, headers, length = parsed
+        if len(_FIELDS) >= _FIELDS_KEPT:
+            _FIELDS.clear()
+        _FIELDS[fields] = read
+    if line is None:
+        return False
+    headers, length = read
     end = head_end + 4 + length
     if end > len(buf):
         return True
+    method, path, query = line
     return Request(method, path, headers, buf[head_end + 4 : end], query), end
 
 
-Head = tuple[str, str, str, Mapping[str, str], int]
-"""A plain request's head: method, path, query, header fields (lower-case names, read
-only: requests with the same head share them) and the body's length."""
+_FIELDS: dict[bytes, tuple[Mapping[str, str], int]] = {}
+"""Header fields read before, by their bytes, with the body's length they give. A
+client sends the same fields again and again (only the body's length changes them,
+where the request line changes with every transfer's id), and the bytes decide the
+reading: the lane reads each block once (reading them was 10-15% of a request's time),
+up to :data:`_FIELDS_KEPT` of them. Requests with the same fields share the mapping,
+which is read only."""
+_FIELDS_KEPT = 256
 
-_HEADS: dict[bytes, Head] = {}
-"""Heads read before, by their bytes. A client sends the same head again and again (only
-the length of the body changes it), and the bytes decide the reading: the lane reads each
-once (it was 10-15% of a request's time), up to :data:`_HEADS_KEPT` of them."""
-_HEADS_KEPT = 256
 
-
-def _head(head: bytes) -> Head | None:
-    """The reading of a request's head (without the blank line); None if not plain."""
-    if _CONTROL.search(head.replace(b"\r\n", b"\t")):
-        return None  # a bare CR or LF, or another control character
-    lines = head.split(b"\r\n")
-    if len(lines) - 1 > MAX_HEADERS:
-        return None
-    parts = lines[0].split(b" ")
-    if len(lines[0]) > MAX_REQUEST_LINE or len(parts) != 3 or parts[2] != b"HTTP/1.1":
+def _request_line(line: bytes) -> tuple[str, str, str] | None:
+    """Method, path and query of a plain request line; None if it is not one."""
+    parts = line.split(b" ")
+    if len(line) > MAX_REQUEST_LINE or len(parts) != 3 or parts[2] != b"HTTP/1.1":
         return None
     method, target = parts[0], parts[1]
     if method not in _METHODS or not _TARGET.fullmatch(target) or b"/." in target:
         return None
     path, _, query = target.partition(b"?")
+    return method.decode(), path.decode(), query.decode()
+
+
+def _fields(block: bytes) -> tuple[Mapping[str, str], int] | None:
+    """The header fields of a plain request (lower-case names) and its body's length;
+    None if they are not plain."""
+    if _CONTROL.search(block.replace(b"\r\n", b"\t")):
+        return None  # a bare CR or LF, or another control character
+    lines = block.split(b"\r\n")
+    if len(lines) > MAX_HEADERS:
+        return None
     headers: dict[str, str] = {}
-    for line in lines[1:]:
+    for line in lines:
         name, colon, value = line.partition(b":")
         if not colon or len(line) > MAX_FIELD or not _TOKEN.fullmatch(name):
             return None
@@ -352,8 +364,7 @@ def _head(head: bytes) -> Head | None:
     plain = length_text.isascii() and length_text.isdigit() and len(length_text) <= 6
     if not plain or int(length_text) > MAX_BODY:
         return None
-    fields = types.MappingProxyType(headers)
-    return method.decode(), path.decode(), query.decode(), fields, int(length_text)
+    return types.MappingProxyType(headers), int(length_text)
 
 
 def _encode_safely(response: Response) -> bytes:
