@@ -52,7 +52,7 @@ import statistics
 import struct
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -77,14 +77,15 @@ Fields = tuple[Any, ...] | int
 """A decision's answer fields; for :data:`RESET`, how many transfers it completed."""
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark; print the table, the last line one JSON object."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--burst", type=int, default=256)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--window-ms", type=float, default=10.0)
     parser.add_argument("--inflight", type=int, default=32, help="transfers kept in flight")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     asks = _asks(args.burst)
     per = [
         args.burst // args.connections + (k < args.burst % args.connections)
@@ -100,7 +101,8 @@ def main() -> None:
         f"{'rounds met':>11} {'CPU/request':>16} {'pinned':>7}"
     )
     for name in SERVERS:
-        port, children = _start(name, args.inflight)
+        port, processes = _start(name, args.inflight)
+        children = [p.pid for p in processes if p.pid is not None]
         try:
             pipelined("127.0.0.1", port, at_once, per)  # warm-up
             _reset(port)
@@ -127,8 +129,9 @@ def main() -> None:
                 _row(name, way, figures[way])
             results[name] = figures
         finally:
-            for pid in children:
-                os.kill(pid, 15)
+            for p in processes:
+                p.terminate()
+                p.join(10)
     print(
         json.dumps(
             {
@@ -143,6 +146,7 @@ def main() -> None:
             }
         )
     )
+    return 0
 
 
 def _figures(slowest: list[float], cpu: list[list[float]], burst: int) -> dict[str, object]:
@@ -174,8 +178,8 @@ def _reset(port: int) -> None:
         raise SystemExit(f"the reset was answered {answers[0][0]}")
 
 
-def _start(name: str, inflight: int) -> tuple[int, list[int]]:
-    """Start server ``name``: its port and its processes' pids."""
+def _start(name: str, inflight: int) -> tuple[int, list[multiprocessing.Process]]:
+    """Start server ``name``: its port and its processes."""
     ready: multiprocessing.Queue[int] = multiprocessing.Queue()
     processes = []
     if name == "split":
@@ -189,8 +193,14 @@ def _start(name: str, inflight: int) -> tuple[int, list[int]]:
     for p in processes:
         p.daemon = True
         p.start()
-    port = ready.get(timeout=60)
-    return port, [p.pid for p in processes if p.pid is not None]
+    try:
+        port = ready.get(timeout=60)
+    except BaseException:
+        for p in processes:
+            p.terminate()
+            p.join(10)
+        raise
+    return port, processes
 
 
 # -- the engine --------------------------------------------------------------------------
@@ -469,4 +479,4 @@ def _front_process(sock: socket.socket, ready: multiprocessing.Queue[int]) -> No
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
