@@ -28,7 +28,7 @@ but ``--inflight`` of its transfers, so that every burst starts from the same nu
 flight. Per server and way of sending it reports the median and worst round's slowest
 answer, how many rounds met the goal, and the CPU time per request of each process
 (from the kernel's scheduler statistics, which on a virtual machine include the time
-the hypervisor stole).
+the hypervisor stole; the split server's front first, then its engine).
 
     .venv/bin/python -m benchmarks.decision_floor [--burst 256] [--connections 16]
         [--rounds 12] [--window-ms 10] [--inflight 32]
@@ -184,10 +184,10 @@ def _start(name: str, inflight: int) -> tuple[int, list[multiprocessing.Process]
     processes = []
     if name == "split":
         front_end, engine_end = socket.socketpair()
+        processes.append(multiprocessing.Process(target=_front_process, args=(front_end, ready)))
         processes.append(
             multiprocessing.Process(target=_engine_process, args=(engine_end, inflight))
         )
-        processes.append(multiprocessing.Process(target=_front_process, args=(front_end, ready)))
     else:
         processes.append(multiprocessing.Process(target=_one_process, args=(name, inflight, ready)))
     for p in processes:
