@@ -25,7 +25,7 @@ import math
 import time
 from pathlib import Path
 
-from lab.scenario import Tool, load_scenario, parse_scenario
+from experiment.scenario import Tool, load_scenario, parse_scenario
 from simulator.run import Simulation, simulate
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -22,7 +22,7 @@ import json
 import time
 
 from controller.config.generate import leaf_spine
-from lab.scenario import Tool, load_scenario
+from experiment.scenario import Tool, load_scenario
 from simulator.crossval import LAB_FIVE, MODES, scenario_path
 from simulator.network import Network
 from simulator.packet import PacketEngine, ns3_model

@@ -1,11 +1,12 @@
-"""The ``kvfabric`` console script: one subcommand per module of :mod:`kvfabric.commands`.
+"""The ``kvfabric`` console script: one subcommand per module of :mod:`kvfabric.commands`
+(or of the part it belongs to: ``kvfabric.commands.ELSEWHERE``).
 
 Every name in :data:`kvfabric.commands.SUBCOMMANDS` must have its module: a missing
 one is an installation fault and fails loudly, never a subcommand that silently
 disappears from ``--help``. User errors are printed as one located line and turn into
 exit status 1 unless the subcommand chose another: each subcommand catches its own
-tree (the lab's ``LabError``, the controller's ``ControllerError``), and this module
-catches :class:`softswitch.errors.SoftswitchError` for all of them. Nothing the user
+tree (the experiment's ``ExperimentError``, the controller's ``ControllerError``), and
+this module catches :class:`softswitch.errors.SoftswitchError` for all of them. Nothing the user
 types produces a Python traceback.
 """
 
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from kvfabric import __version__
-from kvfabric.commands import SUBCOMMANDS
+from kvfabric.commands import SUBCOMMANDS, module_name
 from kvfabric.procname import apply_requested_name
 from softswitch.errors import SoftswitchError
 
@@ -29,7 +30,7 @@ DESCRIPTION = (
 
 
 def _module_for(name: str) -> ModuleType:
-    return importlib.import_module(f"kvfabric.commands.{name.replace('-', '_')}")
+    return importlib.import_module(module_name(name))
 
 
 def build_parser() -> argparse.ArgumentParser:

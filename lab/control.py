@@ -7,7 +7,7 @@ drives it through the small :class:`FabricControl` protocol:
     every switch is provisioned and reporting telemetry;
 ``set_mode(mode)``
     ``kv-aware`` (pins), ``ecmp`` (no pins) or ``flowlet`` (the data plane's LetFlow);
-``request_transfer(src, dst, nbytes, spine=None)`` -> :class:`Placement`
+``request_transfer(src, dst, nbytes, spine=None)`` -> :class:`kvfabric.client.Placement`
     ``POST /v1/transfers``; ``spine`` forces the path (the ``isolated`` reference);
 ``complete_transfer(id, duration_s)``
     ``POST /v1/transfers/{id}/complete``;
@@ -26,7 +26,7 @@ the lab asked for: ``PUT /v1/mode {"mode"}`` and the optional
 (``pin_flow``/``unpin_flow``): the controller holds the flow's whole 5-tuple on the
 spine with a ``flow_pin`` entry in every mode, whatever its class, and moves it off a
 cable the audit takes down. The lab steers background by its source port by default
-(:mod:`lab.ecmp`), and ``pin_flow`` is used when an experiment asks for it
+(:mod:`experiment.ecmp`), and ``pin_flow`` is used when an experiment asks for it
 (``pin_background``).
 
 :class:`ControllerProcess` starts ``kvfabric controller FABRIC`` as a tracked
@@ -40,38 +40,16 @@ import json
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from controller.config import FabricConfig
-from kvfabric.client import AsyncClient
+from experiment.flows import FlowKey
+from kvfabric.client import AsyncClient, Placement
 from lab.errors import ControlError
 from lab.procs import ProcessTable, Tracked
-
-
-@dataclass(frozen=True, slots=True)
-class FlowKey:
-    """A flow's 5-tuple, with hosts by name."""
-
-    src: str
-    dst: str
-    protocol: str  # "tcp" | "udp"
-    src_port: int
-    dst_port: int
-
-
-@dataclass(frozen=True, slots=True)
-class Placement:
-    """The controller's answer for a transfer: where it goes and how to tag it."""
-
-    transfer_id: str
-    spine: str | None
-    dscp: int | None
-    src_port: int | None
-    path: str | None = None
 
 
 class PathService(Protocol):
@@ -227,7 +205,7 @@ class HttpControl:
         if spine is not None:
             body["spine"] = spine
         answer = await self.request("POST", "/v1/transfers", body)
-        return parse_placement(answer)
+        return parse_placement(answer, f"{self.host}:{self.port}")
 
     async def complete_transfer(self, transfer_id: str, duration_s: float) -> None:
         """``POST /v1/transfers/{id}/complete`` with the measured duration."""
@@ -303,32 +281,20 @@ async def _read_head(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]
     return int(parts[1]), headers
 
 
-def parse_placement(answer: object) -> Placement:
-    """A :class:`Placement` from ``{id, path, tag: {dscp, src_port}}``."""
+def parse_placement(answer: object, controller: str) -> Placement:
+    """The client's :class:`~kvfabric.client.Placement` of a ``POST /v1/transfers``
+    answer from ``controller``, checked first: ``{id, path, tag: {dscp, src_port}}``."""
     if not isinstance(answer, Mapping) or "id" not in answer:
         raise ControlError(f"POST /v1/transfers: expected {{id, path, tag}}, got {answer!r:.200}")
     tag = answer.get("tag") or {}
     if not isinstance(tag, Mapping):
         raise ControlError(f"POST /v1/transfers: 'tag' must be an object, got {tag!r:.100}")
+    if tag and not ({"dscp", "src_port"} <= tag.keys()):
+        raise ControlError(f"POST /v1/transfers: 'tag' needs dscp and src_port, got {tag!r:.100}")
     path = answer.get("path")
-    spine = answer.get("spine")
-    if spine is None and isinstance(path, str) and path.count(">") == 2:
-        spine = path.split(">")[1]  # "leaf1>spine2>leaf2"
-    elif (
-        spine is None
-        and isinstance(path, Sequence)
-        and not isinstance(path, str)
-        and len(path) == 3
-    ):
-        spine = path[1]
-    dscp, src_port = tag.get("dscp"), tag.get("src_port")
-    return Placement(
-        transfer_id=str(answer["id"]),
-        spine=str(spine) if spine is not None else None,
-        dscp=int(dscp) if dscp is not None else None,
-        src_port=int(src_port) if src_port is not None else None,
-        path=str(path) if path is not None else None,
-    )
+    if path is not None and not isinstance(path, str):
+        raise ControlError(f"POST /v1/transfers: 'path' must be a string, got {path!r:.100}")
+    return Placement.from_answer(answer, controller)
 
 
 # -- the controller process ------------------------------------------------------------

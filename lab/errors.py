@@ -1,11 +1,13 @@
-"""Errors of the lab and the experiment.
+"""Errors of the emulated fabric, below the experiment's own (:mod:`experiment.errors`).
 
-    LabError
-     +-- ScenarioError    a bad scenario file: ``file:line:col: key.path: message``
-     +-- FabricError      the emulated fabric could not be built, started or cleaned up
+    ExperimentError                      (experiment.errors)
+     +-- ScenarioError                   (experiment.errors)
+     +-- FabricError                     (experiment.errors)
      |    +-- SwitchStartError    a switch process died or never opened its gRPC port
-     +-- TrafficError     a traffic generator (iperf3, a KV transfer) failed
-     +-- ControlError     the controller service refused or did not answer
+     +-- LabError
+          +-- SwitchStartError
+          +-- TrafficError        a traffic generator (iperf3, a KV transfer) failed
+          +-- ControlError        the controller service refused or did not answer
 
 OS and subprocess errors are translated into these where they enter the lab, so the
 ``kvfabric experiment`` command prints one located line instead of a traceback.
@@ -13,22 +15,14 @@ OS and subprocess errors are translated into these where they enter the lab, so 
 
 from __future__ import annotations
 
-from controller.errors import LocatedError
+from experiment.errors import ExperimentError, FabricError
 
 
-class LabError(Exception):
-    """Base of every error the lab reports to a user."""
+class LabError(ExperimentError):
+    """Base of every error the emulation itself reports to a user."""
 
 
-class ScenarioError(LocatedError, LabError):
-    """A scenario file that cannot be loaded, located by file, key path and line."""
-
-
-class FabricError(LabError):
-    """The emulated fabric could not be built, started or torn down."""
-
-
-class SwitchStartError(FabricError):
+class SwitchStartError(FabricError, LabError):
     """A switch process exited early or never accepted connections on its gRPC port."""
 
 

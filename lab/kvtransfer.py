@@ -53,16 +53,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from kvfabric.client import AsyncClient, ClientError
-from kvfabric.client import Placement as ClientPlacement
-from lab.control import PathService, Placement
+from experiment.flows import RECEIVER_PORT
+from kvfabric.client import AsyncClient, ClientError, Placement
+from lab.control import PathService
 from lab.errors import LabError, TrafficError
 from lab.netns import SocketFactory, plain_factory
 
 HEADER = struct.Struct("!4sQ16s")
 ACK = struct.Struct("!4sQ")
 MAGIC, ACK_MAGIC = b"KVT1", b"KVAK"
-RECEIVER_PORT = 7000
 _CHUNK = bytes(256 * 1024)
 _LINGER_RESET = struct.pack("ii", 1, 0)
 
@@ -149,7 +148,7 @@ async def _receive(
 
 
 @dataclass(frozen=True, slots=True)
-class Transfer:
+class TransferJob:
     """One transfer to make: hosts by name, their addresses, size and ECMP source port."""
 
     src: str
@@ -174,7 +173,7 @@ class Outcome:
     ``release_error`` why a held transfer started without its release.
     """
 
-    transfer: Transfer
+    transfer: TransferJob
     fct_s: float | None
     placement: Placement | None
     src_port: int | None
@@ -189,7 +188,7 @@ class Outcome:
 
 
 async def send(
-    transfer: Transfer,
+    transfer: TransferJob,
     *,
     sockets: SocketFactory = plain_factory,
     paths: PathService | AsyncClient | None = None,
@@ -218,7 +217,7 @@ async def send(
 class _Attempt(NamedTuple):
     """What :func:`send` hands to the way it sends: ``start`` is the request's time."""
 
-    transfer: Transfer
+    transfer: TransferJob
     sockets: SocketFactory
     spine: str | None
     timeout_s: float
@@ -239,7 +238,7 @@ async def _send_with_service(attempt: _Attempt, paths: PathService | None) -> Ou
                 transfer.src, transfer.dst, transfer.nbytes, spine=spine
             )
             decision_s = clock() - start
-            port = placement.src_port if placement.src_port is not None else port
+            port = placement.tag.src_port if placement.tag is not None else port
         moving = clock()
         async with asyncio.timeout(timeout_s):  # not wait_for: see lab.run
             retransmits = await _move(transfer, sockets, placement, port)
@@ -260,7 +259,7 @@ async def _send_with_service(attempt: _Attempt, paths: PathService | None) -> Ou
         return Outcome(
             transfer, None, placement, port, _describe(exc), decision_s, started_at=start
         )
-    if paths is not None and placement is not None:
+    if paths is not None and placement is not None and placement.transfer_id is not None:
         try:
             await paths.complete_transfer(placement.transfer_id, fct)
         except LabError as exc:
@@ -326,28 +325,21 @@ def _milliseconds(seconds: float | None) -> int | None:
     return None if seconds is None else max(1, round(seconds * 1000.0))
 
 
-def _placement(p: ClientPlacement) -> Placement | None:
-    """The lab's view of a client placement (None for the ECMP fallback)."""
-    if p.transfer_id is None:
-        return None
-    return Placement(
-        transfer_id=p.transfer_id,
-        spine=p.spine,
-        dscp=p.tag.dscp if p.tag is not None else None,
-        src_port=p.tag.src_port if p.tag is not None else None,
-        path=p.path,
-    )
+def _placement(p: Placement) -> Placement | None:
+    """The placement an outcome records: None for the ECMP fallback (no controller
+    answered; ``Outcome.fallback`` says why)."""
+    return None if p.fell_back else p
 
 
 async def _move(
-    transfer: Transfer, sockets: SocketFactory, placement: Placement | None, port: int | None
+    transfer: TransferJob, sockets: SocketFactory, placement: Placement | None, port: int | None
 ) -> int | None:
     """Send the transfer and wait for its acknowledgement; the TCP retransmissions."""
     sock = sockets()
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if placement is not None and placement.dscp is not None:
-            sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, placement.dscp << 2)
+        if placement is not None and placement.tag is not None:
+            sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, placement.tag.tos)
         sock.bind((transfer.src_addr, port or 0))
         sock.setblocking(False)
         await asyncio.get_running_loop().sock_connect(sock, (transfer.dst_addr, transfer.dst_port))
@@ -357,7 +349,7 @@ async def _move(
     return await _stream(transfer, sock)
 
 
-async def _stream(transfer: Transfer, sock: socket.socket) -> int | None:
+async def _stream(transfer: TransferJob, sock: socket.socket) -> int | None:
     """Send the header and payload on a connected socket, wait for the acknowledgement,
     close; the TCP retransmissions."""
     reader, writer = await asyncio.open_connection(sock=sock)
@@ -380,7 +372,7 @@ async def _stream(transfer: Transfer, sock: socket.socket) -> int | None:
 
 
 async def _exchange(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, transfer: Transfer
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, transfer: TransferJob
 ) -> None:
     """Header and payload out, acknowledgement in."""
     label = (transfer.label or "").encode("ascii", "replace")[:16]
@@ -438,7 +430,7 @@ def _address(text: str) -> tuple[str, int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m lab.kvtransfer serve|send``: the pair on real hosts."""
-    from lab.scenario import parse_bytes
+    from experiment.scenario import parse_bytes
 
     parser = argparse.ArgumentParser(
         prog="python -m lab.kvtransfer", description=__doc__.splitlines()[0]
@@ -458,7 +450,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(_serve_forever(_address(args.bind)))
     host, port = _address(args.to)
     paths = AsyncClient([args.controller], deadline_s=5.0) if args.controller else None
-    t = Transfer(args.src, args.dst, args.from_addr, host, args.bytes, dst_port=port)
+    t = TransferJob(args.src, args.dst, args.from_addr, host, args.bytes, dst_port=port)
     outcome = asyncio.run(send(t, paths=paths))
     print(
         json.dumps({"fct_s": outcome.fct_s, "src_port": outcome.src_port, "error": outcome.error})

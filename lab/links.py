@@ -41,7 +41,7 @@ from typing import Any
 
 from mininet.link import TCIntf, TCLink
 
-from lab.errors import FabricError
+from experiment.errors import FabricError
 
 JUMBO_MTU = 9000
 PROBE_ETHERTYPE = 0x88B5

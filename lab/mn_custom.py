@@ -24,7 +24,7 @@ cleanup that kills every Mininet shell and every process named ``ping`` or
 
 from __future__ import annotations
 
-from lab.fabric import lab_fabric
+from experiment.fabric import lab_fabric
 from lab.links import ShapedLink
 from lab.nodes import Bmv2Switch, LabHost, P4Switch
 from lab.topo import DEFAULT_QUEUE, FabricTopo

@@ -30,7 +30,7 @@ from typing import Any
 
 from mininet.net import Mininet
 
-from lab.errors import FabricError
+from experiment.errors import FabricError
 from lab.links import ShapedLink
 from lab.nodes import LabHost, P4Switch
 from lab.procs import ProcessTable, Tracked, alive

@@ -24,7 +24,7 @@ import os
 import socket
 from collections.abc import Callable, Iterator
 
-from lab.errors import FabricError
+from experiment.errors import FabricError
 
 CLONE_NEWNET = 0x40000000
 

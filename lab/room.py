@@ -10,7 +10,8 @@ that re-hashes ECMP moves the background away from the plan):
 - :func:`roomiest_spine`: the ``isolated`` reference puts each transfer on the spine
   with the most spare capacity in a short measurement just before it starts;
 - :func:`spines_with_room`: after a run, which spines had room while a transfer that
-  timed out was stuck (the monitor's per-interface samples), for the goals (:mod:`lab.goals`).
+  timed out was stuck (the monitor's per-interface samples), for the goals
+  (:mod:`experiment.goals`).
 
 A cable that was down (at any time of the window) is never room: an interface that is
 down transmits nothing and would look idle.

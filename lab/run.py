@@ -55,32 +55,32 @@ from pathlib import Path
 from typing import Any
 
 from controller.config import FabricConfig
+from experiment.arrivals import Arrival, PhasePlan, Schedule, generate
+from experiment.ecmp import FLOWLET_STEP, EcmpOracle
+from experiment.fabric import lab_fabric, write_fabric
+from experiment.flows import RECEIVER_PORT, FlowKey
+from experiment.goals import ROOM_UTILISATION
+from experiment.kvsize import Scaling, Setting, scale_to_lab
+from experiment.plots import plot_cdf
+from experiment.progress import Progress
+from experiment.results import ModeRun, TransferResult, build_results, write_results
+from experiment.roles import Roles, resolve_roles
+from experiment.scenario import ASKING_MODES, UNSCHEDULED_MODES, ModeName, Scenario
+from experiment.scenario_sched import ScenarioScheduling, with_scheduling
 from kvfabric.client import AsyncClient
-from lab.arrivals import Arrival, PhasePlan, Schedule, generate
 from lab.control import (
     ControllerProcess,
     FabricControl,
-    FlowKey,
     HttpControl,
     PathService,
 )
-from lab.ecmp import FLOWLET_STEP, EcmpOracle
 from lab.errors import LabError
-from lab.fabric import lab_fabric, write_fabric
-from lab.goals import ROOM_UTILISATION
-from lab.kvsize import Scaling, Setting, scale_to_lab
-from lab.kvtransfer import RECEIVER_PORT, Receiver, Transfer, send
+from lab.kvtransfer import Receiver, TransferJob, send
 from lab.monitor import Monitor, Observed, tx_bytes
 from lab.net import Lab
 from lab.netns import factory_in, socket_in
 from lab.nodes import P4Switch
-from lab.plots import plot_cdf
-from lab.progress import Progress
-from lab.results import ModeRun, TransferResult, build_results, write_results
-from lab.roles import Roles, resolve_roles
 from lab.room import Cable, CableIntfs, down_during, roomiest_spine, spines_with_room
-from lab.scenario import ASKING_MODES, UNSCHEDULED_MODES, ModeName, Scenario
-from lab.scenario_sched import ScenarioScheduling, with_scheduling
 from lab.timescale import check_poll_floor, check_scaled, scale_controller, settle_s
 from lab.topo import MAX_LAB_BPS, FabricTopo, socket_queue_limit
 from lab.traffic import (
@@ -686,8 +686,8 @@ async def _concurrently(phase: PhasePlan, one: Callable[[Arrival], Awaitable[Non
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def _transfer(plan: Plan, a: Arrival) -> Transfer:
-    return Transfer(
+def _transfer(plan: Plan, a: Arrival) -> TransferJob:
+    return TransferJob(
         src=a.src,
         dst=a.dst,
         src_addr=str(plan.fabric.host(a.src).ipv4),

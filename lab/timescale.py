@@ -1,7 +1,7 @@
 """The lab in the production regime: the controller's clock slowed down with the fabric's.
 
 A lab run dilates time by the scenario's ``time_scale`` (lab seconds per real second,
-:mod:`lab.kvsize`): a 1.34 GB transfer that takes 27 ms at 400 Gb/s is 1 MB that
+:mod:`experiment.kvsize`): a 1.34 GB transfer that takes 27 ms at 400 Gb/s is 1 MB that
 takes 0.42 s at 20 Mb/s. The controller, by default, keeps its real time constants:
 it polls every 100 ms of lab time, so a lab transfer spans four polls where a real
 one spans a quarter of one, and the lab is kinder to a polling controller than a

@@ -29,7 +29,7 @@ from typing import Any
 from mininet.topo import Topo
 
 from controller.config import FabricConfig
-from lab.errors import FabricError
+from experiment.errors import FabricError
 from lab.links import JUMBO_MTU
 
 IFNAMSIZ = 15
@@ -178,6 +178,6 @@ class FabricTopo(Topo):  # type: ignore[misc]  # Mininet has no type stubs
             raise FabricError(
                 f"{what} runs at {bps / 1e9:g} Gb/s; the lab shapes links to at most 1 Gb/s "
                 "(Python switches carry 10-20 Mb/s): scale the fabric to lab rates "
-                "(lab.fabric.lab_fabric(..., link_bps=20_000_000))"
+                "(experiment.fabric.lab_fabric(..., link_bps=20_000_000))"
             )
         return {"bw": bps / 1e6, "max_queue_size": self.queue_packets, "mtu": mtu}

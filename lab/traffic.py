@@ -44,11 +44,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controller.config import FabricConfig
-from lab.control import FlowKey
-from lab.errors import ScenarioError
+from experiment.errors import ScenarioError
+from experiment.flows import FlowKey
+from experiment.roles import Roles
+from experiment.scenario import BackgroundLoad, Protocol
 from lab.procs import Tracked
-from lab.roles import Roles
-from lab.scenario import BackgroundLoad, Protocol
 
 if TYPE_CHECKING:
     from lab.net import Lab

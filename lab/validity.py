@@ -14,7 +14,7 @@ links, and completion times measure Python. A run is **invalid** when:
   ``drops_fraction`` of what it received, whichever is larger;
 - a background flow stopped early, or a KV transfer failed other than by its timeout
   (the results count failed transfers themselves; a timeout is a censored result of
-  the mode, :mod:`lab.censored`, not a fault of the lab).
+  the mode, :mod:`experiment.censored`, not a fault of the lab).
 
 :func:`judge` returns the reasons, in words; an empty list is a valid run.
 """

@@ -16,12 +16,12 @@ from contextlib import contextmanager
 
 from distributed import Client
 
-from lab.errors import LabError
+from experiment.errors import ExperimentError
 
 CONNECT_TIMEOUT_S = 15.0
 
 
-class ClusterError(LabError):
+class ClusterError(ExperimentError):
     """The Dask scheduler could not be reached, or a task was lost with its workers."""
 
 

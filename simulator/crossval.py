@@ -31,8 +31,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lab.scenario import Scenario, Tool, load_scenario
-from lab.scenario_sim import PacketSettings
+from experiment.scenario import Scenario, Tool, load_scenario
+from experiment.scenario_sim import PacketSettings
 from simulator.run import Simulation, simulate
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -53,7 +53,7 @@ from controller.engine import (
 )
 from controller.engine.telemetry_math import PortCounters
 from controller.topology import PortRef, SpinePath
-from lab.scenario_sched import with_scheduling
+from experiment.scenario_sched import with_scheduling
 from simulator.modes import Driver, Live
 
 PACKET_BYTES = 1500

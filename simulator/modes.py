@@ -19,7 +19,7 @@ lives here:
   again over the remaining members;
 - ``utilisation()`` is sampled on a timer, per tier.
 
-ECMP is the data plane's own choice (:mod:`lab.ecmp`): the CRC-16/ARC hash of
+ECMP is the data plane's own choice (:mod:`experiment.ecmp`): the CRC-16/ARC hash of
 (source IP, destination IP, protocol, source port, destination port, flowlet salt)
 that ``kv_fabric.p4``'s action selector computes, member ``hash % n`` of the source
 leaf's group in uplink-port order. Between pods (:mod:`simulator.pods`) the spine and
@@ -62,11 +62,11 @@ from functools import partial
 
 import numpy as np
 
-from lab.arrivals import ECMP_PORTS, Arrival, Schedule
-from lab.ecmp import FLOWLET_STEP, crc16_arc, pack, uplink_order
-from lab.kvtransfer import RECEIVER_PORT
-from lab.results import ModeRun, TransferResult
-from lab.scenario import LinkEvent
+from experiment.arrivals import Arrival, Schedule
+from experiment.ecmp import FLOWLET_STEP, crc16_arc, pack, uplink_order
+from experiment.flows import ECMP_PORTS, RECEIVER_PORT
+from experiment.results import ModeRun, TransferResult
+from experiment.scenario import LinkEvent
 from simulator.engine import FabricEngine, Timer
 from simulator.workload import Workload
 

@@ -17,7 +17,7 @@ The model (``ns3`` from PyPI, 3.44, through cppyy; :file:`packet_model.cpp`):
 - a flow is a TCP connection (``cubic``, ``newreno`` or ``dctcp``) from an ns-3
   ``BulkSendApplication`` to a ``PacketSink``; the leaves forward a flow's packets to
   the spine its driver chose (the ECMP hash of ``kv_fabric.p4`` from
-  :mod:`lab.ecmp`, a pin, a flowlet's salt), so both engines put a flow on the same
+  :mod:`experiment.ecmp`, a pin, a flowlet's salt), so both engines put a flow on the same
   spine, and moving a flow rewrites that choice without touching the connection;
 - background is ns-3's ``OnOffApplication`` over one cable direction: UDP at a
   constant rate, or TCP capped at the target rate;
@@ -54,8 +54,8 @@ from typing import Any
 
 import numpy as np
 
-from lab.errors import ScenarioError
-from lab.scenario_sim import PacketSettings, Tcp
+from experiment.errors import ScenarioError
+from experiment.scenario_sim import PacketSettings, Tcp
 from simulator.engine import DoneCallback, FabricEngine
 from simulator.maxmin import FloatArray
 from simulator.network import Network

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 
 from controller.config import FabricConfig, LinkConfig, LinkEnd, Role, SwitchConfig
-from lab.scenario import FabricParams
+from experiment.scenario import FabricParams
 
 BASE_PORT = 50000
 """As ``leaf_spine``'s: P4Runtime addresses are 127.0.0.1:(BASE_PORT + device id)."""

@@ -2,7 +2,7 @@
 
 Run ``r`` of every mode uses the schedule of seed ``seed + r`` (as the lab does), so
 modes differ only in where transfers go. Results go through the lab's own writer
-(:func:`lab.results.build_results`): ``results.json`` has the experiment's schema,
+(:func:`experiment.results.build_results`): ``results.json`` has the experiment's schema,
 with the simulator's facts under ``simulation`` (engine, events, run time, the
 model's settings), ``results.md`` its table and ``cdf.png`` its plot; ``utilisation.png``
 adds each tier's mean utilisation over time, per mode.
@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lab.arrivals import Schedule
-from lab.errors import ScenarioError
-from lab.results import ModeRun, build_results
-from lab.scenario import Scenario
+from experiment.arrivals import Schedule
+from experiment.errors import ScenarioError
+from experiment.results import ModeRun, build_results
+from experiment.scenario import Scenario
 from simulator.engine import FabricEngine
 from simulator.flow import FlowEngine
 from simulator.kvaware import KvAware, Scheduled
@@ -202,8 +202,8 @@ def results_document(sim: Simulation) -> dict[str, Any]:
 
 def write_outputs(sim: Simulation, doc: dict[str, Any], out: Path) -> Sequence[Path]:
     """results.json, results.md, cdf.png and utilisation.png in ``out``."""
-    from lab.plots import plot_cdf
-    from lab.results import write_results
+    from experiment.plots import plot_cdf
+    from experiment.results import write_results
     from simulator.plots import plot_utilisation
 
     json_path, md_path = write_results(out, doc)

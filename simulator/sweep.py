@@ -1,6 +1,7 @@
 """A sweep on the simulator: every (grid point, mode, seed) run is a Dask task.
 
-The sweep file is the lab's (:mod:`lab.sweep`, the same parser and located errors),
+The sweep file is the experiment's (:mod:`experiment.sweep`, the same parser and located
+errors as the lab's),
 read for ``kvfabric simulate`` so that its scenario and modes may be the simulator's.
 :func:`plan` makes one :class:`~simulator.tasks.TaskSpec` per point, mode and seed
 (``seed``, ``seed + 1``, ... for ``repeat`` runs, as ``--scenario`` uses them);
@@ -9,7 +10,7 @@ they complete, in any order. When a point's last task arrives its runs are put b
 in ``--scenario``'s order (repeat, then mode) and written like a single simulation
 (``results.json``, ``results.md``, ``cdf.png``, ``utilisation.png`` in the point's
 directory); at the end ``sweep.json``, ``sweep.md`` (the table) and ``sweep.png``
-(the lab's plot) describe the whole grid. A failed task fails the sweep: the other
+(the experiment's plot) describe the whole grid. A failed task fails the sweep: the other
 tasks are cancelled and the task's error is raised; a task whose workers kept dying
 (``distributed``'s ``KilledWorker``) or that was cancelled is a
 :class:`~simulator.cluster.ClusterError` (``distributed`` itself moves a dead worker's
@@ -26,9 +27,9 @@ from typing import Any
 
 from distributed import Client, Future, KilledWorker, as_completed
 
-from lab.results import change_vs_ecmp
-from lab.scenario import Scenario
-from lab.sweep import Sweep, samples, write_sweep
+from experiment.results import change_vs_ecmp
+from experiment.scenario import Scenario
+from experiment.sweep import Sweep, samples, write_sweep
 from simulator.cluster import ClusterError
 from simulator.run import Simulation, record, results_document, write_outputs
 from simulator.tasks import TaskResult, TaskSpec, run_task, submit_kwargs

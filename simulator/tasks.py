@@ -15,7 +15,7 @@ import os
 import socket
 from dataclasses import dataclass
 
-from lab.scenario import Tool, parse_scenario
+from experiment.scenario import Tool, parse_scenario
 from simulator.run import ModeResult, run_mode
 from simulator.workload import build_workload
 

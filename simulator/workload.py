@@ -1,10 +1,10 @@
 """What one simulated run carries: the fabric, the transfers, the background, the events.
 
-A scenario is read exactly as the lab reads it (:mod:`lab.scenario`, for the
+A scenario is read exactly as the lab reads it (:mod:`experiment.scenario`, for the
 simulator's tool), and the same functions turn it into a fabric
-(:func:`lab.fabric.fabric_from_params` and ``shaping.links``), host roles
-(:func:`lab.roles.resolve_roles`) and a schedule of transfers
-(:func:`lab.arrivals.generate`): for the same seed, the simulator and the lab run the
+(:func:`experiment.fabric.fabric_from_params` and ``shaping.links``), host roles
+(:func:`experiment.roles.resolve_roles`) and a schedule of transfers
+(:func:`experiment.arrivals.generate`): for the same seed, the simulator and the lab run the
 same transfers between the same hosts with the same ECMP source ports. On top, the
 simulator's keys for scale: cables bundled ``uplinks_per_leaf / spines`` at a time
 (their capacities add: one pipe per leaf-spine pair, which the flow model cannot tell
@@ -28,12 +28,12 @@ from collections import Counter
 from dataclasses import dataclass
 
 from controller.config import FabricConfig, Pool
-from lab.arrivals import Schedule, generate
-from lab.errors import ScenarioError
-from lab.fabric import fabric_from_params, lab_fabric
-from lab.kvsize import Scaling, Setting, scale_to_lab
-from lab.roles import Roles, resolve_roles
-from lab.scenario import BackgroundLoad, FabricParams, Protocol, Scenario
+from experiment.arrivals import Schedule, generate
+from experiment.errors import ScenarioError
+from experiment.fabric import fabric_from_params, lab_fabric
+from experiment.kvsize import Scaling, Setting, scale_to_lab
+from experiment.roles import Roles, resolve_roles
+from experiment.scenario import BackgroundLoad, FabricParams, Protocol, Scenario
 from simulator import pods
 from simulator.network import Network
 

@@ -8,6 +8,10 @@ Each subcommand is one module here with two functions::
 A subcommand whose command line is not argparse-shaped (``switch`` follows
 simple_switch_grpc's grammar) sets ``RAW_ARGV = True`` and receives the untouched
 argument list as ``args.argv``.
+
+A subcommand that belongs to one part of kvfabric lives in that part's package and is
+named in :data:`ELSEWHERE`: ``experiment`` is the lab's (``lab.command``), so that the
+only Mininet import outside ``lab/`` is gone.
 """
 
 from __future__ import annotations
@@ -26,3 +30,13 @@ SUBCOMMANDS: dict[str, str] = {
     "switch-cli": "simple_switch_CLI for a running kvfabric switch (commands on stdin)",
     "bmv2-shims": "Write simple_switch_grpc, simple_switch_CLI, p4c, p4c-bm2-ss shims into DIR",
 }
+
+ELSEWHERE: dict[str, str] = {
+    "experiment": "lab.command",
+}
+"""Subcommands whose module is not ``kvfabric.commands.<name>``: name -> module."""
+
+
+def module_name(command: str) -> str:
+    """The module that implements ``command``."""
+    return ELSEWHERE.get(command, f"kvfabric.commands.{command.replace('-', '_')}")

@@ -40,7 +40,7 @@ from controller.errors import ConfigError
 from kvfabric.commands.options import checked_modes, exit_status
 
 if TYPE_CHECKING:
-    from lab.sweep import Sweep
+    from experiment.sweep import Sweep
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -76,8 +76,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Simulate; see the module docstring for exit statuses."""
-    from lab.errors import LabError
-    from lab.scenario import ModeName
+    from experiment.errors import ExperimentError
+    from experiment.scenario import ModeName
 
     if args.scheduler is not None and args.sweep is None:
         print("kvfabric simulate: error: --scheduler goes with --sweep", file=sys.stderr)
@@ -88,14 +88,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"kvfabric simulate: error: {exc}", file=sys.stderr)
         return 2
     scenario_or_sweep = _sweep if args.sweep is not None else _scenario
-    return exit_status("simulate", partial(scenario_or_sweep, args, modes), (LabError, ConfigError))
+    errors = (ExperimentError, ConfigError)
+    return exit_status("simulate", partial(scenario_or_sweep, args, modes), errors)
 
 
 def _scenario(args: argparse.Namespace, modes: tuple[str, ...] | None) -> int:
     """Run a scenario's modes; 0 when every transfer completed, else 3."""
-    from lab.progress import Progress
-    from lab.results import markdown_table
-    from lab.scenario import Tool, load_scenario
+    from experiment.progress import Progress
+    from experiment.results import markdown_table
+    from experiment.scenario import Tool, load_scenario
     from simulator.run import Simulation, simulate, write_outputs
 
     scenario = load_scenario(args.scenario, Tool.SIMULATE)
@@ -120,8 +121,8 @@ def _scenario(args: argparse.Namespace, modes: tuple[str, ...] | None) -> int:
 
 def _sweep(args: argparse.Namespace, modes: tuple[str, ...] | None) -> int:
     """Run a sweep file's grid as Dask tasks; the sweep's exit status."""
-    from lab.scenario import Tool
-    from lab.sweep import load_sweep
+    from experiment.scenario import Tool
+    from experiment.sweep import load_sweep
     from simulator.sweep import sweep_table
 
     sweep = load_sweep(args.sweep, Tool.SIMULATE)
@@ -135,7 +136,7 @@ def _sweep(args: argparse.Namespace, modes: tuple[str, ...] | None) -> int:
 def _run_sweep(
     args: argparse.Namespace, sweep: Sweep, modes: tuple[str, ...]
 ) -> list[dict[str, object]]:
-    from lab.progress import Progress
+    from experiment.progress import Progress
     from simulator.cluster import cluster_client
     from simulator.sweep import plan, run_sweep
     from simulator.tasks import TaskResult, TaskSpec

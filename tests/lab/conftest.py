@@ -13,7 +13,7 @@ import pytest
 
 from controller.config import FabricConfig
 from controller.config.generate import leaf_spine
-from lab.fabric import lab_fabric
+from experiment.fabric import lab_fabric
 
 ROOT = Path(__file__).resolve().parents[2]
 

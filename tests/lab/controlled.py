@@ -15,8 +15,8 @@ from pathlib import Path
 
 from controller.config import FabricConfig
 from controller.config.generate import leaf_spine
+from experiment.fabric import lab_fabric, write_fabric
 from lab.control import ControllerProcess, HttpControl
-from lab.fabric import lab_fabric, write_fabric
 from lab.net import Lab, leftovers
 from lab.topo import FabricTopo
 

@@ -2,7 +2,7 @@
 
 :class:`StaticControl` implements :class:`lab.control.FabricControl` by writing
 p4/README.md's entries straight to the switches with finsy: routes, one ECMP group per
-leaf (members in the fabric's spine order, which is what :class:`lab.ecmp.EcmpOracle`
+leaf (members in the fabric's spine order, which is what :class:`experiment.ecmp.EcmpOracle`
 assumes), port MACs, proxy ARP and the spine ranges of the tag ports (``kv_range``:
 the ports 40000-40999 split evenly among the spines, as the controller splits them);
 a KV transfer gets a free port of the asked spine's range (or of the spine with the
@@ -25,8 +25,9 @@ import finsy as fy
 
 from controller.config import FabricConfig, KvClassSettings
 from controller.service.intent import mac_int
+from experiment.flows import FlowKey
 from kvfabric.cli import main as kvfabric_main
-from lab.control import FlowKey, Placement
+from kvfabric.client import Placement, Tag
 from lab.errors import ControlError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -227,7 +228,8 @@ class StaticControl:
         tid = str(next(self._ids))
         self.inflight[chosen] += 1
         self.held[tid] = (src, port, chosen)
-        return Placement(tid, chosen, KV_DSCP, port, f"{h_src.leaf}>{chosen}>{h_dst.leaf}")
+        path = f"{h_src.leaf}>{chosen}>{h_dst.leaf}"
+        return Placement(tid, "pinned", chosen, path, Tag(KV_DSCP, KV_DSCP << 2, port))
 
     async def complete_transfer(self, transfer_id: str, duration_s: float) -> None:
         self.calls.append(("complete", (transfer_id, duration_s)))

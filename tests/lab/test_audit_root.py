@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 
 from controller.config import FabricConfig
-from lab.control import FlowKey, HttpControl
-from lab.ecmp import EcmpOracle
+from experiment.ecmp import EcmpOracle
+from experiment.flows import FlowKey
+from lab.control import HttpControl
 from lab.monitor import tx_bytes
 from lab.net import Lab
 from lab.traffic import BG_CLIENT_PORTS, Background, BackgroundFlow

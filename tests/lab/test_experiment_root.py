@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from lab.fabric import fabric_from_params
+from experiment.fabric import fabric_from_params
+from experiment.scenario import parse_scenario
 from lab.net import Footprint, leftovers
 from lab.run import Experiment, run_experiment
-from lab.scenario import parse_scenario
 
 from .static_fabric import PROGRAM, StaticControl, compile_program
 
@@ -90,9 +90,9 @@ def test_every_mode_runs_and_the_machine_is_clean_afterwards(tmp_path: Path):
 SCRIPT = """
 import sys
 from pathlib import Path
-from lab.fabric import fabric_from_params
+from experiment.fabric import fabric_from_params
 from lab.run import Experiment, run_experiment
-from lab.scenario import parse_scenario
+from experiment.scenario import parse_scenario
 from tests.lab.static_fabric import StaticControl, compile_program
 from tests.lab.test_experiment_root import SMALL
 

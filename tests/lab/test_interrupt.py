@@ -33,7 +33,7 @@ PROMPT_S = 3.0
 CHILD = f"""
 import asyncio
 from lab.control import HttpControl
-from lab.kvtransfer import Receiver, Transfer, send
+from lab.kvtransfer import Receiver, TransferJob, send
 from lab.netns import plain_factory
 from tests.lab.fake_controller import FakeController
 from tests.support.ports import free_port
@@ -46,7 +46,7 @@ async def busy() -> None:
     receiver = Receiver()
     await receiver.start(plain_factory(), ("127.0.0.1", port))
     api = HttpControl("127.0.0.1", ctl.port)
-    t = Transfer("h11", "h21", "127.0.0.1", "127.0.0.1", 2_000, dst_port=port)
+    t = TransferJob("h11", "h21", "127.0.0.1", "127.0.0.1", 2_000, dst_port=port)
     try:
         print("running", flush=True)
         while True:

@@ -11,7 +11,7 @@ import pytest
 from kvfabric.client import AsyncClient
 from lab.control import HttpControl
 from lab.errors import ControlError
-from lab.kvtransfer import HEADER, MAGIC, Receiver, Transfer, send
+from lab.kvtransfer import HEADER, MAGIC, Receiver, TransferJob, send
 from lab.netns import plain_factory
 from tests.support.asyncio_tests import run_async
 from tests.support.ports import free_port
@@ -30,7 +30,7 @@ async def receiver_on_free_port() -> tuple[Receiver, int]:
 async def test_ecmp_transfer_uses_the_scheduled_source_port_and_is_acknowledged():
     receiver, port = await receiver_on_free_port()
     try:
-        t = Transfer(
+        t = TransferJob(
             "h11",
             "h21",
             "127.0.0.1",
@@ -85,13 +85,13 @@ async def test_kv_aware_transfer_asks_sets_the_tag_and_reports_completion():
     made, spy_factory = spy_sockets()
     try:
         api = HttpControl("127.0.0.1", ctl.port)
-        t = Transfer(
+        t = TransferJob(
             "h11", "h21", "127.0.0.1", "127.0.0.1", 500_000, ecmp_port=12345, dst_port=port
         )
         out = await send(t, paths=api, sockets=spy_factory)
         assert out.error is None, out.error
         assert out.placement is not None and out.placement.spine == "spine2"
-        assert out.placement.dscp == 46
+        assert out.placement.tag is not None and out.placement.tag.dscp == 46
         assert made[0].options[(socket.IPPROTO_IP, socket.IP_TOS)] == 46 << 2
         assert out.src_port == ctl.first_port + 1
         (r,) = receiver.received
@@ -113,7 +113,7 @@ async def test_ecmp_mode_sets_no_tos():
     made, spy_factory = spy_sockets()
     try:
         out = await send(
-            Transfer("h", "d", "127.0.0.1", "127.0.0.1", 1000, dst_port=port),
+            TransferJob("h", "d", "127.0.0.1", "127.0.0.1", 1000, dst_port=port),
             sockets=spy_factory,
         )
         assert out.error is None
@@ -127,7 +127,7 @@ async def test_concurrent_transfers_are_served_concurrently():
     receiver, port = await receiver_on_free_port()
     try:
         transfers = [
-            Transfer("h", "d", "127.0.0.1", "127.0.0.1", 8_000_000, dst_port=port, label=f"t{i}")
+            TransferJob("h", "d", "127.0.0.1", "127.0.0.1", 8_000_000, dst_port=port, label=f"t{i}")
             for i in range(4)
         ]
         outs = await asyncio.gather(*(send(t) for t in transfers))
@@ -143,13 +143,13 @@ async def test_concurrent_transfers_are_served_concurrently():
 @run_async
 async def test_refused_connection_and_controller_errors_are_outcomes_not_exceptions():
     dead = free_port()
-    out = await send(Transfer("h", "d", "127.0.0.1", "127.0.0.1", 10, dst_port=dead))
+    out = await send(TransferJob("h", "d", "127.0.0.1", "127.0.0.1", 10, dst_port=dead))
     assert out.fct_s is None and out.error and "refused" in out.error.lower()
     ctl = FakeController(fail_with=503)
     await ctl.start()
     try:
         out = await send(
-            Transfer("h", "d", "127.0.0.1", "127.0.0.1", 10, dst_port=dead),
+            TransferJob("h", "d", "127.0.0.1", "127.0.0.1", 10, dst_port=dead),
             paths=HttpControl("127.0.0.1", ctl.port),
         )
         assert out.fct_s is None and "HTTP 503" in (out.error or "")
@@ -166,7 +166,7 @@ async def test_timeout_is_reported():
     port = server.getsockname()[1]
     try:
         out = await send(
-            Transfer("h", "d", "127.0.0.1", "127.0.0.1", 100, dst_port=port), timeout_s=0.3
+            TransferJob("h", "d", "127.0.0.1", "127.0.0.1", 100, dst_port=port), timeout_s=0.3
         )
         assert out.fct_s is None and out.error == "timed out after 0.3s"
         # a censored result: the completion time is at least the time it ran
@@ -186,7 +186,7 @@ async def test_a_stuck_transfer_times_out_and_is_dropped_without_waiting_for_its
     port = server.getsockname()[1]
     try:
         src_port = free_port()
-        t = Transfer("h", "d", "127.0.0.1", "127.0.0.1", 64_000_000, src_port, dst_port=port)
+        t = TransferJob("h", "d", "127.0.0.1", "127.0.0.1", 64_000_000, src_port, dst_port=port)
         # the outer bound only catches a hang; it is no measurement
         out = await asyncio.wait_for(send(t, timeout_s=0.3), 30.0)
         assert out.fct_s is None and out.error == "timed out after 0.3s"
@@ -227,7 +227,7 @@ async def test_kv_aware_sender_through_the_client_tags_binds_and_reports():
     made, spy_factory = spy_sockets()
     client = AsyncClient([("127.0.0.1", ctl.port)], deadline_s=5)
     try:
-        t = Transfer("h11", "h21", "127.0.0.1", "127.0.0.1", 300_000, 12345, dst_port=port)
+        t = TransferJob("h11", "h21", "127.0.0.1", "127.0.0.1", 300_000, 12345, dst_port=port)
         out = await send(t, paths=client, sockets=spy_factory)
         assert out.error is None and out.fallback is None, out
         assert out.placement is not None and out.placement.spine == "spine2"
@@ -249,7 +249,7 @@ async def test_without_a_controller_the_sender_falls_back_to_ecmp_untagged():
     dead = free_port()
     made, spy_factory = spy_sockets()
     try:
-        t = Transfer("h11", "h21", "127.0.0.1", "127.0.0.1", 1_000, dst_port=port)
+        t = TransferJob("h11", "h21", "127.0.0.1", "127.0.0.1", 1_000, dst_port=port)
         client = AsyncClient([("127.0.0.1", dead)], deadline_s=0.1)
         out = await send(t, paths=client, sockets=spy_factory)
         assert out.error is None and out.fct_s is not None and out.placement is None
@@ -268,7 +268,7 @@ async def test_a_kv_aware_transfer_that_times_out_is_censored_at_its_deadline():
     client = AsyncClient([("127.0.0.1", ctl.port)], deadline_s=5)
     try:
         port = server.getsockname()[1]
-        t = Transfer("h11", "h21", "127.0.0.1", "127.0.0.1", 64_000_000, dst_port=port)
+        t = TransferJob("h11", "h21", "127.0.0.1", "127.0.0.1", 64_000_000, dst_port=port)
         out = await asyncio.wait_for(send(t, paths=client, timeout_s=0.3), 30.0)
         assert out.fct_s is None and out.error == "timed out after 0.3s"
         assert out.censored_s == pytest.approx(0.3, abs=0.1)  # the deadline
@@ -282,7 +282,7 @@ async def test_a_kv_aware_transfer_that_times_out_is_censored_at_its_deadline():
 async def test_a_held_transfer_counts_its_hold_from_the_request():
     receiver, port = await receiver_on_free_port()
     try:
-        t = Transfer("h11", "h21", "127.0.0.1", "127.0.0.1", 1000, dst_port=port)
+        t = TransferJob("h11", "h21", "127.0.0.1", "127.0.0.1", 1000, dst_port=port)
         asked = asyncio.get_running_loop().time()
         out = await send(t, hold_s=0.2, clock=asyncio.get_running_loop().time)
         (r,) = receiver.received

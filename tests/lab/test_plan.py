@@ -11,16 +11,17 @@ import pytest
 
 from controller.config import FabricConfig
 from controller.config.generate import leaf_spine
-from lab.control import FlowKey
-from lab.ecmp import FLOWLET_STEP, EcmpOracle
-from lab.errors import ScenarioError
-from lab.fabric import fabric_from_params
+from experiment.ecmp import FLOWLET_STEP, EcmpOracle
+from experiment.errors import ScenarioError
+from experiment.fabric import fabric_from_params
+from experiment.flows import FlowKey
+from experiment.progress import Progress
+from experiment.roles import Roles, resolve_roles
+from experiment.scenario import BackgroundLoad, load_scenario, parse_scenario
+from experiment.sweep import load_sweep
 from lab.monitor import Counters, Observed, unexplained_drops
-from lab.progress import Progress
-from lab.roles import Roles, resolve_roles
 from lab.run import Experiment, plan_experiment
-from lab.scenario import BackgroundLoad, load_scenario, parse_scenario
-from lab.sweep import load_sweep, run_sweep
+from lab.sweep import run_sweep
 from lab.traffic import (
     client_argv,
     load_spine,

@@ -25,15 +25,11 @@ import pytest
 
 from controller.config import FabricConfig
 from controller.config.generate import leaf_spine
-from lab.control import (
-    ControllerProcess,
-    FabricControl,
-    FlowKey,
-    HttpControl,
-)
-from lab.ecmp import EcmpOracle
-from lab.fabric import lab_fabric, write_fabric
-from lab.kvtransfer import RECEIVER_PORT, Receiver, Transfer, send
+from experiment.ecmp import EcmpOracle
+from experiment.fabric import lab_fabric, write_fabric
+from experiment.flows import RECEIVER_PORT, FlowKey
+from lab.control import ControllerProcess, FabricControl, HttpControl
+from lab.kvtransfer import Receiver, TransferJob, send
 from lab.monitor import tx_bytes
 from lab.net import Lab, leftovers
 from lab.netns import factory_in, socket_in
@@ -130,7 +126,7 @@ def test_a_pinned_transfer_goes_up_its_spine_and_ecmp_follows_the_hash(fabric_la
         try:
             for spine in ("spine2", "spine1"):  # pinned, whatever ECMP would say
                 before = _uplink_bytes(lab, "leaf1")
-                t = Transfer("h11", "h21", "10.0.1.1", "10.0.2.1", nbytes)
+                t = TransferJob("h11", "h21", "10.0.1.1", "10.0.2.1", nbytes)
                 out = await send(
                     t, sockets=factory_in(lab.netns_path("h11")), paths=control, spine=spine
                 )
@@ -139,7 +135,7 @@ def test_a_pinned_transfer_goes_up_its_spine_and_ecmp_follows_the_hash(fabric_la
                 seen.append((spine, "pinned", {s: after[s] - before[s] for s in after}))
             for port in (20011, 20012, 20013, 20014, 20015, 20016):  # ECMP: no controller
                 before = _uplink_bytes(lab, "leaf1")
-                t = Transfer("h12", "h22", "10.0.1.2", "10.0.2.2", nbytes, ecmp_port=port)
+                t = TransferJob("h12", "h22", "10.0.1.2", "10.0.2.2", nbytes, ecmp_port=port)
                 await receiver.close()
                 receiver2 = Receiver()
                 await receiver2.start(socket_in(lab.netns_path("h22")), ("10.0.2.2", RECEIVER_PORT))

@@ -15,12 +15,12 @@ from collections.abc import Iterator
 
 import pytest
 
+from experiment.ecmp import EcmpOracle
+from experiment.roles import resolve_roles
+from experiment.scenario import parse_scenario
 from lab.control import HttpControl
-from lab.ecmp import EcmpOracle
 from lab.monitor import tx_bytes
 from lab.net import Lab
-from lab.roles import resolve_roles
-from lab.scenario import parse_scenario
 from lab.traffic import Background, plan_background
 from tests.lab.controlled import Running, controlled_lab
 

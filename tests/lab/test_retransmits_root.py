@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from lab.kvtransfer import Receiver, Transfer, send
+from lab.kvtransfer import Receiver, TransferJob, send
 from lab.netns import factory_in, socket_in
 from tests.support.netns import namespace, sh, veth
 
@@ -50,7 +50,7 @@ def test_a_transfer_through_an_outage_reports_its_retransmissions(
         receiver = Receiver()
         await receiver.start(socket_in(f"/run/netns/{b}"), (RECEIVER, 5599))
         try:
-            t = Transfer("h1", "h2", SENDER, RECEIVER, 500_000, dst_port=5599, label="clean")
+            t = TransferJob("h1", "h2", SENDER, RECEIVER, 500_000, dst_port=5599, label="clean")
             clean = await send(t, sockets=factory_in(f"/run/netns/{a}"), timeout_s=20)
             assert clean.error is None, clean.error
 
@@ -60,7 +60,7 @@ def test_a_transfer_through_an_outage_reports_its_retransmissions(
                 await asyncio.sleep(0.4)
                 _ip("-n", b, "link", "set", vb, "up")
 
-            lossy = Transfer("h1", "h2", SENDER, RECEIVER, 2_000_000, dst_port=5599, label="x")
+            lossy = TransferJob("h1", "h2", SENDER, RECEIVER, 2_000_000, dst_port=5599, label="x")
             cut = asyncio.get_running_loop().create_task(outage())
             out = await send(lossy, sockets=factory_in(f"/run/netns/{a}"), timeout_s=30)
             await cut

@@ -4,8 +4,8 @@ and ECMP's groups over the cables that are live."""
 from __future__ import annotations
 
 from controller.config.generate import leaf_spine
-from lab.control import FlowKey
-from lab.ecmp import FLOWLET_STEP, EcmpOracle
+from experiment.ecmp import FLOWLET_STEP, EcmpOracle
+from experiment.flows import FlowKey
 from lab.room import CableIntfs, down_during, roomiest_spine, spines_with_room
 
 MBPS = 1_000_000

@@ -22,13 +22,13 @@ import pytest
 
 from controller.config import FabricConfig, Policy
 from controller.config.generate import leaf_spine
+from experiment.fabric import lab_fabric, write_fabric
+from experiment.scenario_sched import ScenarioScheduling, with_scheduling
 from lab.control import ControllerProcess, HttpControl
-from lab.fabric import lab_fabric, write_fabric
-from lab.kvtransfer import Outcome, Receiver, Transfer, send
+from lab.kvtransfer import Outcome, Receiver, TransferJob, send
 from lab.monitor import tx_bytes
 from lab.net import Lab, leftovers
 from lab.netns import factory_in, socket_in
-from lab.scenario_sched import ScenarioScheduling, with_scheduling
 from lab.topo import FabricTopo
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
@@ -75,9 +75,9 @@ async def _sample(intfs: dict[str, str], stop: asyncio.Event) -> list[tuple[floa
     return samples
 
 
-def _transfer(fabric: FabricConfig, src: str, dst: str) -> Transfer:
+def _transfer(fabric: FabricConfig, src: str, dst: str) -> TransferJob:
     addr = {h: str(fabric.host(h).ipv4) for h in (src, dst)}
-    return Transfer(src, dst, addr[src], addr[dst], NBYTES, label=f"{src}-{dst}")
+    return TransferJob(src, dst, addr[src], addr[dst], NBYTES, label=f"{src}-{dst}")
 
 
 def _first(samples: list[tuple[float, dict[str, int]]], host: str, at_least: int) -> float:

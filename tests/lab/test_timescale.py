@@ -10,10 +10,10 @@ import pytest
 
 from controller.config import ControllerSettings
 from controller.service.metrics import Metrics
+from experiment.fabric import fabric_from_params
+from experiment.scenario import load_scenario
 from lab.control import poll_seconds
-from lab.fabric import fabric_from_params
 from lab.run import Experiment, Plan, controller_time, plan_experiment
-from lab.scenario import load_scenario
 from lab.timescale import TimeScaleError, check_poll_floor, scale_controller
 
 from .test_plan import SCENARIOS

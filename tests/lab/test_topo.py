@@ -6,10 +6,10 @@ import pytest
 
 from controller.config import FabricConfig, load_config
 from controller.config.generate import leaf_spine
-from lab.errors import FabricError
-from lab.fabric import fabric_from_params, lab_fabric
+from experiment.errors import FabricError
+from experiment.fabric import fabric_from_params, lab_fabric
+from experiment.scenario import FabricParams, LinkRate
 from lab.links import ShapedIntf
-from lab.scenario import FabricParams, LinkRate
 from lab.topo import FabricTopo, default_prefix
 
 from .conftest import ROOT

@@ -8,10 +8,9 @@ from typing import Any
 import pytest
 
 from controller.config import FabricConfig
-from lab.control import FlowKey
-from lab.ecmp import EcmpOracle
-from lab.kvtransfer import RECEIVER_PORT
-from lab.scenario import Tool, load_scenario, parse_scenario
+from experiment.ecmp import EcmpOracle
+from experiment.flows import RECEIVER_PORT, FlowKey
+from experiment.scenario import Tool, load_scenario, parse_scenario
 from simulator.run import Simulation, simulate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,7 +85,7 @@ def test_every_mode_moves_every_byte():
 
 
 def test_the_drivers_hash_is_the_data_planes_with_every_salt(design):
-    from lab.ecmp import FLOWLET_STEP, selector_hash, uplink_order
+    from experiment.ecmp import FLOWLET_STEP, selector_hash, uplink_order
     from simulator.flow import FlowEngine
     from simulator.modes import Driver
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import pytest
 
 from controller.config.generate import leaf_spine
-from lab.scenario import Tool, parse_scenario
-from lab.scenario_sim import PacketSettings, Tcp
+from experiment.scenario import Tool, parse_scenario
+from experiment.scenario_sim import PacketSettings, Tcp
 from simulator.network import Network
 from simulator.packet import PacketEngine
 from simulator.run import Simulation, simulate

@@ -12,10 +12,10 @@ from controller.config import parse_config
 from controller.config.generate import to_yaml
 from controller.errors import ConfigError
 from controller.topology import PortRef, Tier, Topology
-from lab.ecmp import crc16_arc, pack
-from lab.errors import ScenarioError
-from lab.kvtransfer import RECEIVER_PORT
-from lab.scenario import Tool, parse_scenario
+from experiment.ecmp import crc16_arc, pack
+from experiment.errors import ScenarioError
+from experiment.flows import RECEIVER_PORT
+from experiment.scenario import Tool, parse_scenario
 from simulator.run import Simulation, simulate
 from simulator.workload import Workload, build_workload
 from tests.controller.ctl_harness import FakeClockEngine

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.errors import ScenarioError
-from lab.scenario import Tool, parse_scenario
+from experiment.errors import ScenarioError
+from experiment.scenario import Tool, parse_scenario
 from simulator.workload import build_workload
 from tests.support.cli import kvfabric
 

@@ -17,8 +17,8 @@ import pytest
 import yaml
 from distributed import Client
 
-from lab.scenario import Tool
-from lab.sweep import load_sweep
+from experiment.scenario import Tool
+from experiment.sweep import load_sweep
 from simulator.run import Simulation, simulate
 from tests.support import processes
 from tests.support.cli import kvfabric

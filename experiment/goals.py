@@ -3,7 +3,7 @@
 Two goals of kv-aware placement, checked on every run that has both modes:
 
 - **not worse than ECMP** at the mean and at p99. With timed-out transfers the
-  statistics may be lower bounds (:mod:`lab.censored`); a comparison the bounds
+  statistics may be lower bounds (:mod:`experiment.censored`); a comparison the bounds
   cannot settle is ``null`` ("undecided"), never guessed.
 - **no timeout while a spine has room**: no kv-aware transfer timed out while some
   spine's path between its leaves had room (its busier cable below
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lab.censored import not_worse, summary_from_doc
+from experiment.censored import not_worse, summary_from_doc
 
 ROOM_UTILISATION = 0.5
 """A path has room when its busier cable ran below this share of its capacity."""

@@ -7,9 +7,10 @@ from collections import Counter
 
 import pytest
 
-from lab.arrivals import ECMP_PORTS, generate
-from lab.roles import Roles
-from lab.scenario import Phase, PhaseKind
+from experiment.arrivals import generate
+from experiment.flows import ECMP_PORTS
+from experiment.roles import Roles
+from experiment.scenario import Phase, PhaseKind
 
 LEAF = {"h11": "leaf1", "h12": "leaf1", "h21": "leaf2", "h22": "leaf2", "h31": "leaf3"}
 ROLES = Roles(("h11", "h12"), ("h21", "h22"), (), LEAF)

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from controller.config import FabricConfig, Pool
+from experiment.errors import ScenarioError
+from experiment.scenario import Scenario
 from kvfabric.suggest import did_you_mean
-from lab.errors import ScenarioError
-from lab.scenario import Scenario
 
 
 @dataclass(frozen=True, slots=True)

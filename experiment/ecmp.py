@@ -33,7 +33,7 @@ from collections.abc import Collection, Mapping, Sequence
 from ipaddress import IPv4Address
 
 from controller.config import FabricConfig
-from lab.control import FlowKey
+from experiment.flows import FlowKey
 
 FLOWLET_STEP = 0x9E37
 PROTOCOLS = {"tcp": 6, "udp": 17}

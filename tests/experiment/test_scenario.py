@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from controller.config import Policy
-from lab.errors import ScenarioError
-from lab.scenario import (
+from experiment.errors import ScenarioError
+from experiment.scenario import (
     LAB_MODES,
     UNSCHEDULED_MODES,
     ModeName,
@@ -19,7 +19,7 @@ from lab.scenario import (
     parse_bytes,
     parse_scenario,
 )
-from lab.scenario_sched import ScenarioScheduling
+from experiment.scenario_sched import ScenarioScheduling
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted((ROOT / "topologies" / "scenarios").glob("*.yaml"))
@@ -216,7 +216,7 @@ def test_parse_bytes():
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.name for p in SHIPPED])
 def test_shipped_scenarios_load(path):
     if path.name.startswith("sweep"):
-        from lab.sweep import load_sweep
+        from experiment.sweep import load_sweep
 
         points = {
             "sweep.yaml": 12,

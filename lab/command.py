@@ -37,9 +37,9 @@ from controller.errors import ConfigError
 from kvfabric.commands.options import checked_modes, exit_status
 
 if TYPE_CHECKING:
+    from experiment.scenario import Scenario
+    from experiment.sweep import Sweep
     from lab.run import Experiment
-    from lab.scenario import Scenario
-    from lab.sweep import Sweep
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -75,9 +75,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the experiment or sweep; see the module docstring for exit statuses."""
-    from lab.errors import LabError
-    from lab.scenario import LAB_MODES
-    from lab.sweep import Sweep
+    from experiment.errors import ExperimentError
+    from experiment.scenario import LAB_MODES
+    from experiment.sweep import Sweep
 
     try:
         modes = checked_modes(args.repeat, args.modes, [str(m) for m in LAB_MODES])
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
     # broken scenario hears about the file, not about root.
     try:
         plan = _load(args)
-    except (LabError, ConfigError) as exc:
+    except (ExperimentError, ConfigError) as exc:
         print(f"kvfabric experiment: error: {exc}", file=sys.stderr)
         return 1
     if os.geteuid() != 0:
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         work = partial(_experiment, args, plan, modes)
     interrupted = "interrupted; partial results written"
-    return exit_status("experiment", work, (LabError, ConfigError), interrupted)
+    return exit_status("experiment", work, (ExperimentError, ConfigError), interrupted)
 
 
 def _pipeline_problem(args: argparse.Namespace) -> str | None:
@@ -129,8 +129,8 @@ def _pipeline_problem(args: argparse.Namespace) -> str | None:
 def _load(args: argparse.Namespace) -> Scenario | Sweep:
     """The scenario or sweep named on the command line, and the topology, validated."""
     from controller.config import load_config
-    from lab.scenario import load_scenario
-    from lab.sweep import load_sweep
+    from experiment.scenario import load_scenario
+    from experiment.sweep import load_sweep
 
     if args.topology is not None:
         load_config(args.topology)
@@ -140,7 +140,7 @@ def _load(args: argparse.Namespace) -> Scenario | Sweep:
 
 
 def _experiment(args: argparse.Namespace, scenario: Scenario, modes: tuple[str, ...] | None) -> int:
-    from lab.results import markdown_table
+    from experiment.results import markdown_table
     from lab.run import run_experiment
 
     exp = _build(args, scenario, modes, args.out or Path("results") / scenario.name)
@@ -154,7 +154,7 @@ def _build(
     args: argparse.Namespace, scenario: Scenario, modes: Sequence[str] | None, out: Path
 ) -> Experiment:
     from controller.config import load_config
-    from lab.fabric import fabric_from_params
+    from experiment.fabric import fabric_from_params
     from lab.nodes import Bmv2Switch, P4Switch
     from lab.run import Experiment
 

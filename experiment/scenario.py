@@ -28,10 +28,10 @@ keys, exactly as the fabric file's errors (it uses the same located YAML reader)
 topology file; ``shaping`` (queue size, slower links) applies to either. Host roles
 default to the fabric's pools (prefill sends, decode receives, other carries the
 background). Arrival phases run one after the other; what they generate is
-:mod:`lab.arrivals`' business. A burst phase's ``stagger`` spreads its starts over a
+:mod:`experiment.arrivals`' business. A burst phase's ``stagger`` spreads its starts over a
 window (the sender holds each transfer back; its completion time still runs from
 its arrival). ``scheduling`` is the ``scheduled`` mode's policy and the transfers'
-deadlines (:mod:`lab.scenario_sched`); ``modes`` defaults to every mode the tool runs,
+deadlines (:mod:`experiment.scenario_sched`); ``modes`` defaults to every mode the tool runs,
 ``scheduled`` only when the scenario has a ``scheduling`` section.
 
 Two tools read scenarios: the lab (``kvfabric experiment``) and the simulator
@@ -40,7 +40,7 @@ cannot build (:data:`ONLY_FOR`): bundles of uplinks per leaf, per-spine cable ra
 fewer prefill GPUs per rack, a third tier (``pods`` of the leaf-spine fabric the other
 keys describe, joined by ``superspines``, each spine reaching every superspine over
 ``spine_uplinks / superspines`` cables of ``superspine_rate``), background on one
-cable, capacity-change events and the ``simulation`` section (:mod:`lab.scenario_sim`).
+cable, capacity-change events and the ``simulation`` section (:mod:`experiment.scenario_sim`).
 Each parse names its tool, and a key the tool does not honour is a located error that
 names the tool that does.
 
@@ -65,11 +65,11 @@ import yaml
 from controller.config import located
 from controller.config.located import Node, compose
 from controller.errors import ConfigError
+from experiment.errors import ScenarioError
+from experiment.kvsize import PRESETS, Dtype, ModelShape, preset
+from experiment.scenario_sched import ScenarioScheduling, parse_scheduling
+from experiment.scenario_sim import SimulationSettings, parse_simulation
 from kvfabric.suggest import did_you_mean
-from lab.errors import ScenarioError
-from lab.kvsize import PRESETS, Dtype, ModelShape, preset
-from lab.scenario_sched import ScenarioScheduling, parse_scheduling
-from lab.scenario_sim import SimulationSettings, parse_simulation
 
 
 class Tool(StrEnum):
@@ -194,7 +194,7 @@ class HostRoles:
 
 @dataclass(frozen=True, slots=True)
 class TransferSize:
-    """A real KV transfer and how it maps to the lab (see :mod:`lab.kvsize`).
+    """A real KV transfer and how it maps to the lab (see :mod:`experiment.kvsize`).
 
     ``model`` None means ``real_bytes`` was given directly.
     """

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from lab.plots import plot_cdf, plot_sweep
-from lab.results import (
+from experiment.plots import plot_cdf, plot_sweep
+from experiment.results import (
     ModeRun,
     TransferResult,
     build_results,

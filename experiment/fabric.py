@@ -22,8 +22,8 @@ from pathlib import Path
 
 from controller.config import FabricConfig, LinkConfig, Role
 from controller.config.generate import leaf_spine, to_yaml
-from lab.errors import FabricError
-from lab.scenario import FabricParams, LinkRate
+from experiment.errors import FabricError
+from experiment.scenario import FabricParams, LinkRate
 
 
 def fabric_from_params(params: FabricParams, name: str) -> FabricConfig:

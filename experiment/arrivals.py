@@ -40,16 +40,9 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from lab.roles import Roles
-from lab.scenario import Phase, PhaseKind
-
-ECMP_PORTS = tuple(
-    p for p in range(1024, 65536) if not 33000 <= p < 41000 and not 5201 <= p < 5400 and p != 7000
-)
-"""Source ports of transfers left to ECMP: nearly all of them, so that kv_fabric.p4's CRC-16
-ECMP hash spreads them evenly (a narrow range reaches only some uplinks: CRC is linear);
-the background's and the KV tags' ranges, iperf3's and the receiver's ports are left out."""
-
+from experiment.flows import ECMP_PORTS
+from experiment.roles import Roles
+from experiment.scenario import Phase, PhaseKind
 
 LARGE_POOL = 256
 """Beyond this many receivers (the simulator's clusters), a group draws a sample of them

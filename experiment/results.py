@@ -15,7 +15,7 @@ Each mode's runs (one per repeat) are pooled. ``results.json``::
                          "held_ms": {...}, "deadlines": {"met": 30, "of": 40}}, ...},
       "reduction_vs_ecmp": {"kv-aware": {"p50": 0.21, "p95": .., "p99": .., "mean": ..}},
       "reduction_bounds": {"kv-aware": {"p50": "exact", "p99": "at most", ...}},
-      "goals": {...},                                       (lab.goals)
+      "goals": {...},                                       (experiment.goals)
       "scheduling_efficiency": {"kv-aware": 0.93, ...},
       "tier_utilisation": {"ecmp": {...}, ...},
       "scaling": {...}, "seed": 1, "repeat": 3, "partial": false,
@@ -33,7 +33,7 @@ of showing them.
 
 A transfer that timed out is a result, not a failure of the lab: its completion time
 is censored (at least the time it ran), it is counted in ``timed_out``, and it takes
-part in the statistics as a lower bound (:mod:`lab.censored`). Statistics it may have
+part in the statistics as a lower bound (:mod:`experiment.censored`). Statistics it may have
 held down are listed in ``fct_ms_lower_bound`` and shown with "≥" in the table; a
 reduction is then a bound too (``reduction_bounds``). Only a transfer that failed
 otherwise (refused, reset: the lab could not carry it) makes its mode invalid.
@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.engine.telemetry_math import percentile
-from lab.censored import (
+from experiment.censored import (
     AT_LEAST,
     AT_MOST,
     bounded_reduction,
@@ -57,7 +57,7 @@ from lab.censored import (
     summary_doc,
     summary_from_doc,
 )
-from lab.goals import goals, goals_markdown
+from experiment.goals import goals, goals_markdown
 
 STATS = ("p50", "p95", "p99", "mean")
 
@@ -186,7 +186,7 @@ def build_results(
 
 
 def _summary(doc: Mapping[str, object] | None) -> Any:
-    """The :class:`lab.censored.Summary` of a mode document (None without statistics)."""
+    """The :class:`experiment.censored.Summary` of a mode document (None without statistics)."""
     if doc is None:
         return None
     fct, lower = doc.get("fct_ms"), doc.get("fct_ms_lower_bound")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lab.kvsize import Dtype, Setting, kv_bytes, preset, scale_to_lab
+from experiment.kvsize import Dtype, Setting, kv_bytes, preset, scale_to_lab
 
 
 def test_llama3_70b_4096_tokens_bf16_is_1_34_gb():
