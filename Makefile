@@ -22,7 +22,7 @@ venv: $(VENV_STAMP)
 
 $(VENV_STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@$(PY) -m pip install -q --disable-pip-version-check -e '.[all,dev]'
 	@# Debian's mininet module serves the system python; expose only that package to the venv.
 	@mkdir -p $(VENV)/mininet-site && ln -sfn $(MININET_DIR) $(VENV)/mininet-site/mininet
 	@echo "$(abspath $(VENV))/mininet-site" > $$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/kvfabric-mininet.pth

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from kvfabric import __version__
-from kvfabric.commands import SUBCOMMANDS, module_name
+from kvfabric.commands import EXTRAS, SUBCOMMANDS, module_name
 from kvfabric.procname import apply_requested_name
 from softswitch.errors import SoftswitchError
 
@@ -29,24 +29,71 @@ DESCRIPTION = (
 )
 
 
+OWN_PACKAGES = frozenset({"kvfabric", "softswitch", "controller", "experiment", "lab", "simulator"})
+
+
+class MissingExtra(Exception):
+    """A subcommand's module needs a library of an extra that is not installed."""
+
+    def __init__(self, command: str, missing: str) -> None:
+        self.extra = extra = EXTRAS.get(command, "all")
+        super().__init__(
+            f"kvfabric {command}: needs the '{extra}' extra (no module named {missing!r}): "
+            f"pip install 'kvfabric[{extra}]'"
+        )
+
+
 def _module_for(name: str) -> ModuleType:
-    return importlib.import_module(module_name(name))
+    """The module of subcommand ``name``; :class:`MissingExtra` when a library it needs
+    is not installed (one of our own modules missing is a fault, and raises as such)."""
+    try:
+        return importlib.import_module(module_name(name))
+    except ModuleNotFoundError as exc:
+        raise _missing(name, exc) from None
+
+
+def _missing(name: str, exc: ModuleNotFoundError) -> Exception:
+    """What a subcommand's missing module means: an extra to install (a library), or a
+    fault of the installation (one of kvfabric's own modules), raised as it came."""
+    top = (exc.name or "").partition(".")[0]
+    if not top or top in OWN_PACKAGES:
+        return exc
+    return MissingExtra(name, exc.name or top)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser, with every subcommand."""
+    """The top-level parser, with every subcommand (one whose extra is missing takes any
+    arguments and says which extra to install)."""
     parser = argparse.ArgumentParser(prog="kvfabric", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"kvfabric {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, help_text in SUBCOMMANDS.items():
-        module = _module_for(name)
-        sp = sub.add_parser(name, help=help_text, description=help_text)
-        sp.set_defaults(_module=module)
-        if getattr(module, "RAW_ARGV", False):
+    for name, summary in SUBCOMMANDS.items():
+        try:
+            module, options = _configured(name)
+        except MissingExtra as missing:
+            help_text = f"{summary} (needs: pip install 'kvfabric[{missing.extra}]')"
+            sp = sub.add_parser(name, help=help_text, description=help_text)
+            sp.set_defaults(_module=None)
             sp.add_argument("argv", nargs=argparse.REMAINDER)
-        else:
-            module.configure(sp)
+            continue
+        sp = sub.add_parser(name, help=summary, description=summary, parents=[options])
+        sp.set_defaults(_module=module)
     return parser
+
+
+def _configured(name: str) -> tuple[ModuleType, argparse.ArgumentParser]:
+    """Subcommand ``name``'s module and its options (a parent parser without ``-h``);
+    :class:`MissingExtra` when a library either needs is not installed."""
+    module = _module_for(name)
+    options = argparse.ArgumentParser(add_help=False)
+    if getattr(module, "RAW_ARGV", False):
+        options.add_argument("argv", nargs=argparse.REMAINDER)
+        return module, options
+    try:
+        module.configure(options)
+    except ModuleNotFoundError as exc:
+        raise _missing(name, exc) from None
+    return module, options
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -54,6 +101,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     apply_requested_name()
     try:
         return _dispatch(argv)
+    except MissingExtra as exc:
+        print(exc, file=sys.stderr)
+        return 1
     except SoftswitchError as exc:
         print(exc, file=sys.stderr)
         return 1
@@ -71,6 +121,8 @@ def _dispatch(argv: Sequence[str] | None) -> int:
             ns = argparse.Namespace(command=args_list[0], argv=args_list[1:], _module=module)
             return int(module.run(ns))
     args = build_parser().parse_args(args_list)
+    if args._module is None:
+        _module_for(args.command)  # raises MissingExtra, with the library missing
     return int(args._module.run(args))
 
 

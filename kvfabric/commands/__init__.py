@@ -9,6 +9,10 @@ A subcommand whose command line is not argparse-shaped (``switch`` follows
 simple_switch_grpc's grammar) sets ``RAW_ARGV = True`` and receives the untouched
 argument list as ``args.argv``.
 
+The base install is the client alone; each subcommand needs one of the package's
+extras (:data:`EXTRAS`). A subcommand whose extra is not installed still shows in
+``--help``, and running it says which extra to install instead of a traceback.
+
 A subcommand that belongs to one part of kvfabric lives in that part's package and is
 named in :data:`ELSEWHERE`: ``experiment`` is the lab's (``lab.command``), so that the
 only Mininet import outside ``lab/`` is gone.
@@ -40,3 +44,19 @@ ELSEWHERE: dict[str, str] = {
 def module_name(command: str) -> str:
     """The module that implements ``command``."""
     return ELSEWHERE.get(command, f"kvfabric.commands.{command.replace('-', '_')}")
+
+
+EXTRAS: dict[str, str] = {
+    "compile": "switch",
+    "stf": "switch",
+    "switch": "switch",
+    "switch-cli": "switch",
+    "bmv2-shims": "switch",
+    "controller": "controller",
+    "check-config": "controller",
+    "report": "controller",
+    "simulate": "simulator",
+    "experiment": "lab",
+    "bench": "all",
+}
+"""The extra of the ``kvfabric`` distribution each subcommand needs."""
