@@ -7,32 +7,60 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+REFERENCE_STYLE = {
+    "spray": {"color": "black", "linestyle": "--", "linewidth": 1.6},
+    "bound": {"color": "dimgrey", "linestyle": "-.", "linewidth": 1.6},
+}
+"""The simulator's physical references: black and grey, dashed, no markers."""
+FLOOR_STYLE = {"color": "darkgrey", "linestyle": ":", "linewidth": 1.4}
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
 
 def plot_cdf(results: Mapping[str, object], path: Path) -> Path:
     """One CDF line per mode of ``results['modes'][mode]['fct_samples_ms']``.
 
     Timed-out transfers (``fct_censored_ms``) are drawn at the time they ran, a lower
-    bound, and the legend says how many there are.
+    bound, and the legend says how many there are. Modes are solid lines (dotted when
+    invalid) that differ by colour and marker (a marker every tenth of the transfers),
+    so that lines which overlap stay apart; the references (``spray``, ``bound``) are
+    black and grey dashes, and the bound's per-transfer floor (``results['floor']``) a
+    dotted grey line.
     """
     modes = results["modes"]
     assert isinstance(modes, Mapping)
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    k = 0
     for mode, doc in modes.items():
         censored = doc.get("fct_censored_ms") or []
         samples = sorted([*(doc.get("fct_samples_ms") or []), *censored])
         if not samples:
             continue
-        ys = [(i + 1) / len(samples) for i in range(len(samples))]
         label = mode if doc.get("valid") else f"{mode} (invalid)"
         if censored:
             label += f" ({len(censored)} timed out, at >= their timeout)"
-        ax.step(samples, ys, where="post", label=label, linestyle="-" if doc.get("valid") else ":")
+        style = REFERENCE_STYLE.get(mode)
+        if style is None:
+            style = {
+                "color": f"C{k % 10}",
+                "linestyle": "-" if doc.get("valid") else ":",
+                "marker": MARKERS[k % len(MARKERS)],
+                "markevery": max(1, len(samples) // 10),
+                "markersize": 4,
+            }
+            k += 1
+        else:
+            label += " (reference)"
+        _step(ax, samples, label, style)
+    floor = results.get("floor")
+    if isinstance(floor, Mapping) and floor.get("samples_ms"):
+        _step(ax, list(floor["samples_ms"]), "bound: per-transfer floor", FLOOR_STYLE)
     ax.set_xlabel("KV flow completion time (ms, lab)")
     ax.set_ylabel("fraction of transfers")
     ax.set_ylim(0, 1.01)
@@ -40,11 +68,17 @@ def plot_cdf(results: Mapping[str, object], path: Path) -> Path:
     verdict = "" if results.get("valid") else " (INVALID run)"
     ax.set_title(f"{results['scenario']}: KV transfer completion times{verdict}")
     if ax.get_legend_handles_labels()[0]:  # none before a mode's first transfer (Ctrl-C)
-        ax.legend(loc="lower right")
+        ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+def _step(ax: Any, samples: Sequence[float], label: str, style: Mapping[str, Any]) -> None:
+    """A CDF of sorted ``samples`` as a step line."""
+    ys = [(i + 1) / len(samples) for i in range(len(samples))]
+    ax.step(samples, ys, where="post", label=label, **style)
 
 
 def plot_sweep(

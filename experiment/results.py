@@ -15,12 +15,18 @@ Each mode's runs (one per repeat) are pooled. ``results.json``::
                          "held_ms": {...}, "deadlines": {"met": 30, "of": 40}}, ...},
       "reduction_vs_ecmp": {"kv-aware": {"p50": 0.21, "p95": .., "p99": .., "mean": ..}},
       "reduction_bounds": {"kv-aware": {"p50": "exact", "p99": "at most", ...}},
+      "vs_reference": {...}, "vs_reference_bounds": {...}, "floor": {...},
+                                                            (experiment.references)
       "goals": {...},                                       (experiment.goals)
       "scheduling_efficiency": {"kv-aware": 0.93, ...},
       "tier_utilisation": {"ecmp": {...}, ...},
       "scaling": {...}, "seed": 1, "repeat": 3, "partial": false,
       "valid": true, "invalid_reasons": []
     }
+
+Each mode also has ``phases``: its statistics for burst and steady arrivals. When the
+simulator's references (``spray``, ``bound``) ran, ``vs_reference`` gives every mode's
+ratio to each, overall and per phase (:mod:`experiment.references`).
 
 A reduction is ``1 - mode / ecmp`` (0.4 is 40% lower than ECMP; negative is worse);
 it is null when either side is invalid or empty. ``held_ms`` summarises how long
@@ -58,6 +64,7 @@ from experiment.censored import (
     summary_from_doc,
 )
 from experiment.goals import goals, goals_markdown
+from experiment.references import floor_doc, phase_docs, references_markdown, vs_references
 
 STATS = ("p50", "p95", "p99", "mean")
 
@@ -85,6 +92,9 @@ class TransferResult:
     started_s: float | None = None  # monotonic clock, when the sender started
     held_s: float | None = None  # waited before sending (controller hold, stagger), in fct_s
     deadline_s: float | None = None  # after the request, when it had to be done
+    phase: int | None = None  # the arrival phase it belongs to (from 0)
+    phase_kind: str | None = None  # that phase's kind: burst, poisson, sequential
+    floor_s: float | None = None  # bound only: no mode completes it faster than this
 
     @property
     def met_deadline(self) -> bool | None:
@@ -164,6 +174,7 @@ def build_results(
         red = bounded_reduction(_summary(doc), _summary(ecmp)) if ok and ecmp else None
         reductions[mode] = red[0] if red else None
         bounds[mode] = red[1] if red else None
+    vs_ref, vs_ref_bounds = vs_references(mode_docs)
     partial = any(not r.complete for rs in by_mode.values() for r in rs) or any(
         not rs for rs in by_mode.values()
     )
@@ -172,6 +183,9 @@ def build_results(
         "modes": mode_docs,
         "reduction_vs_ecmp": reductions,
         "reduction_bounds": bounds,
+        "vs_reference": vs_ref,
+        "vs_reference_bounds": vs_ref_bounds,
+        "floor": floor_doc(by_mode),
         "goals": goals(mode_docs),
         "scheduling_efficiency": {m: d["scheduling_efficiency"] for m, d in mode_docs.items()},
         "tier_utilisation": {m: d["tier_utilisation"] for m, d in mode_docs.items()},
@@ -250,6 +264,7 @@ def _mode_doc(
         "retransmits": _retransmits(transfers),
         "held_ms": summarise([t.held_s * 1000.0 for t in transfers if t.held_s is not None]),
         "deadlines": _deadlines(transfers),
+        "phases": phase_docs(transfers),
         "transfers": [_transfer_doc(t) for t in transfers],
     }
     return doc, reasons
@@ -286,6 +301,9 @@ def _transfer_doc(t: TransferResult) -> dict[str, object]:
         "room": list(t.room) if t.room is not None else None,
         "held_ms": t.held_s * 1000.0 if t.held_s is not None else None,
         "deadline_ms": t.deadline_s * 1000.0 if t.deadline_s is not None else None,
+        "phase": t.phase,
+        "phase_kind": t.phase_kind,
+        "floor_ms": t.floor_s * 1000.0 if t.floor_s is not None else None,
     }
 
 
@@ -338,6 +356,7 @@ def markdown_table(results: Mapping[str, object]) -> str:
             "Deadlines met: " + ", ".join(f"{m} {x['met']}/{x['of']}" for m, x in met.items()) + "."
         )
         lines.append("")
+    lines.extend(references_markdown(results))
     verdict = "valid" if results["valid"] else "INVALID"
     lines.append(f"Verdict: **{verdict}**.")
     reasons = results["invalid_reasons"]

@@ -119,6 +119,8 @@ class ModeName(StrEnum):
     ISOLATED = "isolated"
     ECMP_K = "ecmp-k"  # the simulator only: k sub-flows, each hashed on its own
     SCHEDULED = "scheduled"  # kv-aware with the controller's temporal scheduling
+    SPRAY = "spray"  # the simulator only: ideal per-packet spraying (a reference)
+    BOUND = "bound"  # the simulator only: SRPT over pooled links, a per-transfer floor
 
 
 LAB_MODES = (
@@ -133,6 +135,9 @@ UNSCHEDULED_MODES = tuple(m for m in LAB_MODES if m is not ModeName.SCHEDULED)
 """The lab's modes when a scenario has no ``scheduling`` section."""
 ASKING_MODES = (ModeName.KV_AWARE, ModeName.ISOLATED, ModeName.SCHEDULED)
 """The modes whose senders ask the controller for every transfer."""
+REFERENCE_MODES = (ModeName.SPRAY, ModeName.BOUND)
+"""The simulator's physical references, which every mode is compared with: they run
+when a scenario lists them, on the flow engine only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -683,13 +688,21 @@ def _parse_run(node: Node) -> RunSettings:
 
 
 def _default_modes(tool: Tool, *, scheduled: bool) -> tuple[ModeName, ...]:
-    modes = tuple(ModeName) if tool is Tool.SIMULATE else LAB_MODES
+    if tool is Tool.SIMULATE:
+        modes = tuple(m for m in ModeName if m not in REFERENCE_MODES)
+    else:
+        modes = LAB_MODES
     return modes if scheduled else tuple(m for m in modes if m is not ModeName.SCHEDULED)
 
 
 def _parse_modes(node: Node, tool: Tool) -> tuple[ModeName, ...]:
     modes = tuple(located.choice(n, ModeName) for n in node.items())
     for n, mode in zip(node.items(), modes, strict=True):
+        if tool is Tool.LAB and mode in REFERENCE_MODES:
+            raise n.error(
+                f"mode {str(mode)!r} is a physical reference of `{Tool.SIMULATE}` (ideal "
+                f"spraying, SRPT over pooled links), not a placement `{tool}` can run"
+            )
         if tool is Tool.LAB and mode not in LAB_MODES:
             raise n.error(f"mode {str(mode)!r} is run only by `{Tool.SIMULATE}`, not by `{tool}`")
     if not modes:

@@ -8,11 +8,14 @@ thousands of GPUs. Modules, in the order data flows through them:
 - ``network``: the fabric's directed links and spine paths, from the controller's
   own topology;
 - ``engine``: the interface an engine offers to the drivers of the modes;
-- ``flow``: the flow-level engine (event-driven, max-min fair between events);
+- ``flow``: the flow-level engine (event-driven, max-min fair between events, or SRPT);
 - ``packet``: the packet-level engine, ns-3 (``packet_model.cpp`` is its C++ side);
 - ``workload``: the scenario's transfers, background and events for one run;
 - ``modes``: ecmp, ecmp-k, flowlet and isolated placement;
 - ``kvaware``: kv-aware placement by the controller's decision engine itself, fed
   with telemetry from the simulated counters;
+- ``srpt`` and ``reference``: the physical references every mode is compared with,
+  ideal spraying (``spray``) and SRPT over pooled links with a per-transfer floor
+  (``bound``);
 - ``run``: one scenario's modes and repeats into the experiment's results document.
 """

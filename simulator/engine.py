@@ -30,9 +30,18 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from simulator.maxmin import FloatArray
 from simulator.network import Network
+
+
+class RatePolicy(StrEnum):
+    """How an engine shares links between flows (the packet engine: TCP's own way)."""
+
+    MAX_MIN = "max-min"  # max-min fair, as long-lived TCP flows converge to
+    SRPT = "srpt"  # greedy by fewest remaining bytes: the bound reference's ideal
+
 
 DoneCallback = Callable[[int, float], None]
 """Called with (flow, now) when a flow's last byte arrives."""

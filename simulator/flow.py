@@ -23,21 +23,35 @@ Link counters (cumulative bytes, and bytes of the KV class) are what a switch's
 egress port counters would read; :mod:`simulator.kvaware` turns them into the
 controller's telemetry.
 
+**Rate policy** (:class:`~simulator.engine.RatePolicy`). Rates are max-min fair
+(``max-min``, every mode but one) or, for the ``bound`` reference, served by shortest
+remaining processing time first (``srpt``, :mod:`simulator.srpt`; ties go to the
+older flow).
+
+**Pools.** A flow may cross the network's pool links (a sprayed transfer,
+:mod:`simulator.reference`). A pool's capacity is its members' capacities less their
+fixed background, recomputed with them, so a cable that fails or is re-provisioned
+changes its pool at once; after every allocation the pools' load is spread back over
+their member links (:func:`simulator.kernels.spread_pools`), so that counters and
+``utilisation()`` describe the physical links.
+
 :class:`FlowEngine` implements :class:`simulator.engine.FabricEngine`, the interface
 every simulator engine offers to the drivers of the modes.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from simulator import kernels
-from simulator.engine import DoneCallback, FabricEngine
+from simulator.engine import DoneCallback, FabricEngine, RatePolicy
 from simulator.maxmin import FloatArray, max_min_rates
 from simulator.network import Network
+from simulator.srpt import srpt_rates
 
 FINISH_BYTES = 1e-3
 """A flow with fewer bytes left than this (or less than a nanosecond of them) is done."""
@@ -46,9 +60,10 @@ FINISH_BYTES = 1e-3
 class FlowEngine(FabricEngine):
     """The flow-level simulator of one run (see the module docstring)."""
 
-    def __init__(self, network: Network) -> None:
+    def __init__(self, network: Network, policy: RatePolicy = RatePolicy.MAX_MIN) -> None:
         super().__init__()
         self.network = network
+        self.policy = policy
         n = network.nlinks
         self.base_capacity: FloatArray = network.capacity.copy()
         self.fixed_bg: FloatArray = np.zeros(n)
@@ -63,6 +78,8 @@ class FlowEngine(FabricEngine):
         self._remaining: FloatArray = np.zeros(size)
         self._rate: FloatArray = np.zeros(size)
         self._cap: FloatArray = np.full(size, np.inf)
+        self._order = np.zeros(size, dtype=np.int64)  # start order (SRPT's tie-break)
+        self._started = itertools.count()
         self._kv = np.zeros(size, dtype=bool)
         self._active = np.zeros(size, dtype=bool)
         self._done: list[DoneCallback | None] = [None] * size
@@ -84,6 +101,7 @@ class FlowEngine(FabricEngine):
         self._remaining[f] = nbytes
         self._rate[f] = 0.0
         self._cap[f] = cap_bps
+        self._order[f] = next(self._started)
         self._kv[f] = kv
         self._active[f] = True
         self._done[f] = on_done
@@ -206,15 +224,30 @@ class FlowEngine(FabricEngine):
         self._dirty = False
         self.reallocations += 1
         idx = np.flatnonzero(self._active)
+        net = self.network
         if self._capacity is None:
             self._capacity = np.maximum(self.base_capacity - self.fixed_bg, 0.0)
-            self._capacity[self.network.pad] = np.inf
+            self._capacity[net.pad] = np.inf
+            self._capacity[net.pool_links] = 0.0
+            np.add.at(self._capacity, net.pool_owner, self._capacity[net.pool_member])
             self._fixed_carried = np.minimum(self.fixed_bg, self.base_capacity)
-        rates = max_min_rates(self._paths[idx], self._capacity, self._cap[idx])
+            self._fixed_carried[net.pool_links] = 0.0
+        if self.policy is RatePolicy.SRPT:
+            rates = srpt_rates(
+                self._paths[idx], self._capacity, self._cap[idx], self._remaining[idx],
+                self._order[idx],
+            )  # fmt: skip
+        else:
+            rates = max_min_rates(self._paths[idx], self._capacity, self._cap[idx])
         self._rate[idx] = rates
         self.load_bps, self.kv_load_bps = kernels.loads(
-            self._paths, idx, rates, self._kv, self.network.nlinks, self.network.pad
+            self._paths, idx, rates, self._kv, net.nlinks, net.pad
         )
+        if net.pool_links.size and self.load_bps[net.pool_links].any():
+            kernels.spread_pools(
+                self._paths, idx, rates, self._kv, net.is_pool, net.pool_of, net.pool_member,
+                net.pool_owner, self._capacity, self.load_bps, self.kv_load_bps,
+            )  # fmt: skip
         self._carried = self.load_bps + self._fixed_carried
 
     def _release(self, f: int) -> None:
@@ -238,6 +271,7 @@ class FlowEngine(FabricEngine):
         self._remaining = np.concatenate([self._remaining, np.zeros(old)])
         self._rate = np.concatenate([self._rate, np.zeros(old)])
         self._cap = np.concatenate([self._cap, np.full(old, np.inf)])
+        self._order = np.concatenate([self._order, np.zeros(old, dtype=np.int64)])
         self._kv = np.concatenate([self._kv, np.zeros(old, dtype=bool)])
         self._active = np.concatenate([self._active, np.zeros(old, dtype=bool)])
         self._done.extend([None] * old)

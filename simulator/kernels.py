@@ -74,3 +74,60 @@ def loads(  # noqa: PLR0917 (numba compiles positional arguments only)
                 if kv[f]:
                     kv_load[link] += r
     return load, kv_load
+
+
+@numba.njit(cache=True, nogil=True)
+def spread_pools(  # noqa: PLR0917 (numba compiles positional arguments only)
+    paths: IntArray,
+    idx: IntArray,
+    rates: FloatArray,
+    kv: BoolArray,
+    is_pool: BoolArray,
+    pool_of: IntArray,
+    members: IntArray,
+    owners: IntArray,
+    room: FloatArray,
+    load: FloatArray,
+    kv_load: FloatArray,
+) -> None:
+    """Move the load of pool links onto their member links, in place.
+
+    A flow that crosses a pool and one of its members (background on a cable, which
+    shares the pool) is already counted on that member. The rest of a pool's load goes
+    to its members in proportion to their spare capacity: ``room`` (each link's
+    capacity less its fixed background) less what the member already carries. A pool
+    never carries more than its members' room, so no member is filled past it. Pool
+    links carry nothing afterwards.
+    """
+    nlinks = load.shape[0]
+    sprayed = np.zeros(nlinks)
+    sprayed_kv = np.zeros(nlinks)
+    width = paths.shape[1]
+    for i in range(idx.shape[0]):
+        f = idx[i]
+        for j in range(width):
+            pool = paths[f, j]
+            if not is_pool[pool] or load[pool] <= 0.0:
+                continue
+            on_member = False
+            for k in range(width):
+                if pool_of[paths[f, k]] == pool:
+                    on_member = True
+            if not on_member:
+                sprayed[pool] += rates[i]
+                if kv[f]:
+                    sprayed_kv[pool] += rates[i]
+    spare = np.zeros(members.shape[0])
+    total = np.zeros(nlinks)
+    for k in range(members.shape[0]):
+        spare[k] = max(room[members[k]] - load[members[k]], 0.0)
+        total[owners[k]] += spare[k]
+    for k in range(members.shape[0]):
+        pool = owners[k]
+        if sprayed[pool] > 0.0 and total[pool] > 0.0:
+            share = spare[k] / total[pool]
+            load[members[k]] += sprayed[pool] * share
+            kv_load[members[k]] += sprayed_kv[pool] * share
+    for k in range(owners.shape[0]):
+        load[owners[k]] = 0.0
+        kv_load[owners[k]] = 0.0

@@ -47,7 +47,8 @@ flow's choices independently. The modes:
   the spine with the most capacity left by the background: the bound no placement
   beats.
 
-``kv-aware`` is :mod:`simulator.kvaware`.
+``kv-aware`` is :mod:`simulator.kvaware`; the references ``spray`` and ``bound`` are
+:mod:`simulator.reference`.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ from experiment.ecmp import FLOWLET_STEP, crc16_arc, pack, uplink_order
 from experiment.flows import ECMP_PORTS, RECEIVER_PORT
 from experiment.results import ModeRun, TransferResult
 from experiment.scenario import LinkEvent
-from simulator.engine import FabricEngine, Timer
+from simulator.engine import FabricEngine, RatePolicy, Timer
 from simulator.workload import Workload
 
 TCP = 6
@@ -102,6 +103,8 @@ class Driver:
     """One mode's run of one schedule (see the module docstring)."""
 
     mode = "ecmp"
+    rate_policy = RatePolicy.MAX_MIN
+    """How the engine must share links for this mode."""
 
     def __init__(
         self,
@@ -146,7 +149,8 @@ class Driver:
         """Simulate the whole schedule; the mode's record, as the lab makes it."""
         for bg in self.work.background:
             if bg.elastic:
-                self.engine.start_flow([bg.link], math.inf, kv=False, cap_bps=bg.bps)
+                links = self.background_links(bg.link)
+                self.engine.start_flow(links, math.inf, kv=False, cap_bps=bg.bps)
             else:
                 self.engine.set_fixed_background(bg.link, bg.bps)
         for e in self.scenario.events:
@@ -162,6 +166,10 @@ class Driver:
         }
         self.finish()
         return self.run_record
+
+    def background_links(self, link: int) -> list[int]:
+        """The links an elastic background flow on cable link ``link`` crosses."""
+        return [link]
 
     def prepare(self) -> None:
         """Set up before the first transfer (kv-aware starts its polls here)."""
@@ -231,13 +239,15 @@ class Driver:
     def start(self, live: Live, spine: str | None, nbytes: float, sport: int) -> int:
         """Start one flow of ``live`` now on ``spine``."""
         a = live.arrival
-        flow = self.engine.start_flow(
-            self.net.path(a.src, a.dst, spine), nbytes, self._flow_done, kv=self.tagged
-        )
+        flow = self.engine.start_flow(self.path(a, spine), nbytes, self._flow_done, kv=self.tagged)
         live.flows[flow] = spine
         self.flow_owner[flow] = a.index
         self.flow_started(flow, live, sport)
         return flow
+
+    def path(self, a: Arrival, spine: str | None) -> tuple[int, ...]:
+        """The links a flow of ``a`` crosses through ``spine`` (or route)."""
+        return self.net.path(a.src, a.dst, spine)
 
     tagged = False
     """Whether this mode's transfers carry the KV tag (counted as KV by the switches)."""
@@ -291,11 +301,17 @@ class Driver:
         self.run_record.transfers.append(
             TransferResult(
                 a.index, a.src, a.dst, a.nbytes, fct, live.spine, error, live.decision_s,
-                held_s=live.held_s, deadline_s=a.deadline_s,
+                held_s=live.held_s, deadline_s=a.deadline_s, phase=a.phase,
+                phase_kind=str(self.schedule.phases[a.phase].phase.kind),
+                floor_s=self.floor(a),
             )
         )  # fmt: skip
         if self._on_transfer is not None:
             self._on_transfer()
+
+    def floor(self, a: Arrival) -> float | None:
+        """The least time ``a`` can take in any mode (the bound reference's; None here)."""
+        return None
 
     def _ended(self, index: int) -> None:
         then = self._then.pop(index, None)
@@ -385,7 +401,7 @@ class Driver:
         a = live.arrival
         new = self.ecmp_spine(a.src, a.dst, sport, salt)
         if new != spine and self.engine.is_active(flow):
-            self.engine.reroute(flow, self.net.path(a.src, a.dst, new))
+            self.engine.reroute(flow, self.path(a, new))
             live.flows[flow] = new
 
     def hash_key(self, flow: int, live: Live) -> tuple[int, int]:

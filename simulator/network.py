@@ -18,6 +18,19 @@ In a three-tier fabric (:mod:`simulator.pods`) a path between pods is named by i
 superspine's downlink, the spine's downlink, host port); paths within a pod keep
 their spine's name. Every path is padded to :attr:`Network.path_width` links (4, or 6
 with superspines).
+
+**Pools.** The physical references (:mod:`simulator.reference`) spray every transfer
+over all the paths between its racks. For them the network adds *pool links* (tier
+``pool``, no port): a leaf's uplinks pooled into one link (its *up-pool*), the spines'
+downlinks into a leaf (its *down-pool*) and, with superspines, a pod's spine uplinks
+(its *rise-pool*) and the superspines' downlinks into a pod's spines (its
+*fall-pool*). A pool's capacity is the sum of its members' (the engine keeps it so as
+their capacities and fixed background change); a sprayed path is NIC, up-pool, (rise-
+and fall-pool between pods), down-pool, host port (:meth:`Network.spray_path`). Every
+cable link is a member of exactly one pool. Pool links are no tier of the fabric's
+(they are left out of :attr:`Network.tiers`) and no switch port (the telemetry never
+reads them); the engine spreads a pool's load back over its members
+(:func:`simulator.kernels.spread_pools`).
 """
 
 from __future__ import annotations
@@ -29,7 +42,7 @@ import numpy as np
 
 from controller.config import FabricConfig
 from controller.topology import PortRef, Tier, Topology
-from simulator.maxmin import FloatArray
+from simulator.maxmin import FloatArray, IntArray
 
 PATH_WIDTH = 4
 """Links of the longest path of a two-tier fabric."""
@@ -66,8 +79,6 @@ class Network:
             self.host_port[host.name] = self.port_link[PortRef(host.leaf, host.port)]
         self.pad = len(links)
         links.append(LinkInfo("pad", float("inf"), "pad", None))
-        self.links = tuple(links)
-        self.capacity: FloatArray = np.array([x.capacity_bps for x in links], dtype=np.float64)
         self.leaf_of = {h.name: h.leaf for h in fabric.hosts}
         self.spines = self.topology.spines
         self.leaves = self.topology.leaves
@@ -86,6 +97,9 @@ class Network:
                 self.rise[ref.switch, egress.peer] = self.port_link[ref]
             elif egress.tier is Tier.SUPERSPINE:
                 self.fall[ref.switch, egress.peer] = self.port_link[ref]
+        self._add_pools(links)
+        self.links = tuple(links)
+        self.capacity: FloatArray = np.array([x.capacity_bps for x in links], dtype=np.float64)
         self.path_width = POD_PATH_WIDTH if self.superspines else PATH_WIDTH
         self._routes: dict[str, tuple[str, str, str]] = {}
         self._groups: dict[tuple[str, str], tuple[str, ...]] = {}
@@ -94,6 +108,54 @@ class Network:
             idx = [i for i, x in enumerate(links) if x.tier == str(tier)]
             if idx or tier in (Tier.INTRA_RACK, Tier.INTER_RACK, Tier.SPINE):
                 self.tiers[str(tier)] = np.array(idx, dtype=np.int64)
+
+    def _add_pools(self, links: list[LinkInfo]) -> None:
+        """The pool links (see the module docstring), appended to ``links``."""
+        self.pod_of: dict[str, int] = {}  # leaf -> its pod (its set of spines), from 0
+        pods: dict[frozenset[str], int] = {}
+        for leaf in self.leaves:
+            spines = frozenset(s for s in self.spines if (leaf, s) in self.up)
+            self.pod_of[leaf] = pods.setdefault(spines, len(pods))
+        spine_pod = {s: pods[group] for group in pods for s in group}
+        groups: dict[str, list[int]] = {}
+        for (leaf, _), link in self.up.items():
+            groups.setdefault(f"{leaf}:up-pool", []).append(link)
+        for (_, leaf), link in self.down.items():
+            groups.setdefault(f"{leaf}:down-pool", []).append(link)
+        for (spine, _), link in self.rise.items():
+            groups.setdefault(f"pod{spine_pod[spine] + 1}:rise-pool", []).append(link)
+        for (_, spine), link in self.fall.items():
+            groups.setdefault(f"pod{spine_pod[spine] + 1}:fall-pool", []).append(link)
+        self.pool: dict[str, int] = {}
+        self.pool_members: dict[int, tuple[int, ...]] = {}
+        for name, members in groups.items():
+            self.pool[name] = len(links)
+            self.pool_members[len(links)] = tuple(sorted(members))
+            total = sum(links[m].capacity_bps for m in members)
+            links.append(LinkInfo(name, total, "pool", None))
+        member = [(m, p) for p, ms in self.pool_members.items() for m in ms]
+        self.pool_links: IntArray = np.array(sorted(self.pool_members), dtype=np.int64)
+        self.pool_member: IntArray = np.array([m for m, _ in member], dtype=np.int64)
+        """Every pool member (a cable link), with :attr:`pool_owner` its pool."""
+        self.pool_owner: IntArray = np.array([p for _, p in member], dtype=np.int64)
+        self.pool_of: IntArray = np.full(len(links), -1, dtype=np.int64)
+        """Each link's pool (-1: in none)."""
+        self.pool_of[self.pool_member] = self.pool_owner
+        self.is_pool = np.zeros(len(links), dtype=bool)
+        self.is_pool[self.pool_links] = True
+
+    def spray_path(self, src: str, dst: str) -> tuple[int, ...]:
+        """The links of a transfer sprayed over every path from ``src`` to ``dst``: NIC,
+        the source leaf's up-pool, between pods the source pod's rise-pool and the
+        destination pod's fall-pool, the destination leaf's down-pool, host port."""
+        a, b = self.leaf_of[src], self.leaf_of[dst]
+        if a == b:
+            return (self.nic[src], self.host_port[dst])
+        pools = [self.pool[f"{a}:up-pool"]]
+        pa, pb = self.pod_of[a], self.pod_of[b]
+        if self.superspines and pa != pb:
+            pools += [self.pool[f"pod{pa + 1}:rise-pool"], self.pool[f"pod{pb + 1}:fall-pool"]]
+        return (self.nic[src], *pools, self.pool[f"{b}:down-pool"], self.host_port[dst])
 
     @property
     def nlinks(self) -> int:

@@ -19,25 +19,28 @@ from typing import Any
 from experiment.arrivals import Schedule
 from experiment.errors import ScenarioError
 from experiment.results import ModeRun, build_results
-from experiment.scenario import Scenario
-from simulator.engine import FabricEngine
+from experiment.scenario import REFERENCE_MODES, Scenario
+from simulator.engine import FabricEngine, RatePolicy
 from simulator.flow import FlowEngine
 from simulator.kvaware import KvAware, Scheduled
 from simulator.modes import DRIVERS, Driver, TierSeries
+from simulator.reference import Bound, Spray
 from simulator.workload import Workload, build_workload
 
 
-def _flow_engine(work: Workload) -> FabricEngine:
-    return FlowEngine(work.network)
+def _flow_engine(work: Workload, policy: RatePolicy) -> FabricEngine:
+    return FlowEngine(work.network, policy)
 
 
-def _packet_engine(work: Workload) -> FabricEngine:
+def _packet_engine(work: Workload, policy: RatePolicy) -> FabricEngine:
+    if policy is not RatePolicy.MAX_MIN:
+        raise ValueError(f"the packet engine shares links as TCP does, not by {policy}")
     from simulator.packet import for_workload  # ns-3 loads (and JITs) on first use
 
     return for_workload(work)
 
 
-ENGINES: dict[str, Callable[[Workload], FabricEngine]] = {
+ENGINES: dict[str, Callable[[Workload, RatePolicy], FabricEngine]] = {
     "flow": _flow_engine,
     "packet": _packet_engine,
 }
@@ -64,9 +67,23 @@ def check_engine(scenario: Scenario, engine: str) -> None:
             )  # fmt: skip
 
 
+def check_mode(scenario: Scenario, mode: str, engine: str) -> None:
+    """A located error for a mode ``engine`` does not run (the references need the flow
+    engine's pools)."""
+    if mode in REFERENCE_MODES and engine != "flow":
+        raise ScenarioError(
+            scenario.source, "modes", f"{mode!r}: spray and bound are flow-engine references "
+            f"(ns-3's TCP sends a connection on one path, it does not spray): run them with "
+            f"`--engine flow`, or leave them out of the modes (`--modes`)",
+        )  # fmt: skip
+
+
 def driver_for(mode: str) -> type[Driver]:
     """The driver class of ``mode``."""
-    return {"kv-aware": KvAware, "scheduled": Scheduled}.get(mode) or DRIVERS[mode]
+    special: dict[str, type[Driver]] = {
+        "kv-aware": KvAware, "scheduled": Scheduled, "spray": Spray, "bound": Bound,
+    }  # fmt: skip
+    return special.get(mode) or DRIVERS[mode]
 
 
 @dataclass(slots=True)
@@ -116,8 +133,10 @@ def run_mode(
 ) -> ModeResult:
     """Run ``mode`` over ``schedule`` (run number ``repeat``, from 1) on a fresh engine."""
     check_engine(work.scenario, engine)
-    fabric = ENGINES[engine](work)
-    driver = driver_for(mode)(fabric, work, schedule, repeat=repeat, on_transfer=on_transfer)
+    check_mode(work.scenario, mode, engine)
+    cls = driver_for(mode)
+    fabric = ENGINES[engine](work, cls.rate_policy)
+    driver = cls(fabric, work, schedule, repeat=repeat, on_transfer=on_transfer)
     t0, c0 = time.perf_counter(), time.process_time()
     run = driver.run()
     stats = ModeStats(
@@ -148,6 +167,9 @@ def record(sim: Simulation, result: ModeResult) -> None:
 def simulate(sim: Simulation, on_transfer: Callable[[], None] | None = None,
              on_stage: Callable[[str], None] | None = None) -> dict[str, Any]:  # fmt: skip
     """Run every mode ``repeat`` times; the results document."""
+    check_engine(sim.scenario, sim.engine)
+    for mode in sim.modes:
+        check_mode(sim.scenario, mode, sim.engine)
     work = sim.workload or build_workload(sim.scenario)
     sim.workload = work
     for r in range(sim.repeat):

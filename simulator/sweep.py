@@ -31,7 +31,7 @@ from experiment.results import change_vs_ecmp
 from experiment.scenario import Scenario
 from experiment.sweep import Sweep, samples, write_sweep
 from simulator.cluster import ClusterError
-from simulator.run import Simulation, record, results_document, write_outputs
+from simulator.run import Simulation, check_mode, record, results_document, write_outputs
 from simulator.tasks import TaskResult, TaskSpec, run_task, submit_kwargs
 from simulator.workload import build_workload
 
@@ -55,7 +55,10 @@ def plan(
     specs: list[TaskSpec] = []
     for i, values in enumerate(sweep.points()):
         text, file = sweep.point_text(values)
-        points.append(Point(i, values, sweep.scenario_at(values), len(modes) * repeat))
+        scenario = sweep.scenario_at(values)
+        for mode in modes:
+            check_mode(scenario, mode, engine)
+        points.append(Point(i, values, scenario, len(modes) * repeat))
         specs.extend(
             TaskSpec(i, text, file, mode, r + 1, seed + r, engine)
             for r in range(repeat)

@@ -1,7 +1,8 @@
 """``kvfabric simulate``: run a scenario's modes on a simulated fabric (no root needed).
 
     kvfabric simulate --scenario topologies/scenarios/design-cluster.yaml \\
-        [--engine flow|packet] [--modes ecmp,ecmp-k,flowlet,kv-aware,isolated,scheduled] \\
+        [--engine flow|packet] \\
+        [--modes ecmp,ecmp-k,flowlet,kv-aware,isolated,scheduled,spray,bound] \\
         [--repeat N] [--seed S] [--out DIR]
     kvfabric simulate --sweep topologies/scenarios/sweep-400g.yaml \\
         [--scheduler tcp://HOST:8786] [--modes LIST] [--repeat N] [--seed S] [--out DIR]
@@ -61,8 +62,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "fabrics within its size limits",
     )
     parser.add_argument(
-        "--modes", help="comma-separated: ecmp,ecmp-k,flowlet,kv-aware,isolated,scheduled "
-        "(default: the scenario's)",
+        "--modes", help="comma-separated: ecmp,ecmp-k,flowlet,kv-aware,isolated,scheduled, "
+        "and the flow engine's references spray,bound (default: the scenario's)",
     )  # fmt: skip
     parser.add_argument("--repeat", type=int, default=1, help="runs of every mode (default 1)")
     parser.add_argument("--seed", type=int, default=1, help="arrival seed of the first run")

@@ -144,6 +144,7 @@ def test_decision_latency_and_retransmissions_are_reported_per_mode():
         "index": 1, "src": "h12", "dst": "h21", "spine": "spine2", "fct_ms": 700.0,
         "decision_ms": 4.0, "retransmits": 9, "error": None, "timed_out": False,
         "censored_ms": None, "room": None, "held_ms": None, "deadline_ms": None,
+        "phase": None, "phase_kind": None, "floor_ms": None,
     }  # fmt: skip
     assert mode["transfers"][2]["fct_ms"] is None and mode["transfers"][2]["error"] == "refused"
     ecmp = doc["modes"]["ecmp"]

@@ -56,7 +56,11 @@ def test_an_unknown_mode_is_a_usage_error(tmp_path):
 
 def test_the_packet_engine_refuses_the_design_cluster(tmp_path):
     cluster = ROOT / "topologies" / "scenarios" / "design-cluster.yaml"
-    proc = simulate("--scenario", str(cluster), "--engine", "packet", "--out", str(tmp_path))
+    # its placement modes (the references are refused before the size: see test_reference)
+    proc = simulate(
+        "--scenario", str(cluster), "--engine", "packet", "--modes", "ecmp,kv-aware",
+        "--out", str(tmp_path),
+    )  # fmt: skip
     assert proc.returncode == 1
     assert "design-cluster.yaml: fabric:" in proc.stderr
     assert "takes at most 256" in proc.stderr and "--engine flow" in proc.stderr
@@ -89,7 +93,10 @@ def test_dctcp_without_ecn_is_a_located_error(tmp_path):
 
 def test_the_packet_engine_refuses_a_third_tier(tmp_path):
     three_tier = ROOT / "topologies" / "scenarios" / "design-cluster-3tier.yaml"
-    proc = simulate("--scenario", str(three_tier), "--engine", "packet", "--out", str(tmp_path))
+    proc = simulate(
+        "--scenario", str(three_tier), "--engine", "packet", "--modes", "ecmp",
+        "--out", str(tmp_path),
+    )  # fmt: skip
     assert proc.returncode == 1
     assert "design-cluster-3tier.yaml: fabric.pods: honoured only by the flow engine" in (
         proc.stderr
