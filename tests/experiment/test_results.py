@@ -255,3 +255,77 @@ def test_deadlines_met_and_holds_are_counted_per_mode(tmp_path):
     assert doc["modes"]["scheduled"]["held_ms"]["mean"] == pytest.approx(200.0)
     assert doc["modes"]["scheduled"]["transfers"][1]["held_ms"] == pytest.approx(200.0)
     assert "Deadlines met: kv-aware 1/3, scheduled 3/3." in markdown_table(doc)
+
+
+def phased(
+    mode: str, fcts: list[float | None], kinds: list[str], floors: list[float] | None = None
+) -> ModeRun:
+    r = ModeRun(mode, 1)
+    r.transfers = [
+        TransferResult(
+            i, "h11", "h21", 1000, f, phase=0 if k == "poisson" else 1, phase_kind=k,
+            floor_s=floors[i] if floors else None,
+        )
+        for i, (f, k) in enumerate(zip(fcts, kinds, strict=True))
+    ]  # fmt: skip
+    return r
+
+
+KINDS = ["poisson", "poisson", "burst", "burst"]
+
+
+def test_every_mode_against_the_references_overall_and_per_phase(tmp_path):
+    runs = [
+        phased("ecmp", [2.0, 4.0, 8.0, 8.0], KINDS),
+        phased("spray", [1.0, 2.0, 4.0, 4.0], KINDS),
+        phased("bound", [1.0, 1.0, 2.0, 4.0], KINDS, floors=[0.5, 0.5, 0.5, 0.5]),
+    ]
+    doc = build_results("s", runs, modes=["ecmp", "spray", "bound"])
+    ecmp = doc["modes"]["ecmp"]
+    assert ecmp["phases"]["steady"]["n"] == 2 and ecmp["phases"]["bursts"]["n"] == 2
+    assert ecmp["phases"]["bursts"]["fct_ms"]["mean"] == pytest.approx(8000.0)
+    vs = doc["vs_reference"]
+    assert vs["ecmp"]["spray"]["all"] == {"p50": 2.0, "p99": 2.0, "mean": 2.0}
+    assert vs["ecmp"]["spray"]["steady"]["mean"] == pytest.approx(3.0 / 1.5)
+    assert vs["ecmp"]["bound"]["bursts"]["mean"] == pytest.approx(8.0 / 3.0)
+    assert vs["spray"] == {"bound": vs["spray"]["bound"]} and "bound" not in vs["bound"]
+    assert doc["vs_reference_bounds"]["ecmp"]["bound"]["all"] == dict.fromkeys(
+        ("p50", "p99", "mean"), "exact"
+    )
+    assert doc["floor"]["fct_ms"]["p50"] == pytest.approx(500.0)
+    assert doc["floor"]["beaten"] == {"ecmp": 0, "spray": 0, "bound": 0}
+    table = markdown_table(doc)
+    assert "| mode | phase | n | x spray p50 | x spray p99 | x spray mean | x bound p50" in table
+    assert "| ecmp | all | 4 | 2.00 | 2.00 | 2.00 |" in table
+    assert "|  | bursts | 2 | 2.00 | 2.00 | 2.00 | 2.67 |" in table  # 8 over 3 (2 and 4)
+    assert "| spray | all | 4 | - | - | - |" in table
+    assert "No transfer of any mode finished under its floor" in table
+    assert plot_cdf(doc, tmp_path / "cdf.png").stat().st_size > 1000
+
+
+def test_a_transfer_under_its_floor_is_flagged():
+    runs = [
+        phased("ecmp", [0.2, 4.0], KINDS[:2]),
+        phased("bound", [1.0, 1.0], KINDS[:2], floors=[0.5, 0.5]),
+    ]
+    doc = build_results("s", runs, modes=["ecmp", "bound"])
+    assert doc["floor"]["beaten"] == {"ecmp": 1, "bound": 0}
+    assert "FINISHED UNDER THEIR FLOOR (a fault of the model): ecmp 1" in markdown_table(doc)
+
+
+def test_ratios_to_a_censored_reference_are_at_most_and_an_invalid_one_gives_none():
+    spray = phased("spray", [1.0, 1.0], KINDS[:2])
+    spray.transfers.append(timed_out(2, 60.0))
+    doc = build_results("s", [run("ecmp", [2.0, 2.0, 2.0]), spray], modes=["ecmp", "spray"])
+    assert doc["vs_reference_bounds"]["ecmp"]["spray"]["all"]["mean"] == "at most"
+    assert "≤" in markdown_table(doc)
+    bound = phased("bound", [1.0, None], KINDS[:2])
+    doc = build_results("s", [run("ecmp", [2.0, 2.0]), bound], modes=["ecmp", "bound"])
+    assert doc["vs_reference"] == {} and doc["floor"] is None
+    assert "Against the physical references" not in markdown_table(doc)
+
+
+def test_lab_results_have_no_references_and_no_phases():
+    doc = build_results("s", [run("ecmp", [1.0]), run("kv-aware", [1.0])], modes=["ecmp"])
+    assert doc["vs_reference"] == {} and doc["modes"]["ecmp"]["phases"] == {}
+    assert "Against the physical references" not in markdown_table(doc)

@@ -144,6 +144,12 @@ modes: [ecmp, kv-aware]
         ),
         (MINIMAL + "scheduling: {deadline: {min: 2s}}\n", "scheduling.deadline", "'max'"),
         (MINIMAL + "modes: [scheduled, ecmp-k]\n", "modes[1]", "run only by `kvfabric simulate`"),
+        (
+            MINIMAL + "modes: [ecmp, spray]\n",
+            "x.yaml:5:15: modes[1]",
+            "'spray' is a physical reference of `kvfabric simulate`",
+        ),
+        (MINIMAL + "modes: [bound]\n", "x.yaml:5:9: modes[0]", "not a placement"),
         ("", "x.yaml", "the file is empty"),
         ("transfer: [\n", "x.yaml", "invalid YAML"),
     ],
@@ -188,6 +194,14 @@ def test_scheduling_section_and_the_modes_it_brings():
     sim = parse_scenario(MINIMAL + "scheduling: {}\n", tool=Tool.SIMULATE)
     assert ModeName.SCHEDULED in sim.modes and ModeName.ECMP_K in sim.modes
     assert ModeName.SCHEDULED not in parse_scenario(MINIMAL, tool=Tool.SIMULATE).modes
+
+
+def test_the_references_run_when_listed():
+    # spray and bound are no default: the packet engine refuses them
+    default = parse_scenario(MINIMAL, tool=Tool.SIMULATE).modes
+    assert ModeName.SPRAY not in default and ModeName.BOUND not in default
+    listed = parse_scenario(MINIMAL + "modes: [ecmp, spray, bound]\n", tool=Tool.SIMULATE)
+    assert listed.modes == (ModeName.ECMP, ModeName.SPRAY, ModeName.BOUND)
 
 
 def test_a_burst_stagger():
