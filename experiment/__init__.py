@@ -21,6 +21,7 @@ The data flows through the modules in this order::
     censored          statistics with timed-out transfers as right-censored values
     goals             what a run is judged against
     results           results.json and the comparison table
+      references      every mode against the simulator's spray and bound, per phase
     plots             the CDF and the sweep's plot
     sweep             a sweep file: a scenario over a grid of values
     progress          the progress bar of long runs

@@ -145,7 +145,8 @@ class FlowEngine(FabricEngine):
     # -- links ----------------------------------------------------------------------
 
     def set_capacity(self, link: int, bps: float) -> None:
-        """Set a link's capacity now (0: the cable is down)."""
+        """Set a link's capacity now (0: the cable is down; a pool's capacity follows its
+        members' and is not set)."""
         self.base_capacity[link] = bps
         self._capacity = None
         self._dirty = True
