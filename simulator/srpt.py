@@ -33,28 +33,44 @@ def srpt_rates(
     """Rates of the flows (rows of ``paths``) served greedily by fewest ``remaining`` bytes,
     ties broken by ``order`` (smaller first: the older flow)."""
     n = paths.shape[0]
-    if n == 0:
-        return np.zeros(0, dtype=np.float64)
-    if np.any(capacity < 0):
-        raise ValueError("link capacities must not be negative")
-    turn = np.lexsort((order, remaining)).astype(np.int64)
     rates = np.zeros(n, dtype=np.float64)
-    if not _serve(
+    if n == 0:
+        return rates
+    status = _serve(
         np.ascontiguousarray(paths, dtype=np.int64),
         np.ascontiguousarray(capacity, dtype=np.float64),
         np.ascontiguousarray(caps, dtype=np.float64),
-        turn,
+        np.ascontiguousarray(remaining, dtype=np.float64),
+        np.ascontiguousarray(order, dtype=np.int64),
         rates,
-    ):
+    )
+    if status == NEGATIVE:
+        raise ValueError("link capacities must not be negative")
+    if status == UNBOUNDED:
         raise ValueError("a flow crosses no finite link and has no cap: its rate is unbounded")
     return rates
 
 
+OK, UNBOUNDED, NEGATIVE = 0, 1, 2
+"""What :func:`_serve` found."""
+
+
 @numba.njit(cache=True, nogil=True)
-def _serve(
-    paths: IntArray, capacity: FloatArray, caps: FloatArray, turn: IntArray, rates: FloatArray
-) -> bool:
-    """Serve the flows in ``turn`` order into ``rates``; False if a rate is unbounded."""
+def _serve(  # noqa: PLR0917 (numba compiles positional arguments only)
+    paths: IntArray,
+    capacity: FloatArray,
+    caps: FloatArray,
+    remaining: FloatArray,
+    order: IntArray,
+    rates: FloatArray,
+) -> int:
+    """Serve the flows by (remaining, order) into ``rates``; the status (``OK``,
+    ``UNBOUNDED``, ``NEGATIVE``)."""
+    for m in range(capacity.shape[0]):
+        if capacity[m] < 0.0:
+            return 2
+    older = np.argsort(order)
+    turn = older[np.argsort(remaining[older], kind="mergesort")]  # stable: ties stay older
     residual = capacity.copy()
     width = paths.shape[1]
     for k in range(turn.shape[0]):
@@ -63,10 +79,10 @@ def _serve(
         for j in range(width):
             r = min(r, residual[paths[i, j]])
         if not np.isfinite(r):
-            return False
+            return 1
         r = max(r, 0.0)
         rates[i] = r
         if r > 0.0:
             for j in range(width):
                 residual[paths[i, j]] -= r
-    return True
+    return 0
