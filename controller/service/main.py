@@ -13,9 +13,9 @@ import gc
 import signal
 import sys
 
-from controller.service.api import Api
-from controller.service.http import HttpServer
-from controller.service.lane import Lanes
+from controller.service.http.api import Api
+from controller.service.http.lane import Lanes
+from controller.service.http.server import HttpServer
 from controller.service.service import Service, ServiceOptions
 
 READY_PREFIX = "kvfabric controller: API listening on "

@@ -2,10 +2,11 @@
 
 :class:`Service` owns one :class:`~controller.engine.Engine` and feeds it events
 stamped with one monotonic clock; whatever the engine returns goes to the
-:class:`~controller.service.enforce.Enforcer`. Its tasks:
+:class:`~controller.service.southbound.enforce.Enforcer`. Its tasks:
 
 - one finsy channel per switch, kept open (reconnected within 250 ms of the switch
-  listening again) by :meth:`SwitchLink.run <controller.service.switches.SwitchLink.run>`;
+  listening again) by
+  :meth:`SwitchLink.run <controller.service.southbound.switches.SwitchLink.run>`;
   on every channel that comes up as primary, :meth:`_on_ready` reconciles the switch
   (:mod:`provision`: its routes, groups and static spine ranges), adopts the transfers
   in flight its ledger holds that this controller does not know (:mod:`adopt`,
@@ -76,19 +77,20 @@ from controller.errors import (
     PinNotWrittenError,
     SwitchError,
 )
-from controller.service import intent, ledger, schema
-from controller.service.adopt import Adoptions
-from controller.service.enforce import Enforcer
-from controller.service.flow_pins import sync_flow_pins
+from controller.service.http import schema
 from controller.service.metrics import Metrics, Snapshot
-from controller.service.pins import Pin, PinKey, PinMeta
-from controller.service.prober import ETHERTYPE, Prober, Verdict
-from controller.service.provision import ReadBack, reconcile
-from controller.service.readiness import SwitchState, overall_role, refusal, switch_state
-from controller.service.reads import ThreadReads
+from controller.service.southbound import intent, ledger
+from controller.service.southbound.adopt import Adoptions
+from controller.service.southbound.enforce import Enforcer
+from controller.service.southbound.flow_pins import sync_flow_pins
+from controller.service.southbound.pins import Pin, PinKey, PinMeta
+from controller.service.southbound.prober import ETHERTYPE, Prober, Verdict
+from controller.service.southbound.provision import ReadBack, reconcile
+from controller.service.southbound.readiness import SwitchState, overall_role, refusal, switch_state
+from controller.service.southbound.reads import ThreadReads
+from controller.service.southbound.switches import Pipeline, SwitchLink
+from controller.service.southbound.telemetry import Poller
 from controller.service.starts import Starts
-from controller.service.switches import Pipeline, SwitchLink
-from controller.service.telemetry import Poller
 from controller.service.tracing import Timing, TransferTracer
 from controller.service.translog import TransferLog
 from controller.topology import Topology

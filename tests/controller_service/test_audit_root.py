@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from controller.service.prober import probe_frame
+from controller.service.southbound.prober import probe_frame
 from tests.controller_service.harness import (
     Api,
     Reader,

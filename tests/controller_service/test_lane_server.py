@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
-from controller.service.http import HttpServer, Request, Response
-from controller.service.lane import Lanes
+from controller.service.http.lane import Lanes
+from controller.service.http.server import HttpServer, Request, Response
 
 BIG = 64 * 1024
 

@@ -6,11 +6,11 @@ import asyncio
 from pathlib import Path
 
 from controller.config import parse_config
-from controller.service import ledger
-from controller.service.pins import PinMeta
-from controller.service.readiness import SwitchState, overall_role, refusal, switch_state
 from controller.service.service import Service, ServiceOptions
-from controller.service.switches import Pipeline
+from controller.service.southbound import ledger
+from controller.service.southbound.pins import PinMeta
+from controller.service.southbound.readiness import SwitchState, overall_role, refusal, switch_state
+from controller.service.southbound.switches import Pipeline
 
 FABRIC = Path(__file__).resolve().parents[2] / "topologies" / "lab-2x2.yaml"
 S = SwitchState

@@ -17,13 +17,13 @@ from finsy.p4schema import P4Schema
 from controller.config import parse_config
 from controller.engine import Engine, ProbeSeen
 from controller.engine.inflight import TagPool
-from controller.service import intent
-from controller.service.http import HttpError, parse_json
+from controller.service.http.server import HttpError, parse_json
 from controller.service.metrics import Metrics
-from controller.service.pins import PinMeta
-from controller.service.prober import Prober, Verdict, _Round, parse_probe, probe_frame
-from controller.service.reconcile import key_of, plan
-from controller.service.telemetry import (
+from controller.service.southbound import intent
+from controller.service.southbound.pins import PinMeta
+from controller.service.southbound.prober import Prober, Verdict, _Round, parse_probe, probe_frame
+from controller.service.southbound.reconcile import key_of, plan
+from controller.service.southbound.telemetry import (
     Poller,
     counter_names,
     decode_cells,

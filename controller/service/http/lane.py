@@ -53,7 +53,7 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from aiohttp.http import SERVER_SOFTWARE
 
-from controller.service.http import (
+from controller.service.http.server import (
     MAX_BODY,
     MAX_FIELD,
     MAX_HEAD,

@@ -96,8 +96,9 @@ from controller.engine import (
     Update,
 )
 from controller.errors import NotReadyError, PinNotWrittenError
-from controller.service import openapi, schema, ui
-from controller.service.http import (
+from controller.service.http import openapi, schema, ui
+from controller.service.http.routes import ROUTES, START_TIMEOUT, QueryInt, Route, match
+from controller.service.http.server import (
     HttpError,
     Request,
     Response,
@@ -106,7 +107,6 @@ from controller.service.http import (
     respond,
 )
 from controller.service.metrics import CONTENT_TYPE
-from controller.service.routes import ROUTES, START_TIMEOUT, QueryInt, Route, match
 from controller.service.service import Service
 
 Call = Callable[[Request, dict[str, str]], Awaitable[Response]]

@@ -50,7 +50,7 @@ from aiohttp.streams import StreamReader
 from aiohttp.web_protocol import ERROR
 
 if TYPE_CHECKING:
-    from controller.service.lane import Lanes
+    from controller.service.http.lane import Lanes
 
 log = logging.getLogger("kvfabric.controller.http")
 access_log = logging.getLogger("kvfabric.controller.access")

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 from controller.config import Role
 from controller.engine import tier_utilisation
 from controller.engine.telemetry_math import percentile
-from controller.service.http import finite
+from controller.service.http.server import finite
 
 if TYPE_CHECKING:
     from controller.service.service import Service

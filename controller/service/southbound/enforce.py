@@ -42,12 +42,12 @@ from controller.engine import (
     Update,
 )
 from controller.errors import SwitchError
-from controller.service import intent, ledger
-from controller.service.flow_pins import FlowPinWriter
-from controller.service.ledger import RangeKey
 from controller.service.metrics import Metrics
-from controller.service.provision import refresh_links
-from controller.service.switches import SwitchLink
+from controller.service.southbound import intent, ledger
+from controller.service.southbound.flow_pins import FlowPinWriter
+from controller.service.southbound.ledger import RangeKey
+from controller.service.southbound.provision import refresh_links
+from controller.service.southbound.switches import SwitchLink
 from controller.service.translog import TransferLog
 from controller.topology import Topology
 
