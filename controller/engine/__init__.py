@@ -4,20 +4,22 @@ Feed :class:`Engine` events with the time they happened; apply the updates it
 returns. Nothing in this package reads a clock or does I/O.
 
     engine = Engine(Topology(load_config("fabric.yaml")), now=clock())
-    decision, updates = engine.decide(TransferRequest("h11", "h21", 2_000_000), clock())
+    decision, updates = engine.decide(Demand("h11", "h21", 2_000_000), clock())
 
-Modules, in the order data flows through them: ``events`` (inputs), ``loads`` (the
-per-port picture), ``selection`` (path choice), ``inflight`` (transfers and tags),
-``safety`` (baselines, reroutes, fallback), ``schedule`` (when held
-transfers start), ``audit`` (model vs probed wiring),
-``efficiency`` (offline recomputation), ``static_pins`` (flows held on a spine),
-``alerts`` (windowed conditions), ``updates``
+Modules, in the order data flows through them: ``events`` (inputs: a :class:`Demand`
+for a transfer, switch readings, audit rounds), ``telemetry_math`` (counters to
+utilisation), ``loads`` (the per-port picture), ``selection`` (path choice),
+``inflight`` (transfers in flight, the :class:`~controller.engine.inflight.Choice`
+behind each, and tag ports), ``safety`` (baselines, reroutes, fallback), ``schedule``
+(when held transfers start), ``audit`` and ``liveness`` (model vs probed wiring, and
+when a lost probe means a dead link), ``efficiency`` (offline recomputation),
+``flow_pins`` (flows held on a spine), ``alerts`` (windowed conditions), ``updates``
 (outputs), ``view`` (log records and the fabric view), ``core`` (the engine).
 """
 
 from controller.engine.audit import AuditFindings, LinkVerdict, compare_wiring
 from controller.engine.core import Engine
-from controller.engine.events import AuditRound, ProbeSeen, SwitchReading, TransferRequest
+from controller.engine.events import AuditRound, Demand, ProbeSeen, SwitchReading
 from controller.engine.flow_pins import (
     PROTOCOLS,
     FlowPin,
@@ -30,9 +32,9 @@ from controller.engine.updates import (
     Decision,
     LinkStatusChanged,
     LogRecord,
+    Marking,
     Released,
     SetMode,
-    Tag,
     TransferMoved,
     Update,
 )
@@ -53,6 +55,7 @@ __all__ = [
     "AuditFindings",
     "AuditRound",
     "Decision",
+    "Demand",
     "DuplicatePinError",
     "Engine",
     "EngineError",
@@ -62,13 +65,13 @@ __all__ = [
     "LinkStatusChanged",
     "LinkVerdict",
     "LogRecord",
+    "Marking",
     "PathDownError",
     "ProbeSeen",
     "Released",
     "RemoveFlowPin",
     "SetMode",
     "SwitchReading",
-    "Tag",
     "TransferMoved",
     "TransferRequest",
     "TransferStartedError",
@@ -80,3 +83,8 @@ __all__ = [
     "fabric_view",
     "tier_utilisation",
 ]
+
+TransferRequest = Demand
+"""Deprecated: the engine's request is :class:`Demand` (``TransferRequest`` is the API's
+wire request, :mod:`controller.service.http.schema`). Kept for ``simulator/kvaware.py``
+until it imports ``Demand``; removed in the next release."""

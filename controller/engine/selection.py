@@ -73,8 +73,9 @@ class PathIndex:
 
 
 @dataclass(frozen=True, slots=True)
-class Choice:
-    """The chosen candidate and the cheapest one (indexes into the candidates)."""
+class Selection:
+    """What :func:`choose` selected: the chosen candidate and the cheapest one (indexes
+    into the candidates), and why."""
 
     chosen: int
     best: int
@@ -130,7 +131,7 @@ def choose(
     avoid_spine: str | None = None,
     latency_high: bool = False,
     alone: list[float] | None = None,
-) -> Choice:
+) -> Selection:
     """Apply reroute, hysteresis, spreading and rate limit to the evaluated candidates.
 
     Whatever the rule, the chosen candidate's cost is at most ``max_cost_ratio`` times
@@ -141,10 +142,12 @@ def choose(
     frozen_alone = tuple(alone) if alone is not None else ()
     bound = costs[best] * settings.max_cost_ratio
 
-    def result(i: int, reason: str) -> Choice:
+    def result(i: int, reason: str) -> Selection:
         if costs[i] > bound:
-            return Choice(best, best, REASON_COST_BOUND, frozen_costs, frozen_loads, frozen_alone)
-        return Choice(i, best, reason, frozen_costs, frozen_loads, frozen_alone)
+            return Selection(
+                best, best, REASON_COST_BOUND, frozen_costs, frozen_loads, frozen_alone
+            )
+        return Selection(i, best, reason, frozen_costs, frozen_loads, frozen_alone)
 
     if avoid_spine is not None:
         others = [i for i, c in enumerate(candidates) if c.path.spine != avoid_spine]

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from controller.engine.inflight import Transfer
+from controller.engine.inflight import InFlight
 from controller.engine.telemetry_math import percentile
 from controller.engine.updates import LogRecord
 from controller.topology import Tier
@@ -46,7 +46,7 @@ class Counts:
 
 
 def transfer_record(
-    t: Transfer,
+    t: InFlight,
     now: float,
     *,
     duration_s: float | None,
@@ -71,7 +71,7 @@ def transfer_record(
     per candidate spine (columns keep a 64-spine record compact).
     """
     d = t.decision
-    pl = t.placement
+    pl = t.choice
     path = "local" if d.local else (str(d.path) if d.path is not None else "ecmp")
     snap = pl.snapshot
     utilisation = {

@@ -60,11 +60,11 @@ import finsy as fy
 from controller.config import FabricConfig, Mode, Role, TlsSettings
 from controller.engine import (
     Decision,
+    Demand,
     Engine,
     EngineError,
     FlowPin,
     FlowTuple,
-    TransferRequest,
     TransferStartedError,
     UnknownTransferError,
     Update,
@@ -284,7 +284,7 @@ class Service:
         if spine is not None:
             self._check_spine(src, dst, spine)
         deadline_s = ask.deadline_ms / 1e3 if ask.deadline_ms is not None else None
-        request = TransferRequest(src, dst, ask.bytes, trace_id, spine=spine, deadline_s=deadline_s)
+        request = Demand(src, dst, ask.bytes, trace_id, spine=spine, deadline_s=deadline_s)
         decision, updates = self.engine.decide(request, t0)
         self.starts.decided(decision.transfer_id, decision.held)
         t1 = self.clock()
@@ -307,7 +307,7 @@ class Service:
             spine=answer.spine,
             placement_name=answer.placement,
             decision=d,
-            placement=transfer.placement if transfer is not None else None,
+            choice=transfer.choice if transfer is not None else None,
             pair=pair,
             timing=timing,
         )
@@ -660,7 +660,7 @@ class Service:
     ) -> tuple[dict[int | str, object], Callable[[int | str], ledger.Placed | None]]:
         """The ledger's keys with their versions, and the function building a record."""
         versions: dict[int | str, object] = {
-            tid: t.placement.path for tid, t in self.engine.inflight.transfers.items()
+            tid: t.choice.path for tid, t in self.engine.inflight.transfers.items()
         }
         versions.update({aid: a.pin for aid, a in self.adoptions.by_id.items()})
         offset = self.wall() - self.clock()
