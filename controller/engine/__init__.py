@@ -14,7 +14,8 @@ behind each, and tag ports), ``safety`` (baselines, reroutes, fallback), ``sched
 (when held transfers start), ``audit`` and ``liveness`` (model vs probed wiring, and
 when a lost probe means a dead link), ``efficiency`` (offline recomputation),
 ``flow_pins`` (flows held on a spine), ``alerts`` (windowed conditions), ``updates``
-(outputs), ``view`` (log records and the fabric view), ``core`` (the engine).
+(outputs), ``snapshot`` (the engine at one instant, read-only: all the shell reads of
+it), ``view`` (log records and the fabric view), ``core`` (the engine).
 """
 
 from controller.engine.audit import AuditFindings, LinkVerdict, compare_wiring
@@ -27,6 +28,7 @@ from controller.engine.flow_pins import (
     InstallFlowPin,
     RemoveFlowPin,
 )
+from controller.engine.snapshot import Counts, Snapshot, TransferNow
 from controller.engine.updates import (
     Alert,
     Decision,
@@ -38,7 +40,7 @@ from controller.engine.updates import (
     TransferMoved,
     Update,
 )
-from controller.engine.view import fabric_view, tier_utilisation
+from controller.engine.view import fabric_view
 from controller.errors import (
     DuplicatePinError,
     EngineError,
@@ -54,6 +56,7 @@ __all__ = [
     "Alert",
     "AuditFindings",
     "AuditRound",
+    "Counts",
     "Decision",
     "Demand",
     "DuplicatePinError",
@@ -71,8 +74,10 @@ __all__ = [
     "Released",
     "RemoveFlowPin",
     "SetMode",
+    "Snapshot",
     "SwitchReading",
     "TransferMoved",
+    "TransferNow",
     "TransferRequest",
     "TransferStartedError",
     "UnknownHostError",
@@ -81,7 +86,6 @@ __all__ = [
     "Update",
     "compare_wiring",
     "fabric_view",
-    "tier_utilisation",
 ]
 
 TransferRequest = Demand

@@ -22,8 +22,10 @@ with a fake clock:
     adopt_flow_pin(...)           -> a flow pin found on a leaf, moved if need be
 
 The shell calls ``tick`` once per poll interval, puts the data plane in
-``effective_mode`` at start-up, and reads ``fabric_view``/``counts`` for its API and
-metrics.
+``effective_mode`` at start-up, and reads the engine only through :meth:`snapshot` (a
+frozen :class:`~controller.engine.snapshot.Snapshot`, for its metrics, fabric view and
+live page) and a few small accessors (``sampled_at``, ``transfer``, ``choice``,
+``in_flight_paths``, ``is_held``, ``spine_of``, ``flow_pin``, ``flow_pins_on``).
 
 A decision (``decide``):
 
@@ -63,6 +65,7 @@ whatever happens, so the shell can tick then.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator, Mapping
 
 from controller.config import ControllerSettings, HostConfig, Mode
 from controller.engine import view
@@ -85,6 +88,7 @@ from controller.engine.loads import LoadTable
 from controller.engine.safety import PairMemory, RerouteGuard
 from controller.engine.schedule import CLOCK_SLACK_S, REASON_HELD, Queue
 from controller.engine.selection import REASON_REROUTE_YIELDS, PathIndex, choose, evaluate
+from controller.engine.snapshot import Counts, EfficiencyNow, PortNow, Snapshot, TransferNow
 from controller.engine.updates import (
     Decision,
     LinkStatusChanged,
@@ -150,7 +154,7 @@ class Engine:
         self.latency = LatencyWindows(s.alerts, now)
         self.efficiency = EfficiencyWindows(s.alerts, now)
         self.tiers = TierWindows(s.alerts, now)
-        self.counts = view.Counts()
+        self.counts = Counts()
         self._pending: deque[tuple[InFlight, float, float]] = deque()
         self._judge_rate = judge_rate
         self._judge_tokens = judge_rate
@@ -195,6 +199,91 @@ class Engine:
             updates += self._follow_ranges(now)
         updates += self._release(now)  # outside kv-aware nothing is held
         return updates
+
+    # -- what the shell reads -----------------------------------------------------------
+
+    def snapshot(self, now: float) -> Snapshot:
+        """The engine at ``now``, read-only (:mod:`~controller.engine.snapshot`): for the
+        metrics, the fabric view and the live page, never on a decision's path."""
+        table = self.table
+        ports = tuple(
+            PortNow(
+                p.ref,
+                p.peer,
+                p.tier,
+                p.capacity_bps,
+                state is not None and state.sampled,
+                state.util if state is not None else None,
+                state.bg_util if state is not None else None,
+                state.queue_delay_s if state is not None else None,
+                table.inflight[i],
+            )
+            for i, (p, state) in enumerate(zip(table.ports, table.state, strict=True))
+        )
+        eff = self.efficiency
+        return Snapshot(
+            time=now,
+            topology=self.topology,
+            mode=self.mode,
+            effective_mode=self.effective_mode,
+            fallback_active=self.guard.tripped,
+            reroutes_in_window=self.guard.count(now),
+            counts=self.counts.copy(),
+            efficiency=EfficiencyNow(
+                eff.total_evaluated,
+                eff.total_efficient,
+                eff.last.ratio if eff.last is not None else None,
+            ),
+            ports=ports,
+            sampled_at=dict(table.sampled_at),
+            transfers=tuple(_now(t) for t in self.inflight.transfers.values()),
+            flow_pins=tuple(self.flow_pins.by_id.values()),
+            alerts=tuple(self.book.active.values()),
+            held=self.held_by_path(),
+        )
+
+    @property
+    def sampled_at(self) -> Mapping[str, float]:
+        """When each switch was last sampled: the engine's own, live (the service reads it
+        on every request it may refuse), never to be modified."""
+        return self.table.sampled_at
+
+    def transfer(self, transfer_id: int) -> TransferNow | None:
+        """A transfer in flight (None: it is not)."""
+        t = self.inflight.transfers.get(transfer_id)
+        return _now(t) if t is not None else None
+
+    def choice(self, transfer_id: int) -> Choice | None:
+        """The figures behind a transfer's choice (None: it is not in flight), as decided
+        and updated by its moves; the engine's own record, never to be modified."""
+        t = self.inflight.transfers.get(transfer_id)
+        return t.choice if t is not None else None
+
+    def in_flight_paths(self) -> Iterator[tuple[int, PathIndex | None]]:
+        """The id of every transfer in flight, with the path it is pinned on now (None:
+        ECMP or one rack): the path changes exactly when the transfer moves."""
+        return ((tid, t.choice.path) for tid, t in self.inflight.transfers.items())
+
+    def is_held(self, transfer_id: int) -> bool:
+        """True while ``transfer_id`` is held (not released yet)."""
+        return transfer_id in self.queue
+
+    def spine_of(self, tag_port: int) -> str | None:
+        """The spine whose range holds ``tag_port`` (None: outside every range)."""
+        return self.tags.spine_of(tag_port)
+
+    def flow_pin(self, pin_id: str) -> FlowPin | None:
+        """The flow pin ``pin_id`` (None: there is none)."""
+        return self.flow_pins.by_id.get(pin_id)
+
+    def flow_pins_on(self, leaf: str) -> list[FlowPin]:
+        """The flow pins whose entry lives on ``leaf`` (on a spine; not those on ECMP)."""
+        return [p for p in self.flow_pins.by_id.values() if p.leaf == leaf and p.path is not None]
+
+    def count_late_adopted(self) -> None:
+        """Count a late completion of an adopted transfer, which this engine never decided
+        (its port and load went back at its timeout)."""
+        self.counts.late += 1
 
     # -- decisions --------------------------------------------------------------------
 
@@ -305,9 +394,9 @@ class Engine:
             decision = Decision(*ident, None, None, tag, reason, fallbacks=tuple(fallbacks))
             return decision, Choice(contributions=_spread(usable, size))
         memory = self.pairs.setdefault(pair, PairMemory())
-        snapshot: list[float] = []
+        seen: list[float] = []
         alone: list[float] = []
-        costs, loads = evaluate(candidates, self.table, size, snapshot, alone)
+        costs, loads = evaluate(candidates, self.table, size, seen, alone)
         latency_high = (
             memory.last_ratio is not None
             and memory.last_ratio > self.settings.selection.latency_factor
@@ -344,7 +433,7 @@ class Engine:
             loads=selected.loads,
             chosen=k,
             best=selected.best,
-            snapshot=tuple(snapshot),
+            seen=tuple(seen),
             shared_bytes=max(self.table.inflight[chosen.up], self.table.inflight[chosen.down]),
         )
         decision = Decision(
@@ -524,8 +613,8 @@ class Engine:
         size = ident[4]
         candidates = self._all_paths(pair)
         tag = self._tag(self.tags.take(ident[2], candidates[chosen].path.spine))
-        snapshot: list[float] = []
-        costs, loads = evaluate(candidates, self.table, size, snapshot)
+        seen: list[float] = []
+        costs, loads = evaluate(candidates, self.table, size, seen)
         best = min(range(len(costs)), key=costs.__getitem__)
         path = candidates[chosen]
         self.counts.pinned += 1
@@ -537,7 +626,7 @@ class Engine:
             loads=tuple(loads),
             chosen=chosen,
             best=best,
-            snapshot=tuple(snapshot),
+            seen=tuple(seen),
             shared_bytes=max(self.table.inflight[path.up], self.table.inflight[path.down]),
         )
         decision = Decision(
@@ -1082,6 +1171,12 @@ def _spread(paths: tuple[PathIndex, ...], size: int) -> tuple[tuple[int, int], .
             out.append((c.up, b))
             out.append((c.down, b))
     return tuple(out)
+
+
+def _now(t: InFlight) -> TransferNow:
+    """A transfer in flight as the shell reads it."""
+    path = t.path.path if t.path is not None else None
+    return TransferNow(t.decision, t.pair, t.requested, t.deadline, path, held=t.began is None)
 
 
 def _log(event: str, now: float, **fields: object) -> LogRecord:

@@ -42,7 +42,7 @@ class Choice:
     load table, and the candidates it was chosen among.
 
     ``candidates``, ``costs``, ``loads``, ``chosen`` and ``best`` are those of the
-    decision (indexes into ``candidates``); ``snapshot`` holds, four numbers per
+    decision (indexes into ``candidates``); ``seen`` holds, four numbers per
     candidate, the smoothed utilisation of its two ports and their in-flight bytes
     at that time. ``shared_bytes``: see the module docstring.
     """
@@ -54,7 +54,7 @@ class Choice:
     loads: tuple[float, ...] = ()
     chosen: int = -1
     best: int = -1
-    snapshot: tuple[float, ...] = ()
+    seen: tuple[float, ...] = ()
     shared_bytes: int = 0
 
 

@@ -89,12 +89,12 @@ def evaluate(
     candidates: tuple[PathIndex, ...],
     table: LoadTable,
     size: int,
-    snapshot: list[float] | None = None,
+    seen: list[float] | None = None,
     alone: list[float] | None = None,
 ) -> tuple[list[float], list[float]]:
     """Expected completion time (s) and load of each candidate for ``size`` bytes.
 
-    With ``snapshot``, also appends per candidate the smoothed utilisation of its two
+    With ``seen``, also appends per candidate the smoothed utilisation of its two
     ports and their in-flight bytes (four numbers), for the transfer log; with
     ``alone``, the candidate's cost without the engine's transfers in flight.
     """
@@ -116,8 +116,8 @@ def evaluate(
         load_up = 1.0 - share_up / cap[up]
         load_down = 1.0 - share_down / cap[down]
         loads.append(load_up if load_up > load_down else load_down)
-        if snapshot is not None:
-            snapshot += (table.util[up], table.util[down], f_up, f_down)
+        if seen is not None:
+            seen += (table.util[up], table.util[down], f_up, f_down)
     return costs, loads
 
 

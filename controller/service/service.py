@@ -69,7 +69,6 @@ from controller.engine import (
     UnknownTransferError,
     Update,
     fabric_view,
-    tier_utilisation,
 )
 from controller.errors import (
     ForcedSpineError,
@@ -78,7 +77,7 @@ from controller.errors import (
     SwitchError,
 )
 from controller.service.http import schema
-from controller.service.metrics import Metrics, Snapshot
+from controller.service.metrics import Metrics, Scrape
 from controller.service.southbound import intent, ledger
 from controller.service.southbound.adopt import Adoptions
 from controller.service.southbound.enforce import Enforcer
@@ -145,7 +144,7 @@ class Service:
         self.settings = s = config.controller
         now = clock()
         self.engine = Engine(Topology(config), now)
-        self.metrics = Metrics(self.snapshot)
+        self.metrics = Metrics(self.scrape)
         self.translog = TransferLog(options.log_path, wall() - now)
         self.tracer = TransferTracer(options.otlp_endpoint, self.instance)
         self.translog.listeners.append(self.tracer.on_record)
@@ -195,7 +194,7 @@ class Service:
 
     def states(self) -> dict[str, SwitchState]:
         """Every switch's state for this controller (:mod:`readiness`)."""
-        sampled = self.engine.table.sampled_at
+        sampled = self.engine.sampled_at
         now = self.clock()
         grace = SAMPLE_GRACE * self.settings.telemetry.staleness_limit_s
         return {
@@ -241,28 +240,28 @@ class Service:
         """The API id of one of this instance's engine transfers."""
         return f"{self.instance}-{transfer_id}"
 
-    def snapshot(self) -> Snapshot:
-        """The engine's figures for the metrics."""
-        e = self.engine
-        now = self.clock()
-        sampled = e.table.sampled_at
-        return Snapshot(
-            counts=e.counts,
-            mode=str(e.mode),
-            effective_mode=str(e.effective_mode),
-            fallback_active=e.guard.tripped,
-            efficiency_evaluated=e.efficiency.total_evaluated,
-            efficiency_efficient=e.efficiency.total_efficient,
-            efficiency_last=e.efficiency.last.ratio if e.efficiency.last is not None else None,
-            tiers={str(t): (v.mean, v.p95) for t, v in tier_utilisation(e).items()},
-            staleness_s={sw: (now - sampled[sw]) if sw in sampled else None for sw in self.links},
-            alerts=[(a.name, a.subject, a.severity) for a in e.book.active.values()],
-            links=[(str(link), str(e.topology.link_status(link))) for link in e.topology.links],
-            pins=sum(1 for t in e.inflight.transfers.values() if t.path is not None),
-            static_pins=_placements(p.path is not None for p in e.flow_pins.by_id.values()),
-            in_flight=len(e.inflight) + len(self.adoptions),
+    def scrape(self) -> Scrape:
+        """What a scrape of the metrics reads: the engine's snapshot, and the adopted
+        transfers among those in flight."""
+        s = self.engine.snapshot(self.clock())
+        topo = s.topology
+        return Scrape(
+            counts=s.counts,
+            mode=str(s.mode),
+            effective_mode=str(s.effective_mode),
+            fallback_active=s.fallback_active,
+            efficiency_evaluated=s.efficiency.evaluated,
+            efficiency_efficient=s.efficiency.efficient,
+            efficiency_last=s.efficiency.last_window,
+            tiers={str(t): (v.mean, v.p95) for t, v in s.tiers().items()},
+            staleness_s=s.staleness(self.links),
+            alerts=[(a.name, a.subject, a.severity) for a in s.alerts],
+            links=[(str(link), str(topo.link_status(link))) for link in topo.links],
+            pins=sum(1 for t in s.transfers if t.path is not None),
+            static_pins=_placements(p.path is not None for p in s.flow_pins),
+            in_flight=len(s.transfers) + len(self.adoptions),
             modes=[str(m) for m in Mode],
-            held=e.held_by_path(),
+            held=s.held,
         )
 
     # -- the API's operations ---------------------------------------------------------
@@ -299,7 +298,6 @@ class Service:
 
     def _trace(self, d: Decision, answer: schema.TransferAnswer, timing: Timing) -> None:
         """Open the transfer's span (:mod:`tracing`) with what the engine saw."""
-        transfer = self.engine.inflight.transfers.get(d.transfer_id)
         hosts = self.engine.topology.hosts
         pair = f"{hosts[d.src].leaf}>{hosts[d.dst].leaf}"
         self.tracer.answered(
@@ -307,7 +305,7 @@ class Service:
             spine=answer.spine,
             placement_name=answer.placement,
             decision=d,
-            choice=transfer.choice if transfer is not None else None,
+            choice=self.engine.choice(d.transfer_id),
             pair=pair,
             timing=timing,
         )
@@ -402,7 +400,7 @@ class Service:
     async def unpin_flow(self, pin_id: str) -> schema.PinAnswer:
         """Release a flow pin (``DELETE /v1/pins/{id}``); its flow takes ECMP."""
         self._writable()
-        pin = self.engine.flow_pins.by_id.get(pin_id)
+        pin = self.engine.flow_pin(pin_id)
         updates = self.engine.unpin_flow(pin_id, self.clock())
         await self.enforcer.apply(updates)
         assert pin is not None  # unpin_flow raised UnknownPinError otherwise
@@ -425,7 +423,7 @@ class Service:
         timed_out = self.adoptions.late(transfer_id)
         if timed_out is not None:  # its port and load went back at the timeout
             self.metrics.transfer_seconds.observe(duration_s)
-            self.engine.counts.late += 1  # the engine never knew it: counted here
+            self.engine.count_late_adopted()
             self._log_adopted_end(timed_out, now, duration_s, late=True)
             answer = schema.CompleteAnswer(transfer_id, completed=True, adopted=True, late=True)
             return answer, []
@@ -503,7 +501,7 @@ class Service:
         """True when every switch is this controller's provisioned primary with a sample
         taken since (each is ``primary`` in :meth:`states`): nothing is refused, and
         :meth:`_writable` need not work out every state per request."""
-        sampled = self.engine.table.sampled_at
+        sampled = self.engine.sampled_at
         provisioned = self.provisioned
         for name, link in self.links.items():
             at = provisioned.get(name)
@@ -659,9 +657,8 @@ class Service:
         self,
     ) -> tuple[dict[int | str, object], Callable[[int | str], ledger.Placed | None]]:
         """The ledger's keys with their versions, and the function building a record."""
-        versions: dict[int | str, object] = {
-            tid: t.choice.path for tid, t in self.engine.inflight.transfers.items()
-        }
+        versions: dict[int | str, object] = {}
+        versions.update(self.engine.in_flight_paths())
         versions.update({aid: a.pin for aid, a in self.adoptions.by_id.items()})
         offset = self.wall() - self.clock()
         return versions, lambda key: self._ledger_record(key, offset)
@@ -670,27 +667,27 @@ class Service:
         """The ledger record of an engine transfer (int key) or an adopted one (str key),
         with its source leaf and range entry; None when it holds no tag of a spine."""
         e = self.engine
-        topo, tags = e.topology, e.tags
+        topo = e.topology
         if isinstance(key, str):
             a = self.adoptions.by_id.get(key)
             if a is None:  # it ended while the ledger was being built
                 return None
-            spine = tags.spine_of(a.pin.key.src_port)
+            spine = e.spine_of(a.pin.key.src_port)
             dst = topo.hosts.get(a.pin.meta.dst)
             if spine is None or dst is None:
                 return None
             entry = (intent.group_id(topo, dst.leaf), spine)
             return a.pin.key.leaf, entry, ledger.Record(a.pin.meta, a.pin.key.src_port)
-        t = e.inflight.transfers.get(key)
+        t = e.transfer(key)
         if t is None:  # it ended while the ledger was being built
             return None
         d = t.decision
-        spine = tags.spine_of(d.tag.src_port) if d.tag is not None and not d.local else None
+        spine = e.spine_of(d.tag.src_port) if d.tag is not None and not d.local else None
         if spine is None or d.tag is None:
             return None
         meta = PinMeta(self.api_id(d.transfer_id), d.trace_id, d.src, d.dst, d.bytes,
                        t.requested + offset, t.deadline + offset,
-                       t.path.path.spine if t.path is not None else spine)  # fmt: skip
+                       t.path.spine if t.path is not None else spine)  # fmt: skip
         entry = (intent.group_id(topo, t.pair[1]), spine)
         return t.pair[0], entry, ledger.Record(meta, d.tag.src_port)
 
@@ -792,7 +789,7 @@ class Service:
         utilisation now (what the weekly report plots per tier)."""
         if self._tiers_logged is not None and now - self._tiers_logged < TIERS_LOG_S:
             return
-        tiers = tier_utilisation(self.engine)
+        tiers = self.engine.snapshot(now).tiers()
         if not tiers:
             return
         self._tiers_logged = now

@@ -202,13 +202,13 @@ def _utilisation(choice: Choice | None) -> dict[str, Any]:
     """The utilisation attributes of a choice (see the module docstring)."""
     if choice is None or not choice.candidates:
         return {}
-    snap = choice.snapshot
+    seen = choice.seen
     out: dict[str, Any] = {
         "kv.candidates.spine": [c.path.spine for c in choice.candidates],
-        "kv.candidates.up_util": [float(u) for u in snap[0::4]],
-        "kv.candidates.down_util": [float(u) for u in snap[1::4]],
+        "kv.candidates.up_util": [float(u) for u in seen[0::4]],
+        "kv.candidates.down_util": [float(u) for u in seen[1::4]],
     }
     if choice.path is not None and 0 <= choice.chosen < len(choice.candidates):
-        out["kv.utilisation.up"] = float(snap[4 * choice.chosen])
-        out["kv.utilisation.down"] = float(snap[4 * choice.chosen + 1])
+        out["kv.utilisation.up"] = float(seen[4 * choice.chosen])
+        out["kv.utilisation.down"] = float(seen[4 * choice.chosen + 1])
     return out

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from controller.engine import Alert, LogRecord, Update, fabric_view, tier_utilisation
+from controller.engine import Alert, LogRecord, Update, fabric_view
 from controller.engine.alerts import AlertBook, EfficiencyWindows, LatencyWindows, TierWindows
 from controller.topology import PortRef, Tier
 from tests.controller.ctl_harness import MB, FakeClockEngine, settings
@@ -254,7 +254,7 @@ def test_engine_tier_utilisation_now_and_per_window() -> None:
     for port in ("leaf1:3", "leaf1:4", "leaf2:3", "leaf2:4"):
         f.set_load(port, 0.8)
     f.warm()
-    now = tier_utilisation(f.engine)
+    now = f.engine.snapshot(f.now).tiers()
     assert now[Tier.INTER_RACK].mean == pytest.approx(0.8)
     assert now[Tier.SPINE].mean == 0.0
     f.poll(10.0)

@@ -239,10 +239,10 @@ def test_json_bodies_parse_and_ones_beyond_the_limits_are_refused() -> None:
 
 
 def test_metrics_expose_engine_and_shell_figures(topology: Topology) -> None:
-    from controller.service.metrics import Snapshot
+    from controller.service.metrics import Scrape
 
     engine = Engine(topology, 0.0)
-    snap = Snapshot(
+    snap = Scrape(
         counts=engine.counts, mode="kv-aware", effective_mode="ecmp", fallback_active=True,
         efficiency_evaluated=10, efficiency_efficient=7, efficiency_last=0.7,
         tiers={"spine": (0.5, 0.9)}, staleness_s={"leaf1": 0.05, "spine1": None},

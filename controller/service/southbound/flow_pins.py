@@ -167,11 +167,7 @@ async def sync_flow_pins(
     Returns the engine's updates of the pins it adopted (moves off dead cables) for
     the caller to apply, and how many pins were adopted.
     """
-    wanted = {
-        key_of(p): p
-        for p in engine.flow_pins.by_id.values()
-        if p.leaf == link.name and p.path is not None
-    }
+    wanted = {key_of(p): p for p in engine.flow_pins_on(link.name)}
     stale: list[Any] = []
     updates: list[Update] = []
     adopted = 0
@@ -191,7 +187,7 @@ async def sync_flow_pins(
             meta is None
             or meta.kind != FLOW_KIND
             or meta.id in removed
-            or meta.id in engine.flow_pins.by_id
+            or engine.flow_pin(meta.id) is not None
         ):
             stale.append(entry)
             continue
