@@ -24,7 +24,7 @@ with a fake clock:
 The shell calls ``tick`` once per poll interval, puts the data plane in
 ``effective_mode`` at start-up, and reads the engine only through :meth:`snapshot` (a
 frozen :class:`~controller.engine.snapshot.Snapshot`, for its metrics, fabric view and
-live page) and a few small accessors (``sampled_at``, ``transfer``, ``choice``,
+live page) and a few small accessors (``totals``, ``sampled_at``, ``transfer``, ``choice``,
 ``in_flight_paths``, ``is_held``, ``spine_of``, ``flow_pin``, ``flow_pins_on``).
 
 A decision (``decide``):
@@ -228,7 +228,7 @@ class Engine:
             effective_mode=self.effective_mode,
             fallback_active=self.guard.tripped,
             reroutes_in_window=self.guard.count(now),
-            counts=self.counts.copy(),
+            counts=self.totals(),
             efficiency=EfficiencyNow(
                 eff.total_evaluated,
                 eff.total_efficient,
@@ -241,6 +241,10 @@ class Engine:
             alerts=tuple(self.book.active.values()),
             held=self.held_by_path(),
         )
+
+    def totals(self) -> Counts:
+        """The running totals now (a copy)."""
+        return self.counts.copy()
 
     @property
     def sampled_at(self) -> Mapping[str, float]:

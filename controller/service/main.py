@@ -40,7 +40,7 @@ async def serve(options: ServiceOptions, host: str, port: int, token: str | None
         print(
             f"kvfabric controller: instance {service.instance}, "
             f"{'backup' if options.backup else 'primary'}, "
-            f"{len(service.links)} switches",
+            f"{len(service.switches.links)} switches",
             file=sys.stderr,
             flush=True,
         )

@@ -62,7 +62,7 @@ def test_a_ledger_an_unreachable_leaf_missed_is_written_again(
     service = Service(ServiceOptions(config, Pipeline(pipeline[0], pipeline[1].read_bytes())))
     meta = PinMeta("x-1", "t", "h11", "h21", 1, 0.0, 1e12, "spine1")
     new = ledger.ledgers([((2, "spine1"), ledger.Record(meta, 40000))])
-    assert asyncio.run(service.enforcer.write_ledger(service.links["leaf1"], new)) is False
+    assert asyncio.run(service.enforcer.write_ledger(service.switches.links["leaf1"], new)) is False
     assert service.enforcer.ledgers == {}
     assert ledger.changed({}, new) == {(2, "spine1")}
     assert ledger.decode(new[2, "spine1"]) == [ledger.Record(meta, 40000)]

@@ -62,7 +62,7 @@ def ui_state(service: Service) -> dict[str, object]:
     """The picture of the fabric the page draws (see the module docstring)."""
     s = service.engine.snapshot(service.clock())
     topo = s.topology
-    states = service.states()
+    states = service.switches.states()
     util = {str(p.ref): p.util if p.sampled else None for p in s.ports}
     cables = []
     for link in topo.links:
@@ -104,7 +104,7 @@ def ui_state(service: Service) -> dict[str, object]:
     return {
         "fabric": topo.config.name,
         "instance": service.instance,
-        "role": service.role,
+        "role": service.switches.role,
         "mode": str(s.mode),
         "effective_mode": str(s.effective_mode),
         "data_plane_mode": str(service.enforcer.mode),
