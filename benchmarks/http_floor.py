@@ -127,10 +127,10 @@ async def _run(name: str, ready: multiprocessing.Queue) -> None:  # type: ignore
         async def handler(_request: Request) -> Response:
             return Response(201, text=BODY)
 
-        def now(_request: Request) -> Response:
+        def at_once(_request: Request) -> Response:
             return Response(201, text=BODY)
 
-        http = HttpServer(handler, lanes=Lanes(now) if name == "lane" else None)
+        http = HttpServer(handler, lanes=Lanes(at_once) if name == "lane" else None)
         _, port = await http.start("127.0.0.1", 0)
     ready.put(port)
     await asyncio.Event().wait()

@@ -25,7 +25,10 @@ async def serve(options: ServiceOptions, host: str, port: int, token: str | None
     """Run the controller until SIGTERM or SIGINT."""
     service = Service(options)
     api = Api(service, token)
-    server = HttpServer(api, lanes=Lanes(api.now, service.metrics.api_handoffs.inc))
+    lanes = Lanes(
+        lambda request: api.answer(request, streams=False), service.metrics.api_handoffs.inc
+    )
+    server = HttpServer(api.answer, lanes=lanes)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -15,8 +15,8 @@ side's keepers and keeps two jobs for itself, the API's operations and the loops
   :class:`~controller.service.southbound.ledger_keeper.LedgerKeeper`'s: written every
   poll interval, read back and adopted on a reconciliation, flushed on a clean stop;
 - the API's operations, which :mod:`controller.service.http.api` calls:
-  :meth:`transfer_now` (a decision: no switch is written, the tag's port is in the
-  chosen spine's range), :meth:`start`, :meth:`cancel`, :meth:`complete_now`,
+  :meth:`decide` (a decision: no switch is written, the tag's port is in the
+  chosen spine's range), :meth:`start`, :meth:`cancel`, :meth:`complete`,
   :meth:`pin_flow`, :meth:`unpin_flow`, :meth:`set_mode`, :meth:`modes`,
   :meth:`fabric`, :meth:`health`, and :meth:`scrape` for the metrics;
 - the telemetry loop (:mod:`~controller.service.southbound.telemetry`): every poll
@@ -234,9 +234,7 @@ class Service:
 
     # -- the API's operations ---------------------------------------------------------
 
-    def transfer_now(
-        self, ask: schema.TransferRequest
-    ) -> tuple[schema.TransferAnswer, list[Update]]:
+    def decide(self, ask: schema.TransferRequest) -> tuple[schema.TransferAnswer, list[Update]]:
         """Decide a transfer: the answer of ``POST /v1/transfers`` and the updates left to
         apply before it is given (``Enforcer.apply_now``: none but a mode change or a flow
         pin that a timed-out transfer's reroute brought). Nothing is written: the leaves'
@@ -374,11 +372,11 @@ class Service:
         assert pin is not None  # unpin_flow raised UnknownPinError otherwise
         return _pin_answer(pin, removed=True)
 
-    def complete_now(
+    def complete(
         self, transfer_id: str, duration_s: float
     ) -> tuple[schema.CompleteAnswer, list[Update]]:
         """Record a transfer's completion (``POST /v1/transfers/{id}/complete``): the
-        answer and the updates left to apply (see :meth:`transfer_now`)."""
+        answer and the updates left to apply (see :meth:`decide`)."""
         self.switches.refuse()
         now = self.clock()
         if not duration_s > 0:
@@ -485,7 +483,7 @@ class Service:
 
     async def apply(self, updates: list[Update]) -> None:
         """Apply the engine's updates (those an answer given at once left: see
-        :meth:`transfer_now`)."""
+        :meth:`decide`)."""
         await self.enforcer.apply(updates)
 
     async def _telemetry_loop(self) -> None:

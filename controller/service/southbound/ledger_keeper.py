@@ -10,7 +10,7 @@
   (:data:`LEDGER_SLICE`) with the requests that came meanwhile answered in between,
   and written where it changed (one Write per leaf), skipped when nothing came, went
   or moved since the last write;
-- :meth:`LedgerKeeper.now`, when a leaf is reconciled: its ledger at once (a
+- :meth:`LedgerKeeper.of`, when a leaf is reconciled: its ledger at once (a
   reconciliation cannot wait);
 - :meth:`LedgerKeeper.adopt`, when a leaf is reconciled: the transfers its ledger holds
   that this controller does not know (not its own, not adopted or ended already)
@@ -105,7 +105,7 @@ class LedgerKeeper:
         with contextlib.suppress(SwitchError, TimeoutError):
             await asyncio.wait_for(self.write(links, provisioned), timeout_s)
 
-    def now(self, leaf: str) -> dict[ledger.RangeKey, bytes]:
+    def of(self, leaf: str) -> dict[ledger.RangeKey, bytes]:
         """``leaf``'s ledger at once, all records built now (for a reconciliation)."""
         return self._book.sync(*self._versions()).get(leaf, {})
 

@@ -241,7 +241,7 @@ class Provisioner:
         def adopt(back: ReadBack) -> dict[RangeKey, bytes]:
             self.ledgers.adopt(link, back.ranges)
             if self.ledgers.enabled:
-                held.update(self.ledgers.now(link.name))
+                held.update(self.ledgers.of(link.name))
             return held
 
         leaf = link.config.role is Role.LEAF
