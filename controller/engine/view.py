@@ -92,7 +92,10 @@ def transfer_record(
 
 def fabric_view(engine: Engine, now: float) -> dict[str, object]:
     """The whole picture, JSON-ready: mode, ports, links, transfers, flow pins, tiers,
-    safety, totals (``GET /v1/fabric``; the service adds its own part)."""
+    safety, totals (``GET /v1/fabric``; the service adds its own part).
+
+    ``static_pins`` repeats ``flow_pins`` under its old name, deprecated: it goes in the
+    next release."""
     s = engine.snapshot(now)
     topo = s.topology
     ports = [
@@ -123,6 +126,7 @@ def fabric_view(engine: Engine, now: float) -> dict[str, object]:
         for t in s.transfers
     ]
     c = s.counts
+    flow_pins = [p.as_dict() for p in s.flow_pins]
     return {
         "fabric": topo.config.name,
         "time": now,
@@ -136,7 +140,8 @@ def fabric_view(engine: Engine, now: float) -> dict[str, object]:
         "ports": ports,
         "staleness_s": s.staleness(sw.name for sw in topo.config.switches),
         "transfers": transfers,
-        "static_pins": [p.as_dict() for p in s.flow_pins],
+        "flow_pins": flow_pins,
+        "static_pins": flow_pins,  # deprecated: the old name of flow_pins, for one release
         "tiers": {
             str(t): {"mean": v.mean, "p95": v.p95, "ports": v.ports} for t, v in s.tiers().items()
         },

@@ -54,7 +54,7 @@ class Scrape:
     pins: int
     in_flight: int
     modes: Sequence[str] = field(default_factory=tuple)
-    static_pins: Mapping[str, int] = field(default_factory=dict)
+    flow_pins: Mapping[str, int] = field(default_factory=dict)
     held: Mapping[str, int] = field(default_factory=dict)
 
 
@@ -283,10 +283,16 @@ class _EngineCollector:
             value=s.pins,
         )  # fmt: skip
         yield _gauge_of(
-            "kvfabric_static_pins",
+            "kvfabric_flow_pins",
             "Flow pins of flows, on their spine (pinned) or, with no live spine, on ECMP",
             "placement",
-            s.static_pins,
+            s.flow_pins,
+        )
+        yield _gauge_of(
+            "kvfabric_static_pins",
+            "Deprecated, removed in the next release: the old name of kvfabric_flow_pins",
+            "placement",
+            s.flow_pins,
         )
         yield GaugeMetricFamily(
             "kvfabric_transfers_in_flight", "Transfers not yet completed", value=s.in_flight

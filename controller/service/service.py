@@ -226,7 +226,7 @@ class Service:
             alerts=[(a.name, a.subject, a.severity) for a in s.alerts],
             links=[(str(link), str(topo.link_status(link))) for link in topo.links],
             pins=sum(1 for t in s.transfers if t.path is not None),
-            static_pins=_placements(p.path is not None for p in s.flow_pins),
+            flow_pins=_placements(p.path is not None for p in s.flow_pins),
             in_flight=len(s.transfers) + len(self.adoptions),
             modes=[str(m) for m in Mode],
             held=s.held,

@@ -1,7 +1,7 @@
 """What a (re)connected leaf's ``flow_pin`` entries become: kept, adopted, deleted, rewritten.
 
 The entries are encoded with the real P4Info and decoded back, as a Read returns them;
-the leaf is a recorder of writes (the real-switch side is test_static_pins_p4rt.py).
+the leaf is a recorder of writes (the real-switch side is test_flow_pins_p4rt.py).
 """
 
 from __future__ import annotations

@@ -266,3 +266,21 @@ def test_metrics_expose_engine_and_shell_figures(topology: Topology) -> None:
     assert "kvfabric_efficiency_efficient_total 7.0" in text
     # two instances never share a sample (no global registry)
     assert 'endpoint="transfers"' not in Metrics(lambda: snap).render().decode()
+
+
+def test_kvfabric_static_pins_is_kept_as_a_deprecated_alias(topology: Topology) -> None:
+    """``kvfabric_static_pins``, the old name of ``kvfabric_flow_pins``, is still exposed
+    with the same series for one release, its help saying so."""
+    from controller.service.metrics import Scrape
+
+    scrape = Scrape(
+        counts=Engine(topology, 0.0).totals(), mode="kv-aware", effective_mode="kv-aware",
+        fallback_active=False, efficiency_evaluated=0, efficiency_efficient=0,
+        efficiency_last=None, tiers={}, staleness_s={}, alerts=[], links=[], pins=0,
+        in_flight=0, flow_pins={"pinned": 2, "ecmp": 1},
+    )  # fmt: skip
+    text = Metrics(lambda: scrape).render().decode()
+    for name in ("kvfabric_flow_pins", "kvfabric_static_pins"):
+        assert f'{name}{{placement="pinned"}} 2.0' in text
+        assert f'{name}{{placement="ecmp"}} 1.0' in text
+    assert "# HELP kvfabric_static_pins Deprecated" in text

@@ -80,7 +80,7 @@ def _exposed_names() -> set[str]:
         efficiency_evaluated=0, efficiency_efficient=0, efficiency_last=None,
         tiers={"spine": (0.1, 0.2)}, staleness_s={"leaf1": 0.1}, alerts=[("a", "b", "warning")],
         links=[("leaf1:3-spine1:1", "up")], pins=0, in_flight=0, modes=["kv-aware"],
-        static_pins={"pinned": 0},
+        flow_pins={"pinned": 0},
     )  # fmt: skip
     text = Metrics(lambda: scrape).render().decode()
     return {line.split("{")[0].split(" ")[0] for line in text.splitlines() if line[:1] != "#"}

@@ -20,7 +20,7 @@ A picture holds, all JSON-ready:
 - ``mode`` and ``effective_mode`` (the engine's), ``data_plane_mode`` (what the
   leaves were last told), ``fallback_active``;
 - ``transfers``: the transfers in flight with their spine (null on ECMP), and the
-  ``static_pins``;
+  ``flow_pins`` (also as ``static_pins``, their old name, deprecated for one release);
 - ``alerts``: the alerts firing now;
 - ``latency``: per rack pair (source leaf > destination leaf), a histogram of the
   durations of the last completed transfers in the log (:data:`LATENCY_EDGES_S`).
@@ -101,6 +101,7 @@ def ui_state(service: Service) -> dict[str, object]:
          "bytes": a.pin.meta.size, "spine": a.pin.meta.spine, "pair": None}
         for a in service.adoptions.by_id.values()
     ]  # fmt: skip
+    flow_pins = [p.as_dict() for p in s.flow_pins]
     return {
         "fabric": topo.config.name,
         "instance": service.instance,
@@ -113,7 +114,8 @@ def ui_state(service: Service) -> dict[str, object]:
         "cables": cables,
         "tiers": {str(t): {"mean": v.mean, "p95": v.p95} for t, v in s.tiers().items()},
         "transfers": transfers,
-        "static_pins": [p.as_dict() for p in s.flow_pins],
+        "flow_pins": flow_pins,
+        "static_pins": flow_pins,  # deprecated: the old name of flow_pins, for one release
         "alerts": [
             {"name": a.name, "subject": a.subject, "message": a.message, "severity": a.severity}
             for a in s.alerts
