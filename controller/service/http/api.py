@@ -43,9 +43,9 @@ it) is its error body, and the others are still decided.
 With a scheduling policy (the fabric file's ``controller.scheduling``), a transfer
 whose paths are all busy may be answered ``held``: its path, tag and pin are set, but
 its sender starts only when ``GET /v1/transfers/{id}/start`` answers ``released``
-(a long poll; :mod:`starts` says why not server-sent events). ``DELETE`` gives up a
-held transfer (409 once released: report its completion instead); a cancelled or
-unknown id is 404.
+(a long poll; :mod:`~controller.service.starts` says why not server-sent events).
+``DELETE`` gives up a held transfer (409 once released: report its completion
+instead); a cancelled or unknown id is 404.
 
 A flow pin (``POST /v1/pins``) holds one flow, by its whole 5-tuple, on a spine in
 every mode, whatever its class (the lab's background): hosts by name, ``protocol``
@@ -63,13 +63,14 @@ body, 413 body too large, 422 a request the engine refuses (unknown host, same s
 and destination or rack, a spine not on a path), 431 a request head too large, 502 the
 leaf refused a pin's entry, 503 not ready or backup.
 
-Roles and readiness (:mod:`readiness`): ``/healthz`` gives each switch's state for this
-controller (``primary``, ``provisioning``, ``backup``, ``down``, ``connecting``) and an
-overall ``role``: ``primary`` when this controller is the primary of every switch it
-reaches, ``backup`` when it is the backup of all of them, ``mixed`` only when it is
-both. ``ready`` is true once every switch is provisioned and has a telemetry sample
-taken since (a switch whose counters cannot be read stops being waited for after
-twice the staleness limit). A request is answered 503 (``Retry-After: 1``) only for the switches it
+Roles and readiness (:mod:`~controller.service.southbound.readiness`): ``/healthz``
+gives each switch's state for this controller (``primary``, ``provisioning``,
+``backup``, ``down``, ``connecting``) and an overall ``role``: ``primary`` when this
+controller is the primary of every switch it reaches, ``backup`` when it is the backup
+of all of them, ``mixed`` only when it is both. ``ready`` is true once every switch is
+provisioned and has a telemetry sample taken since (a switch whose counters cannot be
+read stops being waited for after twice the staleness limit). A request is answered
+503 (``Retry-After: 1``) only for the switches it
 needs, the two leaves and the spines between them for a transfer or a flow pin:
 when this controller is the backup of one of them (the error names it), or while one
 is connecting or being provisioned. A switch that is down refuses nothing: a spine

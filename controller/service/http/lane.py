@@ -5,7 +5,7 @@ A prefill coordinator asks for a path per transfer (``POST /v1/transfers``), may
 many at once (``/v1/transfers/batch``), and reports each completion; the design's burst
 is 256 such requests within 10 ms, under 39 us of CPU each on one core. On the 2-core
 development machine, with an empty handler (``benchmarks/http_floor.py``), a request
-through aiohttp's protocol and the API's limits of :mod:`http` costs about 205 us of CPU
+through aiohttp's protocol and the API's limits of :mod:`server` costs about 205 us of CPU
 (aiohttp's bare low-level server about 110 us, uvicorn with httptools, measured once,
 about 100 us): one process answers at most 5,000 requests a second before the API does
 anything. Through this lane it costs 44 us; the event loop and the socket calls alone,
@@ -18,7 +18,7 @@ decision, a batch or a completion at once, any other request awaited. The answer
 the requests of one read leave in one write. At the first request that is not plain,
 or is a stream (``/ui/events``), the lane hands the connection, from that request's
 first byte, to aiohttp's protocol, which keeps it: everything the API promises about
-hostile or unusual input (:mod:`http`'s limits and JSON errors for what its parser
+hostile or unusual input (:mod:`server`'s limits and JSON errors for what its parser
 refuses, timeouts for slow clients, streams) is aiohttp's, unchanged.
 
 A plain request is a strict subset of HTTP/1.1 that every parser frames alike: the

@@ -16,7 +16,7 @@ into P4Runtime writes:
 - ``Alert`` -> a log line (warning or error) and the alert metrics;
 - ``LogRecord`` -> a line of the transfer log;
 - ``Released`` -> each of ``on_released`` (the service wakes the sender's long poll,
-  :mod:`starts`).
+  :mod:`~controller.service.starts`).
 
 A failed write is logged and counted and does not stop the updates after it; a leaf
 that missed one is brought in line when it reconnects (reconciliation).
