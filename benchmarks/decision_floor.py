@@ -62,7 +62,7 @@ from benchmarks.http_floor import ANSWER
 from benchmarks.scheduler import _Poller
 from controller.config import ControllerSettings, KvClassSettings, SafetySettings
 from controller.config.generate import leaf_spine
-from controller.engine import Decision, Engine, TransferRequest
+from controller.engine import Decision, Demand, Engine
 from controller.topology import Topology
 
 SERVERS = ("bare", "engine", "split")
@@ -240,7 +240,7 @@ class _Decider:
                 self.engine.complete(self.live.popleft(), 0.05, time.monotonic())
                 done += 1
             return done
-        d, _ = self.engine.decide(TransferRequest(*ask), time.monotonic())
+        d, _ = self.engine.decide(Demand(*ask), time.monotonic())
         self.live.append(d.transfer_id)
         return _fields(d)
 

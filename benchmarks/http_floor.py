@@ -4,9 +4,9 @@ each of the controller's server paths, and the floor beneath them.
 Each server runs alone in a child process and answers ``POST /v1/transfers`` with a
 fixed 57-byte JSON body, whatever the request:
 
-- ``aiohttp``: :class:`controller.service.http.HttpServer` without the lane (aiohttp's
+- ``aiohttp``: :class:`controller.service.http.server.HttpServer` without the lane (aiohttp's
   protocol, the API's limits and JSON errors): what every request cost before the lane;
-- ``lane``: the same server with :mod:`controller.service.lane` in front, the handler
+- ``lane``: the same server with :mod:`controller.service.http.lane` in front, the handler
   answering through ``now`` as the API's decisions do;
 - ``floor-each``: an asyncio protocol that splits requests by their ``Content-Length``
   and writes each answer at once: the event loop and the socket calls alone;
@@ -36,8 +36,8 @@ import statistics
 from collections.abc import Callable
 
 from benchmarks._pipelined import cpu_s, pipelined
-from controller.service.http import HttpServer, Request, Response
-from controller.service.lane import Lanes
+from controller.service.http.lane import Lanes
+from controller.service.http.server import HttpServer, Request, Response
 
 BODY = b'{"id":"t-1","path":"leaf1>spine1>leaf2","spine":"spine1"}'
 ANSWER = (
@@ -127,10 +127,10 @@ async def _run(name: str, ready: multiprocessing.Queue) -> None:  # type: ignore
         async def handler(_request: Request) -> Response:
             return Response(201, text=BODY)
 
-        def now(_request: Request) -> Response:
+        def at_once(_request: Request) -> Response:
             return Response(201, text=BODY)
 
-        http = HttpServer(handler, lanes=Lanes(now) if name == "lane" else None)
+        http = HttpServer(handler, lanes=Lanes(at_once) if name == "lane" else None)
         _, port = await http.start("127.0.0.1", 0)
     ready.put(port)
     await asyncio.Event().wait()

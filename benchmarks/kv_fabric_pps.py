@@ -26,7 +26,7 @@ from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from controller.service.intent import DELAY_BUCKETS, DEPTH_BUCKETS
+from controller.service.southbound.intent import DELAY_BUCKETS, DEPTH_BUCKETS
 from softswitch.frontend import load_program
 from softswitch.interp.pipeline import Pipeline
 from softswitch.runtime.tables import ActionCall, Exact, Lpm, Range, TableEntry
@@ -52,7 +52,7 @@ def mac(text: str) -> int:
 def configure_leaf(pipeline: Pipeline) -> None:
     """The entries the controller writes to a leaf (p4/README.md, Roles).
 
-    Deliberately not derived from :mod:`controller.service.intent`: these are the
+    Deliberately not derived from :mod:`controller.service.southbound.intent`: these are the
     interpreter's own entries, inserted with no P4Runtime in between, for a fixed leaf
     with no fabric file (two hosts, four uplinks in one ECMP group behind a /8 route),
     so that the figure is the pipeline's and stays comparable from run to run.

@@ -31,7 +31,7 @@ from dataclasses import replace
 
 from controller.config import ControllerSettings, KvClassSettings, SafetySettings
 from controller.config.generate import leaf_spine
-from controller.engine import Engine, SwitchReading, TransferRequest
+from controller.engine import Demand, Engine, SwitchReading
 from controller.engine.telemetry_math import PortCounters, percentile
 from controller.topology import Topology
 
@@ -84,11 +84,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     hosts = [h.name for h in config.hosts]
     leaf_of = {h.name: h.leaf for h in config.hosts}
 
-    def request() -> TransferRequest:
+    def request() -> Demand:
         while True:
             src, dst = rng.choice(hosts), rng.choice(hosts)
             if leaf_of[src] != leaf_of[dst]:
-                return TransferRequest(src, dst, rng.randint(64 << 20, 2 << 30))
+                return Demand(src, dst, rng.randint(64 << 20, 2 << 30))
 
     now = 0.2
     live: deque[tuple[int, int]] = deque()

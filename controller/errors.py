@@ -25,7 +25,7 @@ A user's file is blamed by file, YAML key path and (when a node is known) line a
 column; ``kvfabric check-config`` prints ``str(error)`` and exits 1, never a traceback.
 The engine's errors never mean the engine is broken: the HTTP API answers them with
 4xx statuses. gRPC and finsy errors (``P4ClientError``, ``grpc.aio.AioRpcError``) and
-time-outs become :class:`SwitchError` in :mod:`controller.service.switches`, so
+time-outs become :class:`SwitchError` in :mod:`controller.service.southbound.switches`, so
 nothing above it sees a gRPC type.
 """
 

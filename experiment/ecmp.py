@@ -12,14 +12,15 @@ pinned, and that tells which spine each ECMP transfer took. It assumes, as the
 controller does, that each leaf's group lists its uplinks in port order (give
 ``members`` otherwise).
 
-**Live members.** The controller keeps one group per destination leaf, over the
-uplinks whose spine reaches that leaf over cables that are up (controller/service/
-intent.py), and the switch orders a group's members by when the *member* was created,
-not the group. A dead cable ``(L, S)`` takes ``S`` out of ``L``'s groups and out of
-every other leaf's group towards ``L``, and every flow in those groups re-hashes over
-the ``n - 1`` spines left (most move, not only those of the dead spine); when it comes
-back, the order is the port order again. ``EcmpOracle(fabric, down={(leaf, spine)})``
-computes that: the groups once the controller has taken the ``down`` cables out.
+**Live members.** The controller keeps one group per destination leaf, over the uplinks
+whose spine reaches that leaf over cables that are up
+(controller/service/southbound/intent.py), and the switch orders a group's members by
+when the *member* was created, not the group. A dead cable ``(L, S)`` takes ``S`` out of
+``L``'s groups and out of every other leaf's group towards ``L``, and every flow in
+those groups re-hashes over the ``n - 1`` spines left (most move, not only those of the
+dead spine); when it comes back, the order is the port order again. ``EcmpOracle(fabric,
+down={(leaf, spine)})`` computes that: the groups once the controller has taken the
+``down`` cables out.
 
 By default the oracle answers only when the flow lands on the same spine with salt 0
 and with the first flowlet's salt, so a background flow stays put in ECMP and in
@@ -88,7 +89,7 @@ def uplink_order(fabric: FabricConfig, leaf: str) -> list[str]:
     """The spines of ``leaf``'s ECMP group in member order: by the leaf's uplink port.
 
     The controller creates one selector member per uplink, ``member_id`` = port, in port
-    order (controller/service/intent.py), and BMv2 orders a group's members by creation.
+    order (controller/service/southbound/intent.py), and BMv2 orders a group's members by creation.
     """
     ports = []
     for link in fabric.links:

@@ -1,7 +1,7 @@
 """The scenario file: what traffic an experiment runs, on which fabric shape.
 
 A scenario is one YAML document, validated once into frozen dataclasses. Every
-problem is a :class:`~lab.errors.ScenarioError` naming the file, the line and the key
+problem is a :class:`~experiment.errors.ScenarioError` naming the file, the line and the key
 path (``arrivals[1].window: expected a duration ...``), with a guess for misspelt
 keys, exactly as the fabric file's errors (it uses the same located YAML reader)::
 

@@ -43,7 +43,7 @@ Public API (everything else is internal to its module)::
     Experiment, run_experiment                       lab.run
     run_sweep                                        lab.sweep
 
-Errors (lab.errors, below experiment.errors.ExperimentError)::
+Errors (``errors``, below experiment.errors.ExperimentError)::
 
     LabError
      +-- SwitchStartError (also an experiment FabricError)

@@ -45,7 +45,7 @@ from experiment.errors import FabricError
 
 JUMBO_MTU = 9000
 PROBE_ETHERTYPE = 0x88B5
-"""The link probes' EtherType (controller/service/prober.py): their own htb class."""
+"""The link probes' EtherType (controller/service/southbound/prober.py): their own htb class."""
 PROBE_RATE_KBIT = 512
 PROBE_QUEUE = 100
 OFFLOADS = ("rx", "tx", "sg", "tso", "gso", "gro", "lro", "rxvlan", "txvlan")

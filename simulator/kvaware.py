@@ -42,12 +42,12 @@ from __future__ import annotations
 from controller.config import ControllerSettings, Mode
 from controller.engine import (
     AuditRound,
+    Demand,
     Engine,
     ProbeSeen,
     Released,
     SwitchReading,
     TransferMoved,
-    TransferRequest,
     Update,
     fabric_view,
 )
@@ -143,7 +143,7 @@ class KvAware(Driver):
         """Ask the engine; start now (unless held), pinned on its spine or on ECMP."""
         a = live.arrival
         now = self.engine.now
-        request = TransferRequest(a.src, a.dst, a.nbytes, f"t{a.index}", deadline_s=a.deadline_s)
+        request = Demand(a.src, a.dst, a.nbytes, f"t{a.index}", deadline_s=a.deadline_s)
         decision, updates = self.ctl.decide(request, now)
         self.tid[a.index] = decision.transfer_id
         self.by_tid[decision.transfer_id] = live

@@ -4,20 +4,23 @@ Feed :class:`Engine` events with the time they happened; apply the updates it
 returns. Nothing in this package reads a clock or does I/O.
 
     engine = Engine(Topology(load_config("fabric.yaml")), now=clock())
-    decision, updates = engine.decide(TransferRequest("h11", "h21", 2_000_000), clock())
+    decision, updates = engine.decide(Demand("h11", "h21", 2_000_000), clock())
 
-Modules, in the order data flows through them: ``events`` (inputs), ``loads`` (the
-per-port picture), ``selection`` (path choice), ``inflight`` (transfers and tags),
-``safety`` (baselines, reroutes, fallback), ``schedule`` (when held
-transfers start), ``audit`` (model vs probed wiring),
-``efficiency`` (offline recomputation), ``static_pins`` (flows held on a spine),
-``alerts`` (windowed conditions), ``updates``
-(outputs), ``view`` (log records and the fabric view), ``core`` (the engine).
+Modules, in the order data flows through them: ``events`` (inputs: a :class:`Demand`
+for a transfer, switch readings, audit rounds), ``telemetry_math`` (counters to
+utilisation), ``loads`` (the per-port picture), ``selection`` (path choice),
+``inflight`` (transfers in flight, the :class:`~controller.engine.inflight.Choice`
+behind each, and tag ports), ``safety`` (baselines, reroutes, fallback), ``schedule``
+(when held transfers start), ``audit`` and ``liveness`` (model vs probed wiring, and
+when a lost probe means a dead link), ``efficiency`` (offline recomputation),
+``flow_pins`` (flows held on a spine), ``alerts`` (windowed conditions), ``updates``
+(outputs), ``snapshot`` (the engine at one instant, read-only: all the shell reads of
+it), ``view`` (log records and the fabric view), ``core`` (the engine).
 """
 
 from controller.engine.audit import AuditFindings, LinkVerdict, compare_wiring
 from controller.engine.core import Engine
-from controller.engine.events import AuditRound, ProbeSeen, SwitchReading, TransferRequest
+from controller.engine.events import AuditRound, Demand, ProbeSeen, SwitchReading
 from controller.engine.flow_pins import (
     PROTOCOLS,
     FlowPin,
@@ -25,18 +28,19 @@ from controller.engine.flow_pins import (
     InstallFlowPin,
     RemoveFlowPin,
 )
+from controller.engine.snapshot import Counts, Snapshot, TransferNow
 from controller.engine.updates import (
     Alert,
     Decision,
     LinkStatusChanged,
     LogRecord,
+    Marking,
     Released,
     SetMode,
-    Tag,
     TransferMoved,
     Update,
 )
-from controller.engine.view import fabric_view, tier_utilisation
+from controller.engine.view import fabric_view
 from controller.errors import (
     DuplicatePinError,
     EngineError,
@@ -52,7 +56,9 @@ __all__ = [
     "Alert",
     "AuditFindings",
     "AuditRound",
+    "Counts",
     "Decision",
+    "Demand",
     "DuplicatePinError",
     "Engine",
     "EngineError",
@@ -62,15 +68,16 @@ __all__ = [
     "LinkStatusChanged",
     "LinkVerdict",
     "LogRecord",
+    "Marking",
     "PathDownError",
     "ProbeSeen",
     "Released",
     "RemoveFlowPin",
     "SetMode",
+    "Snapshot",
     "SwitchReading",
-    "Tag",
     "TransferMoved",
-    "TransferRequest",
+    "TransferNow",
     "TransferStartedError",
     "UnknownHostError",
     "UnknownPinError",
@@ -78,5 +85,4 @@ __all__ = [
     "Update",
     "compare_wiring",
     "fabric_view",
-    "tier_utilisation",
 ]

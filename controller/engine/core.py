@@ -22,8 +22,10 @@ with a fake clock:
     adopt_flow_pin(...)           -> a flow pin found on a leaf, moved if need be
 
 The shell calls ``tick`` once per poll interval, puts the data plane in
-``effective_mode`` at start-up, and reads ``fabric_view``/``counts`` for its API and
-metrics.
+``effective_mode`` at start-up, and reads the engine only through :meth:`snapshot` (a
+frozen :class:`~controller.engine.snapshot.Snapshot`, for its metrics, fabric view and
+live page) and a few small accessors (``totals``, ``sampled_at``, ``transfer``, ``choice``,
+``in_flight_paths``, ``is_held``, ``spine_of``, ``flow_pin``, ``flow_pins_on``).
 
 A decision (``decide``):
 
@@ -49,7 +51,7 @@ range (:meth:`Topology.range_path <controller.topology.Topology.range_path>`): o
 feed the pair's baseline; a slow one marks the pair for reroute, and too many
 reroutes trip the fallback (:mod:`safety`).
 
-Flow pins (:mod:`static_pins`) hold one flow each on a spine in every mode; the
+Flow pins (:mod:`flow_pins`) hold one flow each on a spine in every mode; the
 audit moves them off a broken cable as it moves transfers.
 
 With a scheduling policy (:mod:`schedule`), a transfer whose candidate paths all
@@ -63,13 +65,14 @@ whatever happens, so the shell can tick then.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator, Mapping
 
 from controller.config import ControllerSettings, HostConfig, Mode
 from controller.engine import view
 from controller.engine.alerts import AlertBook, EfficiencyWindows, LatencyWindows, TierWindows
 from controller.engine.audit import LinkVerdict, probe_outcomes, worst
 from controller.engine.efficiency import offline_verdict
-from controller.engine.events import AuditRound, SwitchReading, TransferRequest
+from controller.engine.events import AuditRound, Demand, SwitchReading
 from controller.engine.flow_pins import (
     FlowPin,
     FlowPins,
@@ -79,19 +82,20 @@ from controller.engine.flow_pins import (
     evacuate,
     restore,
 )
-from controller.engine.inflight import Adoption, InFlight, Placement, TagPool, Transfer
+from controller.engine.inflight import Adoption, Choice, InFlight, InFlightTable, TagPool
 from controller.engine.liveness import SPAN_POLLS, Liveness, counter_evidence
 from controller.engine.loads import LoadTable
 from controller.engine.safety import PairMemory, RerouteGuard
 from controller.engine.schedule import CLOCK_SLACK_S, REASON_HELD, Queue
 from controller.engine.selection import REASON_REROUTE_YIELDS, PathIndex, choose, evaluate
+from controller.engine.snapshot import Counts, EfficiencyNow, PortNow, Snapshot, TransferNow
 from controller.engine.updates import (
     Decision,
     LinkStatusChanged,
     LogRecord,
+    Marking,
     Released,
     SetMode,
-    Tag,
     TransferMoved,
     Update,
 )
@@ -139,7 +143,7 @@ class Engine:
             s.telemetry.staleness_limit_s,
             count_placements=s.selection.inflight_accounting,
         )
-        self.inflight = InFlight()
+        self.inflight = InFlightTable()
         kv = s.kv_class
         self.tags = TagPool(kv.tag_port_first, kv.range_size(len(topology.spines)), topology.spines)
         self.pairs: dict[Pair, PairMemory] = {}
@@ -150,8 +154,8 @@ class Engine:
         self.latency = LatencyWindows(s.alerts, now)
         self.efficiency = EfficiencyWindows(s.alerts, now)
         self.tiers = TierWindows(s.alerts, now)
-        self.counts = view.Counts()
-        self._pending: deque[tuple[Transfer, float, float]] = deque()
+        self.counts = Counts()
+        self._pending: deque[tuple[InFlight, float, float]] = deque()
         self._judge_rate = judge_rate
         self._judge_tokens = judge_rate
         self._judge_last = now
@@ -163,7 +167,7 @@ class Engine:
         self.liveness = Liveness(s.audit_misses, s.audit_hold_s)
         self.flow_pins = FlowPins()
         self.queue = Queue(s.scheduling.policy, s.scheduling.max_wait_s)
-        self._timed_out: dict[int, Transfer] = {}
+        self._timed_out: dict[int, InFlight] = {}
         self._next_id = 1
         for src in topology.leaves:
             for dst in topology.leaves:
@@ -196,9 +200,98 @@ class Engine:
         updates += self._release(now)  # outside kv-aware nothing is held
         return updates
 
+    # -- what the shell reads -----------------------------------------------------------
+
+    def snapshot(self, now: float) -> Snapshot:
+        """The engine at ``now``, read-only (:mod:`~controller.engine.snapshot`): for the
+        metrics, the fabric view and the live page, never on a decision's path."""
+        table = self.table
+        ports = tuple(
+            PortNow(
+                p.ref,
+                p.peer,
+                p.tier,
+                p.capacity_bps,
+                state is not None and state.sampled,
+                state.util if state is not None else None,
+                state.bg_util if state is not None else None,
+                state.queue_delay_s if state is not None else None,
+                table.inflight[i],
+            )
+            for i, (p, state) in enumerate(zip(table.ports, table.state, strict=True))
+        )
+        eff = self.efficiency
+        return Snapshot(
+            time=now,
+            topology=self.topology,
+            mode=self.mode,
+            effective_mode=self.effective_mode,
+            fallback_active=self.guard.tripped,
+            reroutes_in_window=self.guard.count(now),
+            counts=self.totals(),
+            efficiency=EfficiencyNow(
+                eff.total_evaluated,
+                eff.total_efficient,
+                eff.last.ratio if eff.last is not None else None,
+            ),
+            ports=ports,
+            sampled_at=dict(table.sampled_at),
+            transfers=tuple(_now(t) for t in self.inflight.transfers.values()),
+            flow_pins=tuple(self.flow_pins.by_id.values()),
+            alerts=tuple(self.book.active.values()),
+            held=self.held_by_path(),
+        )
+
+    def totals(self) -> Counts:
+        """The running totals now (a copy)."""
+        return self.counts.copy()
+
+    @property
+    def sampled_at(self) -> Mapping[str, float]:
+        """When each switch was last sampled: the engine's own, live (the service reads it
+        on every request it may refuse), never to be modified."""
+        return self.table.sampled_at
+
+    def transfer(self, transfer_id: int) -> TransferNow | None:
+        """A transfer in flight (None: it is not)."""
+        t = self.inflight.transfers.get(transfer_id)
+        return _now(t) if t is not None else None
+
+    def choice(self, transfer_id: int) -> Choice | None:
+        """The figures behind a transfer's choice (None: it is not in flight), as decided
+        and updated by its moves; the engine's own record, never to be modified."""
+        t = self.inflight.transfers.get(transfer_id)
+        return t.choice if t is not None else None
+
+    def in_flight_paths(self) -> Iterator[tuple[int, PathIndex | None]]:
+        """The id of every transfer in flight, with the path it is pinned on now (None:
+        ECMP or one rack): the path changes exactly when the transfer moves."""
+        return ((tid, t.choice.path) for tid, t in self.inflight.transfers.items())
+
+    def is_held(self, transfer_id: int) -> bool:
+        """True while ``transfer_id`` is held (not released yet)."""
+        return transfer_id in self.queue
+
+    def spine_of(self, tag_port: int) -> str | None:
+        """The spine whose range holds ``tag_port`` (None: outside every range)."""
+        return self.tags.spine_of(tag_port)
+
+    def flow_pin(self, pin_id: str) -> FlowPin | None:
+        """The flow pin ``pin_id`` (None: there is none)."""
+        return self.flow_pins.by_id.get(pin_id)
+
+    def flow_pins_on(self, leaf: str) -> list[FlowPin]:
+        """The flow pins whose entry lives on ``leaf`` (on a spine; not those on ECMP)."""
+        return [p for p in self.flow_pins.by_id.values() if p.leaf == leaf and p.path is not None]
+
+    def count_late_adopted(self) -> None:
+        """Count a late completion of an adopted transfer, which this engine never decided
+        (its port and load went back at its timeout)."""
+        self.counts.late += 1
+
     # -- decisions --------------------------------------------------------------------
 
-    def decide(self, request: TransferRequest, now: float) -> tuple[Decision, list[Update]]:
+    def decide(self, request: Demand, now: float) -> tuple[Decision, list[Update]]:
         """Answer a transfer request (see the module docstring for the steps)."""
         src, dst = self._host(request.src, "src"), self._host(request.dst, "dst")
         if request.bytes <= 0:
@@ -219,21 +312,21 @@ class Engine:
         if src.leaf == dst.leaf:
             tag = self._tag(self.tags.take_any(src.name))
             decision = Decision(*ident, None, None, tag, "same rack", local=True)
-            placement = Placement()
+            choice = Choice()
             self.counts.local += 1
         elif (
             forced is not None
             and self.effective_mode is Mode.KV_AWARE
             and self.tags.free(src.name, request.spine or "")
         ):
-            decision, placement = self._force(ident, pair, forced)
+            decision, choice = self._force(ident, pair, forced)
         else:
-            decision, placement = self._place(ident, pair, now, due, forced=forced is not None)
+            decision, choice = self._place(ident, pair, now, due, forced=forced is not None)
         deadline = now + self.timeout_s(decision.expected_s)
         if decision.held:
             deadline += self.queue.max_wait_s
-        self.table.add(placement.contributions)
-        transfer = Transfer(decision, pair, now, deadline, placement, granted=decision.start_at)
+        self.table.add(choice.contributions)
+        transfer = InFlight(decision, pair, now, deadline, choice, granted=decision.start_at)
         self.inflight.add(transfer)
         if decision.held:
             self._hold(transfer, now, due)
@@ -255,8 +348,8 @@ class Engine:
             s.transfer_timeout_max_s, max(s.transfer_timeout_s, s.timeout_factor * expected_s)
         )
 
-    def _tag(self, port: int | None) -> Tag | None:
-        return Tag(self.settings.kv_class.dscp, port) if port is not None else None
+    def _tag(self, port: int | None) -> Marking | None:
+        return Marking(self.settings.kv_class.dscp, port) if port is not None else None
 
     def _place(
         self,
@@ -266,14 +359,14 @@ class Engine:
         due: float | None = None,
         *,
         forced: bool = False,
-    ) -> tuple[Decision, Placement]:
+    ) -> tuple[Decision, Choice]:
         """Place a transfer between two racks: a pin, or ECMP and the reasons why."""
         host, size = ident[2], ident[4]
         mode = self.effective_mode
         usable = self._usable_paths(pair)
         fallbacks: list[str] = []
         candidates: tuple[PathIndex, ...] = ()
-        tag: Tag | None = None
+        tag: Marking | None = None
         if mode is not Mode.KV_AWARE:
             tag = self._tag(self.tags.take_any(host))  # the ranges are off: any port
             if forced:
@@ -303,16 +396,16 @@ class Engine:
             self.counts.ecmp += 1
             reason = f"mode {mode}" if mode is not Mode.KV_AWARE else "fallback"
             decision = Decision(*ident, None, None, tag, reason, fallbacks=tuple(fallbacks))
-            return decision, Placement(contributions=_spread(usable, size))
+            return decision, Choice(contributions=_spread(usable, size))
         memory = self.pairs.setdefault(pair, PairMemory())
-        snapshot: list[float] = []
+        seen: list[float] = []
         alone: list[float] = []
-        costs, loads = evaluate(candidates, self.table, size, snapshot, alone)
+        costs, loads = evaluate(candidates, self.table, size, seen, alone)
         latency_high = (
             memory.last_ratio is not None
             and memory.last_ratio > self.settings.selection.latency_factor
         )
-        choice = choose(
+        selected = choose(
             candidates,
             costs,
             loads,
@@ -322,11 +415,11 @@ class Engine:
             latency_high=latency_high,
             alone=alone,
         )
-        if choice.reason == REASON_REROUTE_YIELDS:
+        if selected.reason == REASON_REROUTE_YIELDS:
             memory.avoid_spine = None  # the spine it avoided is now clearly best
-        k, reason, expected = choice.chosen, choice.reason, choice.costs[choice.chosen]
+        k, reason, expected = selected.chosen, selected.reason, selected.costs[selected.chosen]
         hold = self._hold_option(
-            ident[0], candidates, choice.costs, alone, chosen=k, now=now, due=due
+            ident[0], candidates, selected.costs, alone, chosen=k, now=now, due=due
         )
         start_at = None
         if hold is not None:
@@ -336,21 +429,21 @@ class Engine:
         tag = self._tag(self.tags.take(host, chosen.path.spine))
         memory.last_spine = chosen.path.spine
         self.counts.pinned += 1
-        placement = Placement(
+        choice = Choice(
             contributions=((chosen.up, size), (chosen.down, size)),
             path=chosen,
             candidates=candidates,
-            costs=choice.costs,
-            loads=choice.loads,
+            costs=selected.costs,
+            loads=selected.loads,
             chosen=k,
-            best=choice.best,
-            snapshot=tuple(snapshot),
+            best=selected.best,
+            seen=tuple(seen),
             shared_bytes=max(self.table.inflight[chosen.up], self.table.inflight[chosen.down]),
         )
         decision = Decision(
             *ident,
             chosen.path,
-            candidates[choice.best].path,
+            candidates[selected.best].path,
             tag,
             reason,
             expected_s=expected,
@@ -358,7 +451,7 @@ class Engine:
             held=start_at is not None,
             start_at=start_at,
         )
-        return decision, placement
+        return decision, choice
 
     # -- holding ------------------------------------------------------------------------
 
@@ -401,7 +494,7 @@ class Engine:
                 end = max(end, t.began + t.decision.expected_s)
         return end
 
-    def _hold(self, t: Transfer, now: float, due: float | None) -> None:
+    def _hold(self, t: InFlight, now: float, due: float | None) -> None:
         """Queue a transfer the decision held (``due``: its deadline, if any)."""
         d, path = t.decision, t.path
         assert path is not None and d.expected_s is not None and d.start_at is not None
@@ -519,17 +612,17 @@ class Engine:
         names = ", ".join(c.path.spine for c in candidates)
         raise EngineError(f"spine {spine!r} is not on a path from {pair[0]} to {pair[1]}: {names}")
 
-    def _force(self, ident: _Ident, pair: Pair, chosen: int) -> tuple[Decision, Placement]:
+    def _force(self, ident: _Ident, pair: Pair, chosen: int) -> tuple[Decision, Choice]:
         """Pin a transfer on the pair's path number ``chosen`` whatever the engine prefers."""
         size = ident[4]
         candidates = self._all_paths(pair)
         tag = self._tag(self.tags.take(ident[2], candidates[chosen].path.spine))
-        snapshot: list[float] = []
-        costs, loads = evaluate(candidates, self.table, size, snapshot)
+        seen: list[float] = []
+        costs, loads = evaluate(candidates, self.table, size, seen)
         best = min(range(len(costs)), key=costs.__getitem__)
         path = candidates[chosen]
         self.counts.pinned += 1
-        placement = Placement(
+        choice = Choice(
             contributions=((path.up, size), (path.down, size)),
             path=path,
             candidates=candidates,
@@ -537,13 +630,13 @@ class Engine:
             loads=tuple(loads),
             chosen=chosen,
             best=best,
-            snapshot=tuple(snapshot),
+            seen=tuple(seen),
             shared_bytes=max(self.table.inflight[path.up], self.table.inflight[path.down]),
         )
         decision = Decision(
             *ident, path.path, candidates[best].path, tag, "forced", expected_s=costs[chosen]
         )
-        return decision, placement
+        return decision, choice
 
     # -- completions and timeouts -------------------------------------------------------
 
@@ -567,16 +660,16 @@ class Engine:
         updates += self._roll(now)
         return updates
 
-    def _free(self, t: Transfer) -> list[Update]:
+    def _free(self, t: InFlight) -> list[Update]:
         """Give back what a transfer held: its bytes on the load table and its tag port
         (its pin is its port's range: nothing to remove)."""
         d = t.decision
-        self.table.remove(t.placement.contributions)
+        self.table.remove(t.choice.contributions)
         if d.tag is not None:
             self.tags.give(d.src, d.tag.src_port)
         return []
 
-    def _finish(self, t: Transfer, duration_s: float | None, now: float) -> list[Update]:
+    def _finish(self, t: InFlight, duration_s: float | None, now: float) -> list[Update]:
         """Release a transfer that completed (``duration_s``) or timed out (None)."""
         d = t.decision
         self.queue.drop(t.id)
@@ -585,7 +678,7 @@ class Engine:
         safety = self.settings.safety
         baseline = memory.baseline_s(d.bytes, safety.baseline_min_samples)
         # the engine's own transfers beside it explain a proportional slowdown
-        shared = 1.0 + t.placement.shared_bytes / d.bytes if t.path is not None else 1.0
+        shared = 1.0 + t.choice.shared_bytes / d.bytes if t.path is not None else 1.0
         expected = baseline * shared if baseline is not None else None
         slow = duration_s is None or (
             expected is not None and duration_s > safety.slow_factor * expected
@@ -622,7 +715,7 @@ class Engine:
         """True when ``transfer_id`` timed out and its completion may still come late."""
         return transfer_id in self._timed_out
 
-    def _late(self, t: Transfer, duration_s: float, now: float) -> list[Update]:
+    def _late(self, t: InFlight, duration_s: float, now: float) -> list[Update]:
         """A completion that came after its transfer timed out: logged (``late``), counted,
         and fed to the pair's baseline and the latency windows like any other.
 
@@ -632,7 +725,7 @@ class Engine:
         memory = self.pairs.setdefault(t.pair, PairMemory())
         safety = self.settings.safety
         baseline = memory.baseline_s(d.bytes, safety.baseline_min_samples)
-        shared = 1.0 + t.placement.shared_bytes / d.bytes if t.path is not None else 1.0
+        shared = 1.0 + t.choice.shared_bytes / d.bytes if t.path is not None else 1.0
         memory.record(duration_s / shared, d.bytes, safety.baseline_window)
         self.counts.late += 1
         updates: list[Update] = []
@@ -808,19 +901,19 @@ class Engine:
             updates.append(self._move(t, target, now))
         return updates
 
-    def _move(self, t: Transfer, target: SpinePath | None, now: float) -> Update:
+    def _move(self, t: InFlight, target: SpinePath | None, now: float) -> Update:
         """Put ``t``'s load on ``target`` (None: spread as ECMP spreads it)."""
-        pl, size = t.placement, t.decision.bytes
-        self.table.remove(pl.contributions)
+        ch, size = t.choice, t.decision.bytes
+        self.table.remove(ch.contributions)
         old = t.path.path if t.path is not None else "ecmp"
         if target is None:
             self.inflight.repin(t, None)
-            pl.contributions = _spread(self._usable_paths(t.pair), size)
+            ch.contributions = _spread(self._usable_paths(t.pair), size)
         else:
             new = next(c for c in self._all_paths(t.pair) if c.path == target)
             self.inflight.repin(t, new)
-            pl.contributions = ((new.up, size), (new.down, size))
-        self.table.add(pl.contributions)
+            ch.contributions = ((new.up, size), (new.down, size))
+        self.table.add(ch.contributions)
         t.moved.append(f"{old} -> {target or 'ecmp'} at {now:.3f}")
         self.counts.moved += 1
         return TransferMoved(t.id, target.spine if target is not None else None)
@@ -972,16 +1065,16 @@ class Engine:
                 return updates, True
             done += 1
             t, start, end = self._pending[0]
-            pl = t.placement
+            ch = t.choice
             verdict = offline_verdict(
                 self.table,
-                pl.candidates,
-                pl.chosen,
+                ch.candidates,
+                ch.chosen,
                 size=t.decision.bytes,
                 start=start,
                 end=end,
                 tolerance=tolerance,
-                shared=pl.shared_bytes,
+                shared=ch.shared_bytes,
             )
             if verdict is None:
                 if now - end <= grace:
@@ -998,8 +1091,8 @@ class Engine:
                     now,
                     trace_id=t.decision.trace_id,
                     transfer_id=t.id,
-                    chosen=str(pl.candidates[verdict.chosen].path),
-                    offline_best=str(pl.candidates[verdict.best].path),
+                    chosen=str(ch.candidates[verdict.chosen].path),
+                    offline_best=str(ch.candidates[verdict.best].path),
                     efficient=verdict.efficient,
                     chosen_cost_s=verdict.costs[verdict.chosen],
                     best_cost_s=verdict.costs[verdict.best],
@@ -1082,6 +1175,12 @@ def _spread(paths: tuple[PathIndex, ...], size: int) -> tuple[tuple[int, int], .
             out.append((c.up, b))
             out.append((c.down, b))
     return tuple(out)
+
+
+def _now(t: InFlight) -> TransferNow:
+    """A transfer in flight as the shell reads it."""
+    path = t.path.path if t.path is not None else None
+    return TransferNow(t.decision, t.pair, t.requested, t.deadline, path, held=t.began is None)
 
 
 def _log(event: str, now: float, **fields: object) -> LogRecord:

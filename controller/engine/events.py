@@ -1,4 +1,4 @@
-"""What the world tells the engine: transfer requests, counter reads, audit rounds.
+"""What the world tells the engine: demands for transfers, counter reads, audit rounds.
 
 These are plain data built by the I/O shell (the HTTP API, the telemetry poller, the
 prober) and handed to :class:`controller.engine.Engine` with the time they happened.
@@ -15,8 +15,10 @@ from controller.topology import PortRef
 
 
 @dataclass(frozen=True, slots=True)
-class TransferRequest:
-    """A coordinator asks where to send ``bytes`` of KV cache from ``src`` to ``dst``.
+class Demand:
+    """A coordinator asks where to send ``bytes`` of KV cache from ``src`` to ``dst``:
+    the request the engine decides (the API's wire request, ``TransferRequest`` in
+    :mod:`controller.service.http.schema`, becomes one).
 
     ``spine`` forces the path through that spine (the lab's ``isolated`` reference):
     the engine pins it whatever it would choose, and counts it there.

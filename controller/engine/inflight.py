@@ -1,8 +1,9 @@
 """Transfers in flight: their records, their deadlines and the tag ports they hold.
 
-Every transfer the engine answered is in flight until its completion arrives or its
-deadline passes. Its record keeps what the log and the offline recomputation need
-(the candidates and their figures at decision time) and its *contributions*: the
+Every transfer the engine answered is in flight (an :class:`InFlight`, kept by id in
+the :class:`InFlightTable`) until its completion arrives or its deadline passes. Its
+:class:`Choice` keeps what the log and the offline recomputation need (the candidates
+and their figures at decision time) and its *contributions*: the
 (port index, bytes) it added to the load table, which are removed, exactly, when it
 ends. A pinned transfer contributes its bytes to its two ports; a transfer left to
 ECMP spreads them evenly over the uplinks and downlinks ECMP could hash it onto.
@@ -19,7 +20,7 @@ is a difference of totals (the up port's, plus the down port's, less its whole p
 which both counted; a leaf's uplink is never a spine's downlink). O(1) a decision, where
 adding its bytes to every transfer beside it was O(transfers on its ports): with 256 in
 flight on a 2 x 2 fabric a decision took 24-26 us on average instead of 31-32. The
-figure is written into the placement when the transfer ends or moves.
+figure is written into the transfer's :class:`Choice` when it ends or moves.
 
 Deadlines sit in a heap, so expiring is O(log n) per transfer; tag ports come from
 per (source host, spine) pools, so handing one out or taking it back is O(1).
@@ -36,11 +37,12 @@ from controller.engine.updates import Decision
 
 
 @dataclass(slots=True)
-class Placement:
-    """How a transfer was placed: its pin (if any) and the figures behind the choice.
+class Choice:
+    """The figures behind a transfer's choice: its pin (if any), what it adds to the
+    load table, and the candidates it was chosen among.
 
     ``candidates``, ``costs``, ``loads``, ``chosen`` and ``best`` are those of the
-    decision (indexes into ``candidates``); ``snapshot`` holds, four numbers per
+    decision (indexes into ``candidates``); ``seen`` holds, four numbers per
     candidate, the smoothed utilisation of its two ports and their in-flight bytes
     at that time. ``shared_bytes``: see the module docstring.
     """
@@ -52,13 +54,14 @@ class Placement:
     loads: tuple[float, ...] = ()
     chosen: int = -1
     best: int = -1
-    snapshot: tuple[float, ...] = ()
+    seen: tuple[float, ...] = ()
     shared_bytes: int = 0
 
 
 @dataclass(slots=True)
-class Transfer:
-    """A transfer in flight; ``moved`` lists the pins a link failure forced on it.
+class InFlight:
+    """A transfer in flight: the decision answered, the :class:`Choice` behind it, its
+    deadline; ``moved`` lists the pins a link failure forced on it.
 
     ``requested`` is when it was decided, ``granted`` the start its answer gave (the
     request time unless it was held), ``began`` when it was released to start (None
@@ -69,7 +72,7 @@ class Transfer:
     pair: tuple[str, str]
     requested: float
     deadline: float
-    placement: Placement
+    choice: Choice
     moved: list[str] = field(default_factory=list)
     granted: float | None = None
     began: float | None = None
@@ -88,7 +91,7 @@ class Transfer:
     @property
     def path(self) -> PathIndex | None:
         """The path the transfer is pinned on now, if any."""
-        return self.placement.path
+        return self.choice.path
 
 
 class _Pool:
@@ -204,11 +207,12 @@ class Adoption:
     tag_reserved: bool
 
 
-class InFlight:
-    """Transfers by id, with a heap of deadlines."""
+class InFlightTable:
+    """The transfers in flight by id, with a heap of deadlines and the pinned ones by
+    port."""
 
     def __init__(self) -> None:
-        self.transfers: dict[int, Transfer] = {}
+        self.transfers: dict[int, InFlight] = {}
         self._deadlines: list[tuple[float, int]] = []
         self._on_port: dict[int, set[int]] = {}
         self._began_on: dict[int, int] = {}
@@ -221,7 +225,7 @@ class InFlight:
     def __len__(self) -> int:
         return len(self.transfers)
 
-    def add(self, transfer: Transfer) -> None:
+    def add(self, transfer: InFlight) -> None:
         """Track a new transfer; the pinned ones already on its ports share with it. A
         held transfer (``began`` None) runs nowhere until :meth:`start`."""
         self.transfers[transfer.id] = transfer
@@ -229,18 +233,18 @@ class InFlight:
         if transfer.began is not None:
             self._run(transfer)
 
-    def start(self, transfer: Transfer, now: float) -> None:
+    def start(self, transfer: InFlight, now: float) -> None:
         """A held transfer is released: it runs on its path from ``now``."""
         transfer.began = now
         path = transfer.path
         if path is not None:
             running = self.transfers
-            transfer.placement.shared_bytes = sum(
+            transfer.choice.shared_bytes = sum(
                 running[tid].decision.bytes for tid in self._beside(path)
             )
         self._run(transfer)
 
-    def _run(self, transfer: Transfer) -> None:
+    def _run(self, transfer: InFlight) -> None:
         path = transfer.path
         if path is not None:
             size, up, down = transfer.decision.bytes, path.up, path.down
@@ -251,7 +255,7 @@ class InFlight:
             self._mark(transfer)
         self._index(transfer)
 
-    def _mark(self, t: Transfer) -> None:
+    def _mark(self, t: InFlight) -> None:
         """Note the totals of ``t``'s path: what begins there from now on shares with it."""
         path = t.path
         if path is not None and t.began is not None:
@@ -260,7 +264,7 @@ class InFlight:
             both = self._began_along.get((up, down), 0)
             self._marks[t.id] = (on.get(up, 0), on.get(down, 0), both)
 
-    def _settle(self, t: Transfer) -> None:
+    def _settle(self, t: InFlight) -> None:
         """Add to ``t``'s shared bytes what began beside it since :meth:`_mark`."""
         mark = self._marks.pop(t.id, None)
         path = t.path
@@ -269,13 +273,13 @@ class InFlight:
         up, down = path.up, path.down
         on = self._began_on
         both = self._began_along.get((up, down), 0) - mark[2]
-        t.placement.shared_bytes += on.get(up, 0) - mark[0] + on.get(down, 0) - mark[1] - both
+        t.choice.shared_bytes += on.get(up, 0) - mark[0] + on.get(down, 0) - mark[1] - both
 
     def running_on(self, port: int) -> set[int]:
         """The ids of the pinned transfers running on ``port`` (held ones are not)."""
         return self._on_port.get(port, set())
 
-    def pop(self, transfer_id: int) -> Transfer | None:
+    def pop(self, transfer_id: int) -> InFlight | None:
         """Stop tracking a transfer; None if it is not in flight."""
         t = self.transfers.pop(transfer_id, None)
         if t is not None:
@@ -283,23 +287,23 @@ class InFlight:
             self._unindex(t)
         return t
 
-    def repin(self, transfer: Transfer, path: PathIndex | None) -> None:
+    def repin(self, transfer: InFlight, path: PathIndex | None) -> None:
         """Move an in-flight transfer's pin to ``path`` (None: left to ECMP)."""
         self._settle(transfer)
         self._unindex(transfer)
-        transfer.placement.path = path
+        transfer.choice.path = path
         self._index(transfer)
         self._mark(transfer)
 
     def _beside(self, path: PathIndex) -> set[int]:
         return self._on_port.get(path.up, set()) | self._on_port.get(path.down, set())
 
-    def _index(self, t: Transfer) -> None:
+    def _index(self, t: InFlight) -> None:
         if t.path is not None and t.began is not None:
             for port in (t.path.up, t.path.down):
                 self._on_port.setdefault(port, set()).add(t.id)
 
-    def _unindex(self, t: Transfer) -> None:
+    def _unindex(self, t: InFlight) -> None:
         if t.path is not None and t.began is not None:
             for port in (t.path.up, t.path.down):
                 ids = self._on_port.get(port)
@@ -308,9 +312,9 @@ class InFlight:
                     if not ids:
                         del self._on_port[port]
 
-    def expired(self, now: float) -> list[Transfer]:
+    def expired(self, now: float) -> list[InFlight]:
         """Remove and return every transfer whose deadline is at or before ``now``."""
-        out: list[Transfer] = []
+        out: list[InFlight] = []
         heap = self._deadlines
         while heap and heap[0][0] <= now:
             _, tid = heapq.heappop(heap)

@@ -73,8 +73,9 @@ class PathIndex:
 
 
 @dataclass(frozen=True, slots=True)
-class Choice:
-    """The chosen candidate and the cheapest one (indexes into the candidates)."""
+class Selection:
+    """What :func:`choose` selected: the chosen candidate and the cheapest one (indexes
+    into the candidates), and why."""
 
     chosen: int
     best: int
@@ -88,12 +89,12 @@ def evaluate(
     candidates: tuple[PathIndex, ...],
     table: LoadTable,
     size: int,
-    snapshot: list[float] | None = None,
+    seen: list[float] | None = None,
     alone: list[float] | None = None,
 ) -> tuple[list[float], list[float]]:
     """Expected completion time (s) and load of each candidate for ``size`` bytes.
 
-    With ``snapshot``, also appends per candidate the smoothed utilisation of its two
+    With ``seen``, also appends per candidate the smoothed utilisation of its two
     ports and their in-flight bytes (four numbers), for the transfer log; with
     ``alone``, the candidate's cost without the engine's transfers in flight.
     """
@@ -115,8 +116,8 @@ def evaluate(
         load_up = 1.0 - share_up / cap[up]
         load_down = 1.0 - share_down / cap[down]
         loads.append(load_up if load_up > load_down else load_down)
-        if snapshot is not None:
-            snapshot += (table.util[up], table.util[down], f_up, f_down)
+        if seen is not None:
+            seen += (table.util[up], table.util[down], f_up, f_down)
     return costs, loads
 
 
@@ -130,7 +131,7 @@ def choose(
     avoid_spine: str | None = None,
     latency_high: bool = False,
     alone: list[float] | None = None,
-) -> Choice:
+) -> Selection:
     """Apply reroute, hysteresis, spreading and rate limit to the evaluated candidates.
 
     Whatever the rule, the chosen candidate's cost is at most ``max_cost_ratio`` times
@@ -141,10 +142,12 @@ def choose(
     frozen_alone = tuple(alone) if alone is not None else ()
     bound = costs[best] * settings.max_cost_ratio
 
-    def result(i: int, reason: str) -> Choice:
+    def result(i: int, reason: str) -> Selection:
         if costs[i] > bound:
-            return Choice(best, best, REASON_COST_BOUND, frozen_costs, frozen_loads, frozen_alone)
-        return Choice(i, best, reason, frozen_costs, frozen_loads, frozen_alone)
+            return Selection(
+                best, best, REASON_COST_BOUND, frozen_costs, frozen_loads, frozen_alone
+            )
+        return Selection(i, best, reason, frozen_costs, frozen_loads, frozen_alone)
 
     if avoid_spine is not None:
         others = [i for i, c in enumerate(candidates) if c.path.spine != avoid_spine]

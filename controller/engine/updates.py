@@ -13,7 +13,7 @@ that spine (p4/README.md, Spine ranges). So a decision returns no update for it.
   for it (:class:`LinkStatusChanged` and :class:`SetMode` carry the writes); it tells a
   model of the data plane (the simulator) when a flow moves.
 - :class:`~controller.engine.flow_pins.InstallFlowPin` and ``RemoveFlowPin``: write
-  or delete the ``flow_pin`` entry of a flow pin (:mod:`static_pins`).
+  or delete the ``flow_pin`` entry of a flow pin (:mod:`flow_pins`).
 - :class:`SetMode`: switch the data plane's placement mode (spine ranges on, ECMP
   only, flowlet ECMP).
 - :class:`LinkStatusChanged`: the audit found a cable down, miswired or back; the
@@ -40,8 +40,9 @@ from controller.topology import LinkId, LinkStatus, SpinePath
 
 
 @dataclass(frozen=True, slots=True)
-class Tag:
-    """The header values that mark a KV transfer: IP DSCP and L4 source port."""
+class Marking:
+    """The header values that mark a KV transfer: IP DSCP and L4 source port (a
+    decision's ``tag``)."""
 
     dscp: int
     src_port: int
@@ -71,7 +72,7 @@ class Decision:
     mode: Mode
     path: SpinePath | None
     best: SpinePath | None
-    tag: Tag | None
+    tag: Marking | None
     reason: str
     expected_s: float | None = None
     local: bool = False

@@ -1,52 +1,24 @@
-"""What the engine shows: the transfer log record, counters, and the fabric view.
+"""What the engine shows as JSON: the transfer log record and the fabric view.
 
 Everything here is JSON-ready (str, int, float, bool, None, lists and dicts), so the
 I/O shell writes log records as JSON lines and serves :func:`fabric_view` as
-``GET /v1/fabric`` without knowing the engine's types.
+``GET /v1/fabric`` without knowing the engine's types. The fabric view is drawn from
+the engine's :class:`~controller.engine.snapshot.Snapshot`, never from its tables.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from controller.engine.inflight import Transfer
-from controller.engine.telemetry_math import percentile
+from controller.engine.inflight import InFlight
 from controller.engine.updates import LogRecord
-from controller.topology import Tier
 
 if TYPE_CHECKING:
     from controller.engine.core import Engine
 
 
-@dataclass(slots=True)
-class Counts:
-    """Running totals since the engine started (the Prometheus counters)."""
-
-    decisions: int = 0
-    pinned: int = 0
-    ecmp: int = 0
-    local: int = 0
-    completed: int = 0
-    timeouts: int = 0
-    late: int = 0
-    held: int = 0
-    cancelled: int = 0
-    reroutes: int = 0
-    trips: int = 0
-    moved: int = 0
-    unjudged: int = 0
-    probes_missed: int = 0
-    fallbacks: Counter[str] = field(default_factory=Counter)
-
-    def fallback(self, reason: str) -> None:
-        """Count one fallback to ECMP for ``reason`` (a short metric label)."""
-        self.fallbacks[reason] += 1
-
-
 def transfer_record(
-    t: Transfer,
+    t: InFlight,
     now: float,
     *,
     duration_s: float | None,
@@ -67,21 +39,21 @@ def transfer_record(
     ``started_at`` (its release; None when it never was), ``completed_at``;
     ``queue_s`` is the time from the request to the release.
 
-    ``utilisation`` is the decision-time snapshot, one list per figure with one entry
+    ``utilisation`` is what the decision saw, one list per figure with one entry
     per candidate spine (columns keep a 64-spine record compact).
     """
     d = t.decision
-    pl = t.placement
+    ch = t.choice
     path = "local" if d.local else (str(d.path) if d.path is not None else "ecmp")
-    snap = pl.snapshot
+    seen = ch.seen
     utilisation = {
-        "spine": [c.path.spine for c in pl.candidates],
-        "up_util": list(snap[0::4]),
-        "down_util": list(snap[1::4]),
-        "up_inflight_bytes": [int(b) for b in snap[2::4]],
-        "down_inflight_bytes": [int(b) for b in snap[3::4]],
-        "expected_s": list(pl.costs),
-        "load": list(pl.loads),
+        "spine": [c.path.spine for c in ch.candidates],
+        "up_util": list(seen[0::4]),
+        "down_util": list(seen[1::4]),
+        "up_inflight_bytes": [int(b) for b in seen[2::4]],
+        "down_inflight_bytes": [int(b) for b in seen[3::4]],
+        "expected_s": list(ch.costs),
+        "load": list(ch.loads),
     }
     fields: dict[str, object] = {
         "time": now,
@@ -107,7 +79,7 @@ def transfer_record(
         "reason": d.reason,
         "expected_s": d.expected_s,
         "baseline_s": baseline_s,
-        "shared_bytes": pl.shared_bytes,
+        "shared_bytes": ch.shared_bytes,
         "slow": slow,
         "rerouted": rerouted,
         "fallbacks": list(d.fallbacks),
@@ -118,96 +90,69 @@ def transfer_record(
     return LogRecord("transfer", fields)
 
 
-@dataclass(frozen=True, slots=True)
-class TierNow:
-    """Current mean and p95 of a tier's smoothed port utilisations."""
-
-    mean: float
-    p95: float
-    ports: int
-
-
-def tier_utilisation(engine: Engine) -> dict[Tier, TierNow]:
-    """Per tier, the mean and p95 of its ports' smoothed utilisation (sampled ports only)."""
-    by_tier: dict[Tier, list[float]] = {t: [] for t in Tier}
-    table = engine.table
-    for i, port in enumerate(table.ports):
-        state = table.state[i]
-        if state is not None and state.sampled:
-            by_tier[port.tier].append(state.util)
-    return {
-        tier: TierNow(sum(u) / len(u), percentile(u, 95), len(u))
-        for tier, u in by_tier.items()
-        if u
-    }
-
-
 def fabric_view(engine: Engine, now: float) -> dict[str, object]:
-    """The whole picture, JSON-ready: mode, ports, links, pins, flow pins, tiers, safety,
-    totals."""
-    table = engine.table
-    topo = engine.topology
-    ports = []
-    for i, port in enumerate(table.ports):
-        state = table.state[i]
-        ports.append(
-            {
-                "port": str(port.ref),
-                "peer": port.peer,
-                "tier": str(port.tier),
-                "capacity_bps": port.capacity_bps,
-                "util": state.util if state is not None else None,
-                "bg_util": state.bg_util if state is not None else None,
-                "queue_delay_s": state.queue_delay_s if state is not None else None,
-                "inflight_bytes": table.inflight[i],
-            }
-        )
-    staleness = {
-        sw.name: (now - table.sampled_at[sw.name]) if sw.name in table.sampled_at else None
-        for sw in topo.config.switches
-    }
-    pins = [
+    """The whole picture, JSON-ready: mode, ports, links, transfers, flow pins, tiers,
+    safety, totals (``GET /v1/fabric``; the service adds its own part).
+
+    ``static_pins`` repeats ``flow_pins`` under its old name, deprecated: it goes in the
+    next release."""
+    s = engine.snapshot(now)
+    topo = s.topology
+    ports = [
+        {
+            "port": str(p.ref),
+            "peer": p.peer,
+            "tier": str(p.tier),
+            "capacity_bps": p.capacity_bps,
+            "util": p.util,
+            "bg_util": p.bg_util,
+            "queue_delay_s": p.queue_delay_s,
+            "inflight_bytes": p.inflight_bytes,
+        }
+        for p in s.ports
+    ]
+    transfers = [
         {
             "transfer_id": t.id,
             "trace_id": t.decision.trace_id,
             "src": t.decision.src,
             "dst": t.decision.dst,
             "bytes": t.decision.bytes,
-            "path": str(t.path.path) if t.path is not None else None,
+            "path": str(t.path) if t.path is not None else None,
             "tag": t.decision.tag.src_port if t.decision.tag is not None else None,
             "started": t.requested,
-            "held": t.began is None,
+            "held": t.held,
         }
-        for t in engine.inflight.transfers.values()
+        for t in s.transfers
     ]
-    c = engine.counts
-    eff = engine.efficiency
+    c = s.counts
+    flow_pins = [p.as_dict() for p in s.flow_pins]
     return {
         "fabric": topo.config.name,
         "time": now,
-        "mode": str(engine.mode),
-        "effective_mode": str(engine.effective_mode),
-        "fallback_active": engine.guard.tripped,
-        "reroutes_in_window": engine.guard.count(now),
+        "mode": str(s.mode),
+        "effective_mode": str(s.effective_mode),
+        "fallback_active": s.fallback_active,
+        "reroutes_in_window": s.reroutes_in_window,
         "links": [
             {"link": str(link), "status": str(topo.link_status(link))} for link in topo.links
         ],
         "ports": ports,
-        "staleness_s": staleness,
-        "transfers": pins,
-        "static_pins": [p.as_dict() for p in engine.flow_pins.by_id.values()],
+        "staleness_s": s.staleness(sw.name for sw in topo.config.switches),
+        "transfers": transfers,
+        "flow_pins": flow_pins,
+        "static_pins": flow_pins,  # deprecated: the old name of flow_pins, for one release
         "tiers": {
-            str(t): {"mean": s.mean, "p95": s.p95, "ports": s.ports}
-            for t, s in tier_utilisation(engine).items()
+            str(t): {"mean": v.mean, "p95": v.p95, "ports": v.ports} for t, v in s.tiers().items()
         },
         "efficiency": {
-            "evaluated": eff.total_evaluated,
-            "efficient": eff.total_efficient,
-            "last_window": eff.last.ratio if eff.last is not None else None,
+            "evaluated": s.efficiency.evaluated,
+            "efficient": s.efficiency.efficient,
+            "last_window": s.efficiency.last_window,
         },
         "alerts": [
             {"name": a.name, "subject": a.subject, "message": a.message, "severity": a.severity}
-            for a in engine.book.active.values()
+            for a in s.alerts
         ],
         "counts": {
             "decisions": c.decisions,

@@ -1,23 +1,18 @@
 """The controller service: the I/O shell around the pure decision engine.
 
 The engine (:mod:`controller.engine`) decides; this package does everything that
-touches the world, and only applies what the engine returns. Its modules follow the
-data:
+touches the world, and only applies what the engine returns. It has two rooms and a
+shell between them:
 
-- ``switches``: one finsy P4Runtime channel per switch (arbitration, the pipeline
-  cookie, TLS), with gRPC errors translated into :class:`SwitchError`;
-- ``intent`` and ``reconcile`` (pure): what each switch should hold, and the writes
-  that make it so; ``provision`` reads a switch back and writes only the difference;
-- ``telemetry``: counters and queue banks of every switch, polled concurrently;
-- ``prober``: link probes (PacketOut) and their PacketIns, for the topology audit;
-- ``pins`` and ``adopt``: pin entries with the metadata that lets a restarted
-  controller, or a backup taking over, adopt the transfers in flight;
-- ``flow_pins``: flow pins' ``flow_pin`` entries, written, removed, and synced or
-  adopted when a leaf (re)connects;
-- ``enforce``: the engine's updates applied (pins, modes, ECMP groups, alerts, log);
-- ``metrics`` (every Prometheus metric, one class), ``translog`` (JSON lines);
-- ``http`` (aiohttp's HTTP/1.1 with the API's limits and JSON errors) and ``api`` (the
-  endpoints): the HTTP/JSON API; ``service`` wires it all, ``main`` runs it.
+- ``http``: the front, where the coordinators' and operators' requests come in (the
+  fast lane, aiohttp's server, the API's one handler table, the routes and bodies,
+  the OpenAPI document, the live page);
+- ``southbound``: the switches' side (P4Runtime channels, intent and reconciliation,
+  enforcement, telemetry, link probes, the ledger and adoption, flow pins);
+- the shell: ``service`` (the :class:`Service`: the API's operations and the loops,
+  wiring the rest), ``starts`` (held transfers' long polls), ``metrics`` (every
+  Prometheus metric, one class), ``translog`` (the JSON-lines transfer log),
+  ``tracing`` (OpenTelemetry spans), and ``main``, which runs it all.
 
 Public API::
 
@@ -33,9 +28,9 @@ from controller.errors import (
     SwitchUnavailable,
 )
 from controller.service.main import serve
-from controller.service.pipeline import compile_program, load_pipeline
 from controller.service.service import Service, ServiceOptions
-from controller.service.switches import Pipeline
+from controller.service.southbound.pipeline import compile_program, load_pipeline
+from controller.service.southbound.switches import Pipeline
 
 __all__ = [
     "NotPrimaryError",

@@ -13,9 +13,9 @@ import gc
 import signal
 import sys
 
-from controller.service.api import Api
-from controller.service.http import HttpServer
-from controller.service.lane import Lanes
+from controller.service.http.api import Api
+from controller.service.http.lane import Lanes
+from controller.service.http.server import HttpServer
 from controller.service.service import Service, ServiceOptions
 
 READY_PREFIX = "kvfabric controller: API listening on "
@@ -25,7 +25,10 @@ async def serve(options: ServiceOptions, host: str, port: int, token: str | None
     """Run the controller until SIGTERM or SIGINT."""
     service = Service(options)
     api = Api(service, token)
-    server = HttpServer(api, lanes=Lanes(api.now, service.metrics.api_handoffs.inc))
+    lanes = Lanes(
+        lambda request: api.answer(request, streams=False), service.metrics.api_handoffs.inc
+    )
+    server = HttpServer(api.answer, lanes=lanes)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -40,7 +43,7 @@ async def serve(options: ServiceOptions, host: str, port: int, token: str | None
         print(
             f"kvfabric controller: instance {service.instance}, "
             f"{'backup' if options.backup else 'primary'}, "
-            f"{len(service.links)} switches",
+            f"{len(service.switches.links)} switches",
             file=sys.stderr,
             flush=True,
         )

@@ -7,7 +7,8 @@ Two kinds of metric live here:
   counters, gauges and histograms updated as things happen;
 - what the engine knows (placements, completions, reroutes, fallbacks, efficiency,
   per-tier utilisation, staleness, active alerts, link status): read at scrape time
-  from a :class:`Snapshot` the service builds, so the numbers are the engine's own
+  from a :class:`Scrape` the service builds from the engine's snapshot
+  (:class:`~controller.engine.snapshot.Snapshot`), so the numbers are the engine's own
   and never drift from ``GET /v1/fabric``.
 
 The registry is private to one :class:`Metrics` (no process-global default), so two
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
-from controller.engine.view import Counts
+from controller.engine.snapshot import Counts
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.02, 0.05, 0.1, 0.5, 1.0)
 QUEUE_BUCKETS = (0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 5.0, 60.0)
@@ -35,8 +36,9 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 @dataclass(frozen=True, slots=True)
-class Snapshot:
-    """The engine's figures at one instant, as the metrics need them."""
+class Scrape:
+    """What one scrape reads: the engine's figures at one instant, and the service's
+    transfers in flight, as the metrics need them."""
 
     counts: Counts
     mode: str
@@ -52,14 +54,14 @@ class Snapshot:
     pins: int
     in_flight: int
     modes: Sequence[str] = field(default_factory=tuple)
-    static_pins: Mapping[str, int] = field(default_factory=dict)
+    flow_pins: Mapping[str, int] = field(default_factory=dict)
     held: Mapping[str, int] = field(default_factory=dict)
 
 
 class Metrics:
     """The controller's metrics (see the module docstring)."""
 
-    def __init__(self, snapshot: Callable[[], Snapshot] | None = None) -> None:
+    def __init__(self, scrape: Callable[[], Scrape] | None = None) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.api_seconds = self._histogram(
             "kvfabric_api_request_seconds",
@@ -166,8 +168,8 @@ class Metrics:
         self.write_errors = self._counter(
             "kvfabric_switch_errors", "Failed P4Runtime calls, by switch and call", "switch", "call"
         )
-        if snapshot is not None:
-            self.registry.register(_EngineCollector(snapshot))
+        if scrape is not None:
+            self.registry.register(_EngineCollector(scrape))
 
     def _counter(self, name: str, help_text: str, *labels: str) -> Counter:
         return Counter(name, help_text, labels, registry=self.registry)
@@ -187,16 +189,16 @@ class Metrics:
 
 
 class _EngineCollector:
-    """Scrape-time metrics read from the engine's snapshot."""
+    """Scrape-time metrics read from a :class:`Scrape`."""
 
-    def __init__(self, snapshot: Callable[[], Snapshot]) -> None:
-        self._snapshot = snapshot
+    def __init__(self, scrape: Callable[[], Scrape]) -> None:
+        self._scrape = scrape
 
     def describe(self) -> list[Metric]:
         return []
 
     def collect(self) -> Iterator[Metric]:
-        s = self._snapshot()
+        s = self._scrape()
         c = s.counts
         placed = CounterMetricFamily(
             "kvfabric_transfers", "Transfers answered, by placement", labels=["placement"]
@@ -281,10 +283,16 @@ class _EngineCollector:
             value=s.pins,
         )  # fmt: skip
         yield _gauge_of(
-            "kvfabric_static_pins",
+            "kvfabric_flow_pins",
             "Flow pins of flows, on their spine (pinned) or, with no live spine, on ECMP",
             "placement",
-            s.static_pins,
+            s.flow_pins,
+        )
+        yield _gauge_of(
+            "kvfabric_static_pins",
+            "Deprecated, removed in the next release: the old name of kvfabric_flow_pins",
+            "placement",
+            s.flow_pins,
         )
         yield GaugeMetricFamily(
             "kvfabric_transfers_in_flight", "Transfers not yet completed", value=s.in_flight

@@ -93,7 +93,7 @@ class Starts:
                 f"no transfer {api_id!r} is held or in flight (completed, timed out or never "
                 "decided)"
             ) from None
-        if transfer_id not in self.engine.queue:
+        if not self.engine.is_held(transfer_id):
             self._events.pop(transfer_id, None)
             return None
         return left

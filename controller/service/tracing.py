@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from controller.engine import Decision
-from controller.engine.inflight import Placement
+from controller.engine.inflight import Choice
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -107,7 +107,7 @@ class TransferTracer:
         spine: str | None,
         placement_name: str,
         decision: Decision,
-        placement: Placement | None,
+        choice: Choice | None,
         pair: str,
         timing: Timing,
     ) -> None:
@@ -129,7 +129,7 @@ class TransferTracer:
             "kv.reason": decision.reason,
             "kv.mode": str(decision.mode),
         }
-        attributes |= _utilisation(placement)
+        attributes |= _utilisation(choice)
         span = tracer.start_span(
             "kv_transfer", start_time=_ns(timing.requested), attributes=attributes
         )
@@ -198,17 +198,17 @@ class TransferTracer:
             self._tracer = None
 
 
-def _utilisation(placement: Placement | None) -> dict[str, Any]:
-    """The utilisation attributes of a placement (see the module docstring)."""
-    if placement is None or not placement.candidates:
+def _utilisation(choice: Choice | None) -> dict[str, Any]:
+    """The utilisation attributes of a choice (see the module docstring)."""
+    if choice is None or not choice.candidates:
         return {}
-    snap = placement.snapshot
+    seen = choice.seen
     out: dict[str, Any] = {
-        "kv.candidates.spine": [c.path.spine for c in placement.candidates],
-        "kv.candidates.up_util": [float(u) for u in snap[0::4]],
-        "kv.candidates.down_util": [float(u) for u in snap[1::4]],
+        "kv.candidates.spine": [c.path.spine for c in choice.candidates],
+        "kv.candidates.up_util": [float(u) for u in seen[0::4]],
+        "kv.candidates.down_util": [float(u) for u in seen[1::4]],
     }
-    if placement.path is not None and 0 <= placement.chosen < len(placement.candidates):
-        out["kv.utilisation.up"] = float(snap[4 * placement.chosen])
-        out["kv.utilisation.down"] = float(snap[4 * placement.chosen + 1])
+    if choice.path is not None and 0 <= choice.chosen < len(choice.candidates):
+        out["kv.utilisation.up"] = float(seen[4 * choice.chosen])
+        out["kv.utilisation.down"] = float(seen[4 * choice.chosen + 1])
     return out

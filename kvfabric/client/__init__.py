@@ -23,6 +23,10 @@ placement says ``fallback`` and why. A 4xx raises :class:`Refused`. A transfer t
 controller holds (its path is busy) waits for its release before the socket connects
 (``t.result.wait_s``, ``queued_s``). See ``docs/api.md``.
 
+The implementation is private: ``_core`` (the answers, the errors, the retry and release
+policies, both flavours share it), ``_sync`` (:class:`Client`, over ``http.client``) and
+``_async`` (:class:`AsyncClient`, over asyncio streams).
+
 Public API::
 
     Client, AsyncClient, Transfer, AsyncTransfer, Placement, Tag, Result,

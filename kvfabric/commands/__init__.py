@@ -7,15 +7,27 @@ Each subcommand is one module here with two functions::
 
 A subcommand whose command line is not argparse-shaped (``switch`` follows
 simple_switch_grpc's grammar) sets ``RAW_ARGV = True`` and receives the untouched
-argument list as ``args.argv``.
+argument list as ``args.argv``. The modules, one per subcommand (its name with ``_``
+for ``-``):
+
+- the switch: ``compile`` (a P4 program's P4Info and device config), ``stf`` (a program
+  against a p4c STF test), ``switch`` (a software switch with simple_switch_grpc's
+  command line), ``switch_cli`` (simple_switch_CLI's client side), ``bmv2_shims``
+  (BMv2's and p4c's executable names, running kvfabric);
+- the controller: ``controller`` (the service for a fabric), ``check_config`` (validate
+  a fabric file), ``report`` (the weekly review of its transfer logs);
+- the experiment: ``simulate`` (a scenario on a simulated fabric), ``bench`` (the
+  benchmarks);
+
+and ``options``, the command-line pieces several of them share.
+
+A subcommand that belongs to one part of kvfabric lives in that part's package and is
+named in :data:`ELSEWHERE`: ``experiment`` (a scenario on the emulated fabric, as root)
+is the lab's (``lab.command``), so that the only Mininet import outside ``lab/`` is gone.
 
 The base install is the client alone; each subcommand needs one of the package's
 extras (:data:`EXTRAS`). A subcommand whose extra is not installed still shows in
 ``--help``, and running it says which extra to install instead of a traceback.
-
-A subcommand that belongs to one part of kvfabric lives in that part's package and is
-named in :data:`ELSEWHERE`: ``experiment`` is the lab's (``lab.command``), so that the
-only Mininet import outside ``lab/`` is gone.
 """
 
 from __future__ import annotations

@@ -28,8 +28,8 @@ from controller.config import FabricConfig, TlsSettings, load_config
 from controller.config.units import parse_duration
 from controller.errors import ConfigError, ServiceError
 from controller.service.main import serve
-from controller.service.pipeline import compile_program, load_pipeline
 from controller.service.service import ServiceOptions
+from controller.service.southbound.pipeline import compile_program, load_pipeline
 
 DEFAULT_PROGRAM = Path(__file__).resolve().parents[2] / "p4" / "kv_fabric.p4"
 

@@ -2,7 +2,7 @@
 
 p4lang tutorials' ``p4runtime_lib`` imports ``p4.tmp.p4config_pb2``, which PI's
 build installs and no PyPI package ships.  ``make tutorials`` copies this file
-into ``.venv-tutorials`` as ``p4/tmp/p4config_pb2.py``.  It declares PI's
+into ``.venv-tutorials`` as the module ``p4.tmp.p4config_pb2``.  It declares PI's
 schema (``p4/tmp/p4config.proto``: ``reassign = 1``, ``extras = 2`` with a
 ``map<string, string> kv = 1``, ``device_data = 3``) as a descriptor built
 here, and builds the classes the way protoc's generated code does, with

@@ -4,6 +4,22 @@
     parse_text(text, filename="<string>") -> ast.Program             # parse only
 
 Both raise :class:`softswitch.errors.P4SourceError` for any bad input.
+
+Modules, in the order data flows through them::
+
+    preprocess   the C preprocessor over a P4 file, as p4c runs it before parsing
+    lexer        preprocessed text -> tokens, each with its original location
+    parser       recursive descent, tokens -> ast (the untyped syntax tree); its
+                 parser_base (the token cursor, scopes, name rules) and parser_expr
+                 (parameters, arguments, annotations, types, expressions)
+    scope        lexical scopes and the symbols the checker binds names to
+    types        the P4_16 types the checker computes, and the operations on them
+    typecheck    types and expressions, lowered to the typed ir
+    stmtcheck    calls, statements, actions and functions, over typecheck
+    unreached    the declarations main never reaches, type-checked all the same
+    constfold    the arithmetic of P4_16 values (constant folding, and the interpreter)
+    elaborate    instantiate main and build the ir.Program
+    ir           the elaborated, typed program the interpreter and p4info read
 """
 
 from __future__ import annotations

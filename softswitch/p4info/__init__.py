@@ -13,8 +13,10 @@ Public API::
     write_p4info(info, path, fmt)                             # fmt: "text" | "json" | "binary"
 
 Modules: :mod:`~softswitch.p4info.ids` (p4c's id hash, probing and aliases),
-:mod:`~softswitch.p4info.model`, :mod:`~softswitch.p4info.extract`,
-:mod:`~softswitch.p4info.emit`, :mod:`~softswitch.p4info.device_config`.
+:mod:`~softswitch.p4info.model`, :mod:`~softswitch.p4info.extract` (with
+:mod:`~softswitch.p4info.layout`: where p4c's front-end leaves a block's declarations),
+:mod:`~softswitch.p4info.emit`, :mod:`~softswitch.p4info.device_config` (with
+:mod:`~softswitch.p4info.pi_config`: PI's ``P4DeviceConfig`` wrapper, decoded by hand).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The interpreter's compiled closures call these on every packet; the STF runner
 and the P4Runtime server configure them.  Values are Python ints holding the
-unsigned bit pattern of a field of known width.
+unsigned bit pattern of a field of known width::
 
     actions.py   ActionSpec, ActionCall, scopes and the checks of an action call
     matches.py   match values (Exact, Lpm, ...), KeySpec, P4Runtime's rules for them

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -46,13 +47,21 @@ print(json.dumps({
 """
 
 
+LEFT_OUT = (".git", ".venv*", "build", "results", "*.egg-info", "__pycache__", ".*_cache",
+            ".hypothesis")  # fmt: skip
+"""What the copy of the checkout leaves out: a wheel is built in the source tree's
+``build/``, which must not land in the checkout."""
+
+
 @pytest.fixture(scope="module")
 def client_venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """An empty venv with only the kvfabric wheel of this checkout installed."""
     work = tmp_path_factory.mktemp("alone")
+    source = work / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*LEFT_OUT), symlinks=True)
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(work / "dist"), str(ROOT)],
+         "-w", str(work / "dist"), str(source)],
         check=True, capture_output=True, cwd=work,
     )  # fmt: skip
     [wheel] = (work / "dist").glob("kvfabric-*.whl")

@@ -21,7 +21,7 @@ from controller.config import (
     TelemetrySettings,
 )
 from controller.config.generate import leaf_spine
-from controller.engine import Decision, Engine, SwitchReading, TransferRequest, Update
+from controller.engine import Decision, Demand, Engine, SwitchReading, Update
 from controller.engine.telemetry_math import PortCounters
 from controller.topology import PortRef, Topology
 
@@ -127,7 +127,7 @@ class FakeClockEngine:
 
     def decide(self, src: str, dst: str, size: int = 2 * MB) -> Decision:
         """Ask for a path at the current time; keeps the updates."""
-        decision, updates = self.engine.decide(TransferRequest(src, dst, size), self.now)
+        decision, updates = self.engine.decide(Demand(src, dst, size), self.now)
         self.updates += updates
         return decision
 

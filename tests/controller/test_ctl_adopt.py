@@ -3,7 +3,7 @@ path and withholds its tag port until it is released, through its own entry poin
 
 from __future__ import annotations
 
-from controller.engine import TransferRequest
+from controller.engine import Demand
 from tests.controller.ctl_harness import MB, FakeClockEngine
 
 
@@ -18,7 +18,7 @@ def test_an_adopted_transfer_loads_its_spine_and_holds_its_tag_until_released() 
     assert f.inflight("leaf1:3") == 500 * MB  # leaf1's uplink to spine1
     decision = f.decide("h12", "h22")
     assert f.spine(decision) == "spine2"  # not onto the adopted transfer's spine
-    forced, _ = engine.decide(TransferRequest("h11", "h21", MB, spine="spine1"), f.now)
+    forced, _ = engine.decide(Demand("h11", "h21", MB, spine="spine1"), f.now)
     assert forced.tag is not None and forced.tag.src_port == first + 1  # first is withheld
     assert engine.release(adoption, f.now) == []
     assert f.inflight("leaf1:3") == MB

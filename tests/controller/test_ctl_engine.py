@@ -7,14 +7,14 @@ import pytest
 
 from controller.config import Mode
 from controller.engine import (
+    Demand,
     EngineError,
     LogRecord,
     SetMode,
-    TransferRequest,
     UnknownHostError,
     UnknownTransferError,
 )
-from controller.engine.updates import Tag
+from controller.engine.updates import Marking
 from tests.controller.ctl_harness import MB, FakeClockEngine, settings
 
 NO_SMOOTHING = settings(telemetry={"smoothing_s": 0.0})
@@ -40,12 +40,12 @@ def set_spines(f: FakeClockEngine, spine1: float, spine2: float) -> None:
 
 def test_design_example_puts_the_transfer_on_the_less_loaded_spine() -> None:
     f = loaded(0.75, 0.625)
-    d, updates = f.engine.decide(TransferRequest("h11", "h21", 2 * MB), f.now)
+    d, updates = f.engine.decide(Demand("h11", "h21", 2 * MB), f.now)
     assert d.path is not None and d.path.spine == "spine2"
     assert d.best is not None and d.best.spine == "spine2"
     assert d.reason == "best"
     assert d.mode is Mode.KV_AWARE
-    assert d.tag == Tag(10, 40500)  # the first port of spine2's range (40500-40999)
+    assert d.tag == Marking(10, 40500)  # the first port of spine2's range (40500-40999)
     assert f.engine.tags.spine_of(d.tag.src_port) == "spine2"
     # 2 MB over the 37.5% of 20 Mb/s that the background leaves: 2.13 s
     assert d.expected_s == pytest.approx(16e6 / (20e6 * 0.375))
@@ -60,7 +60,7 @@ def test_queue_occupancy_counts_as_delay() -> None:
     assert f.spine(d) == "spine2"
     assert d.expected_s == pytest.approx(16e6 / 14e6)
     # the queued 100 packets of 1500 bytes add 60 ms to spine1's expected time
-    costs = f.engine.inflight.transfers[d.transfer_id].placement.costs
+    costs = f.engine.inflight.transfers[d.transfer_id].choice.costs
     assert costs[0] == pytest.approx(16e6 / 14e6 + 0.060)
 
 
@@ -74,7 +74,7 @@ def test_kv_class_bytes_are_not_counted_as_background() -> None:
 
 def test_transfer_inside_a_rack_is_local_and_not_pinned() -> None:
     f = loaded(0.0, 0.0)
-    d, updates = f.engine.decide(TransferRequest("h11", "h12", MB), f.now)
+    d, updates = f.engine.decide(Demand("h11", "h12", MB), f.now)
     assert d.local and d.path is None and d.reason == "same rack"
     assert d.tag is not None
     assert updates == []
@@ -314,7 +314,7 @@ def test_exhausted_tag_ports_fall_back_to_ecmp() -> None:
 def test_ecmp_and_flowlet_modes_pin_nothing_and_spread_in_flight_bytes() -> None:
     f = loaded(0.0, 0.9)
     assert f.engine.set_mode(Mode.ECMP, f.now)[0] == SetMode(Mode.ECMP, "operator")
-    d, updates = f.engine.decide(TransferRequest("h11", "h21", 3 * MB + 1), f.now)
+    d, updates = f.engine.decide(Demand("h11", "h21", 3 * MB + 1), f.now)
     assert d.path is None and d.mode is Mode.ECMP and d.reason == "mode ecmp"
     assert d.tag is not None
     assert updates == []

@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 
 from controller.config import Mode
-from controller.engine.inflight import InFlight, Placement, Transfer
+from controller.engine.inflight import Choice, InFlight, InFlightTable
 from controller.engine.selection import PathIndex
 from controller.engine.updates import Decision
 from controller.topology import LinkId, PortRef, SpinePath
@@ -31,25 +31,25 @@ def _paths() -> list[PathIndex]:
     return out
 
 
-def _transfer(tid: int, size: int, path: PathIndex | None, *, held: bool) -> Transfer:
+def _transfer(tid: int, size: int, path: PathIndex | None, *, held: bool) -> InFlight:
     d = Decision(tid, f"kv-{tid}", "h1", "h2", size, Mode.KV_AWARE, None, None, None, "t",
                  held=held, start_at=1.0 if held else None)  # fmt: skip
-    return Transfer(d, ("leaf0", "leaf1"), 0.0, 60.0, Placement(path=path, shared_bytes=7))
+    return InFlight(d, ("leaf0", "leaf1"), 0.0, 60.0, Choice(path=path, shared_bytes=7))
 
 
 def test_shared_bytes_are_those_that_ran_beside_while_it_ran_each_counted_once() -> None:
     rng = random.Random(14)
     paths = _paths()
-    inflight = InFlight()
+    inflight = InFlightTable()
     expected: dict[int, int] = {}
-    running: dict[int, Transfer] = {}  # pinned and begun: what shares with what begins
-    held: dict[int, Transfer] = {}
+    running: dict[int, InFlight] = {}  # pinned and begun: what shares with what begins
+    held: dict[int, InFlight] = {}
     live: set[int] = set()
 
-    def ports(t: Transfer) -> set[int]:
+    def ports(t: InFlight) -> set[int]:
         return {t.path.up, t.path.down} if t.path is not None else set()
 
-    def begin(t: Transfer) -> None:
+    def begin(t: InFlight) -> None:
         for other in running.values():
             if ports(other) & ports(t):
                 expected[other.id] += t.decision.bytes
@@ -90,8 +90,8 @@ def test_shared_bytes_are_those_that_ran_beside_while_it_ran_each_counted_once()
             live.discard(gone.id)
             running.pop(gone.id, None)
             held.pop(gone.id, None)
-            assert gone.placement.shared_bytes == expected.pop(gone.id), gone.id
+            assert gone.choice.shared_bytes == expected.pop(gone.id), gone.id
     for tid in sorted(live):
         gone = inflight.pop(tid)
-        assert gone is not None and gone.placement.shared_bytes == expected[tid]
+        assert gone is not None and gone.choice.shared_bytes == expected[tid]
     assert len(inflight) == 0

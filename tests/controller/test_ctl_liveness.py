@@ -14,11 +14,11 @@ from controller.config import ControllerSettings
 from controller.engine import (
     Alert,
     AuditRound,
+    Demand,
     LinkStatusChanged,
     PathDownError,
     ProbeSeen,
     SwitchReading,
-    TransferRequest,
     Update,
 )
 from controller.engine.liveness import Evidence, counter_evidence
@@ -183,12 +183,12 @@ def test_a_forced_spine_across_a_dead_cable_is_refused_and_takes_nothing() -> No
     held = f.engine.tags.in_use
     refused = r"spine 'spine1' cannot carry leaf1 -> leaf2: .* not up"
     with pytest.raises(PathDownError, match=refused):
-        f.engine.decide(TransferRequest("h11", "h21", 1_000_000, spine="spine1"), f.now)
+        f.engine.decide(Demand("h11", "h21", 1_000_000, spine="spine1"), f.now)
     assert f.engine.tags.in_use == held and not f.engine.inflight.transfers
-    d, _ = f.engine.decide(TransferRequest("h11", "h21", 1_000_000, spine="spine2"), f.now)
+    d, _ = f.engine.decide(Demand("h11", "h21", 1_000_000, spine="spine2"), f.now)
     assert d.path is not None and d.path.spine == "spine2" and d.reason == "forced"
     rounds(f, 1)  # the cable is back: spine1 can be forced again
-    d, _ = f.engine.decide(TransferRequest("h11", "h21", 1_000_000, spine="spine1"), f.now)
+    d, _ = f.engine.decide(Demand("h11", "h21", 1_000_000, spine="spine1"), f.now)
     assert d.path is not None and d.path.spine == "spine1"
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from controller.engine import Alert, LogRecord, Update, fabric_view, tier_utilisation
+from controller.engine import Alert, FlowTuple, LogRecord, Update, fabric_view
 from controller.engine.alerts import AlertBook, EfficiencyWindows, LatencyWindows, TierWindows
 from controller.topology import PortRef, Tier
 from tests.controller.ctl_harness import MB, FakeClockEngine, settings
@@ -254,7 +254,7 @@ def test_engine_tier_utilisation_now_and_per_window() -> None:
     for port in ("leaf1:3", "leaf1:4", "leaf2:3", "leaf2:4"):
         f.set_load(port, 0.8)
     f.warm()
-    now = tier_utilisation(f.engine)
+    now = f.engine.snapshot(f.now).tiers()
     assert now[Tier.INTER_RACK].mean == pytest.approx(0.8)
     assert now[Tier.SPINE].mean == 0.0
     f.poll(10.0)
@@ -272,3 +272,13 @@ def test_fabric_view_is_json() -> None:
     assert view["mode"] == "kv-aware" and view["fallback_active"] is False
     ports = json.loads(text)["ports"]
     assert {p["port"] for p in ports} >= {"leaf1:3", "spine2:2"}
+
+
+def test_the_fabric_view_keeps_static_pins_as_a_deprecated_alias() -> None:
+    """``static_pins``, the old name of ``flow_pins``, repeats them for one release."""
+    f = fabric()
+    f.warm()
+    f.engine.pin_flow("p1", FlowTuple("h11", "h21", 6, 5000, 5001), "spine2", f.now)
+    view = json.loads(json.dumps(fabric_view(f.engine, f.now)))
+    assert [p["id"] for p in view["flow_pins"]] == ["p1"]
+    assert view["static_pins"] == view["flow_pins"]

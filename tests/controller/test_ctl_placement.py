@@ -27,10 +27,10 @@ import pytest
 
 from controller.engine import (
     Decision,
+    Demand,
     EngineError,
     LogRecord,
     SwitchReading,
-    TransferRequest,
     Update,
 )
 from controller.engine.telemetry_math import PortCounters
@@ -91,7 +91,7 @@ class World:
 
     def start(self, src: str, dst: str, seconds: float, size: int = MB) -> Decision:
         """A transfer placed now that the world makes last ``seconds``."""
-        d, updates = self.f.engine.decide(TransferRequest(src, dst, size), self.f.now)
+        d, updates = self.f.engine.decide(Demand(src, dst, size), self.f.now)
         self.updates += updates
         assert d.path is not None, d
         self.running[d.transfer_id] = (d, self.f.now + seconds, size / seconds, seconds)
@@ -193,7 +193,7 @@ def test_a_forced_spine_is_pinned_and_counted_where_it_goes() -> None:
     """The lab's isolated reference forces a spine; the engine's accounting follows it."""
     w = World.of(2, 2, 2, DESIGN)
     f = w.f
-    d, updates = f.engine.decide(TransferRequest("h11", "h21", MB, spine="spine1"), f.now)
+    d, updates = f.engine.decide(Demand("h11", "h21", MB, spine="spine1"), f.now)
     assert d.path is not None and d.path.spine == "spine1" and d.reason == "forced"
     assert d.best is not None and d.best.spine == "spine2"
     assert updates == []  # spine1's range pins it: its tag port is from there
@@ -201,7 +201,7 @@ def test_a_forced_spine_is_pinned_and_counted_where_it_goes() -> None:
     assert f.inflight("leaf1:3") == MB and f.inflight("leaf1:4") == 0
     assert f.engine.pairs.get(("leaf1", "leaf2")) is None  # no hysteresis memory
     with pytest.raises(EngineError, match="spine 'spine9' is not on a path"):
-        f.engine.decide(TransferRequest("h11", "h21", MB, spine="spine9"), f.now)
+        f.engine.decide(Demand("h11", "h21", MB, spine="spine9"), f.now)
     with pytest.raises(EngineError, match="crosses no spine"):
-        f.engine.decide(TransferRequest("h11", "h12", MB, spine="spine1"), f.now)
+        f.engine.decide(Demand("h11", "h12", MB, spine="spine1"), f.now)
     assert f.engine.tags.in_use == 1  # refused requests take no tag

@@ -17,10 +17,10 @@ from controller.config.units import format_capacity, format_duration, parse_capa
 from controller.engine import (
     AuditRound,
     Decision,
+    Demand,
     PathDownError,
     ProbeSeen,
     TransferMoved,
-    TransferRequest,
 )
 from controller.engine.selection import PathIndex, choose
 from controller.topology import LinkStatus
@@ -58,7 +58,7 @@ class EngineMachine(RuleBasedStateMachine):
         if src == dst:
             return
         topo = self.f.engine.topology
-        request = TransferRequest(self.hosts[src], self.hosts[dst], size)
+        request = Demand(self.hosts[src], self.hosts[dst], size)
         d, updates = self.f.engine.decide(request, self.f.now)
         self.live[d.transfer_id] = d
         event("pinned" if d.path is not None else f"not pinned: {d.reason}")
@@ -79,7 +79,7 @@ class EngineMachine(RuleBasedStateMachine):
     def forced(self, src: int, dst: int, spine: int) -> None:
         if src == dst or self.hosts[src][:2] == self.hosts[dst][:2]:
             return  # one rack: no spine to force
-        request = TransferRequest(self.hosts[src], self.hosts[dst], MB, spine=f"spine{spine + 1}")
+        request = Demand(self.hosts[src], self.hosts[dst], MB, spine=f"spine{spine + 1}")
         try:
             d, _ = self.f.engine.decide(request, self.f.now)
         except PathDownError:
@@ -94,7 +94,7 @@ class EngineMachine(RuleBasedStateMachine):
     def check_cost_bound(self, d: Decision) -> None:
         """No decision takes a path expected to take over twice the best's time, unless
         the operator forced that spine; every estimate is finite."""
-        pl = self.f.engine.inflight.transfers[d.transfer_id].placement
+        pl = self.f.engine.inflight.transfers[d.transfer_id].choice
         assert all(math.isfinite(c) and c > 0 for c in pl.costs)
         assert d.expected_s == pl.costs[pl.chosen]
         if d.reason != "forced":
@@ -131,7 +131,7 @@ class EngineMachine(RuleBasedStateMachine):
         engine = self.f.engine
         expected: Counter[int] = Counter()
         for t in engine.inflight.transfers.values():
-            for port, b in t.placement.contributions:
+            for port, b in t.choice.contributions:
                 expected[port] += b
         for i, b in enumerate(engine.table.inflight):
             assert b >= 0
@@ -228,7 +228,7 @@ def test_decisions_stay_within_twice_the_best_through_a_shift_of_load(
     for k in range(burst):
         d = f.decide(f"h1{1 + k % 2}", f"h2{1 + k % 2}", sizes[k])
         assert d.path is not None
-        pl = f.engine.inflight.transfers[d.transfer_id].placement
+        pl = f.engine.inflight.transfers[d.transfer_id].choice
         assert all(math.isfinite(c) for c in pl.costs)
         assert pl.costs[pl.chosen] <= 2.0 * pl.costs[pl.best], (d.reason, pl.costs)
 
@@ -240,7 +240,7 @@ def test_an_oversubscribed_spine_costs_more_than_a_full_one_never_less() -> None
     _spine_loads(f, [1.5, 1.0, 0.5])
     f.warm()
     d = f.decide("h11", "h21")
-    costs = f.engine.inflight.transfers[d.transfer_id].placement.costs
+    costs = f.engine.inflight.transfers[d.transfer_id].choice.costs
     assert all(math.isfinite(c) for c in costs)
     assert costs[0] >= costs[1] > costs[2]
     assert f.spine(d) == "spine3"

@@ -104,7 +104,7 @@ def test_a_reroute_mark_yields_when_the_avoided_spine_is_clearly_best() -> None:
     f = marked_then_shifted()
     d = f.decide("h11", "h21")
     assert (f.spine(d), d.reason) == ("spine1", "reroute yields")
-    t = f.engine.inflight.transfers[d.transfer_id].placement
+    t = f.engine.inflight.transfers[d.transfer_id].choice
     assert t.costs[1] > 50 * t.costs[0]  # spine2 is about 100 times worse
     assert f.engine.pairs["leaf1", "leaf2"].avoiding(f.now) is None  # the mark is lifted
     f.complete(d, 1.0)

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from controller.config import Mode, Policy
 from controller.engine import (
     Decision,
+    Demand,
     LogRecord,
     Released,
-    TransferRequest,
     TransferStartedError,
     Update,
 )
@@ -38,7 +38,7 @@ def fabric(
 
 
 def ask(f: FakeClockEngine, size: int = SMALL, deadline_s: float | None = None) -> Decision:
-    d, updates = f.engine.decide(TransferRequest("h11", "h21", size, deadline_s=deadline_s), f.now)
+    d, updates = f.engine.decide(Demand("h11", "h21", size, deadline_s=deadline_s), f.now)
     f.updates += updates
     return d
 
@@ -251,7 +251,7 @@ class Scheduling:
         if self.f.topology.hosts[src].leaf == self.f.topology.hosts[dst].leaf:
             return
         before = list(engine.table.inflight)
-        request = TransferRequest(src, dst, size, deadline_s=deadline)
+        request = Demand(src, dst, size, deadline_s=deadline)
         d, updates = engine.decide(request, self.f.now)
         self.apply(updates)
         event("held" if d.held else "sent now")
@@ -262,7 +262,7 @@ class Scheduling:
         self.keys[d.transfer_id] = engine.queue.held[d.transfer_id].key
         # nothing is held while a candidate path carries nothing, or runs nothing
         running = engine.inflight.running_on
-        for c in engine.inflight.transfers[d.transfer_id].placement.candidates:
+        for c in engine.inflight.transfers[d.transfer_id].choice.candidates:
             assert before[c.up] > 0 or before[c.down] > 0
             assert running(c.up) or running(c.down)
         assert d.start_at is not None

@@ -39,7 +39,7 @@ import grpc
 from finsy.p4schema import P4Schema
 from finsy.proto import p4r, p4r_grpc
 
-from controller.service import ledger
+from controller.service.southbound import ledger
 from kvfabric.client._sync import Connection
 from softswitch.switch.process import SwitchProcess
 from tests.support import processes

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from controller.service.prober import probe_frame
+from controller.service.southbound.prober import probe_frame
 from tests.controller_service.harness import (
     Api,
     Reader,
@@ -94,7 +94,7 @@ def test_a_downed_cable_leaves_path_selection_and_comes_back(
     wait_for(lambda: reader.ranges(cabled, "leaf2") == towards_leaf1, timeout=1, step=0.01)
     assert _egress(reader, cabled, on_spine1["id"]) == 4  # its ledger went with the range
     wait_for(lambda: _flow_egress(reader, cabled) == [4], timeout=1, step=0.01)
-    [moved] = api.call("GET", "/v1/fabric")[1]["static_pins"]
+    [moved] = api.call("GET", "/v1/fabric")[1]["flow_pins"]
     assert (moved["id"], moved["spine"], moved["requested_spine"]) == (
         static["id"], "spine2", "spine1",
     )  # fmt: skip

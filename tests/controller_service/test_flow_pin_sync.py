@@ -1,7 +1,7 @@
 """What a (re)connected leaf's ``flow_pin`` entries become: kept, adopted, deleted, rewritten.
 
 The entries are encoded with the real P4Info and decoded back, as a Read returns them;
-the leaf is a recorder of writes (the real-switch side is test_static_pins_p4rt.py).
+the leaf is a recorder of writes (the real-switch side is test_flow_pins_p4rt.py).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from finsy.p4schema import P4Schema
 
 from controller.config import parse_config
 from controller.engine import Engine, FlowTuple, InstallFlowPin, RemoveFlowPin
-from controller.service import intent
-from controller.service.flow_pins import FlowPinWriter, sync_flow_pins
 from controller.service.metrics import Metrics
-from controller.service.pins import PinMeta
+from controller.service.southbound import intent
+from controller.service.southbound.flow_pins import FlowPinWriter, sync_flow_pins
+from controller.service.southbound.pins import PinMeta
 from controller.topology import LinkId, LinkStatus, PortRef, Topology
 
 FABRIC = Path(__file__).resolve().parents[2] / "topologies" / "lab-2x2.yaml"

@@ -35,13 +35,13 @@ def flow_pins(reader: Reader, fabric: RunningSwitches) -> list[dict[str, Any]]:
     ]
 
 
-def static_pins(api: Api) -> list[dict[str, Any]]:
+def fabric_flow_pins(api: Api) -> list[dict[str, Any]]:
     status, view = api.call("GET", "/v1/fabric")
     assert status == 200
-    return list(view["static_pins"])
+    return list(view["flow_pins"])
 
 
-def test_a_static_pin_is_written_refused_kept_across_a_restart_and_removed(
+def test_a_flow_pin_is_written_refused_kept_across_a_restart_and_removed(
     fabric: RunningSwitches, controllers: Controllers, reader: Reader
 ) -> None:
     a, api = controllers.ready(fabric.path, "--no-audit")
@@ -59,7 +59,7 @@ def test_a_static_pin_is_written_refused_kept_across_a_restart_and_removed(
     assert (meta["id"], meta["kind"], meta["spine"], meta["req"]) == (
         pin["id"], "flow", "spine2", "spine2",
     )  # fmt: skip
-    assert [p["id"] for p in static_pins(api)] == [pin["id"]]
+    assert [p["id"] for p in fabric_flow_pins(api)] == [pin["id"]]
 
     # the pin holds in every mode
     for mode in ("ecmp", "flowlet", "kv-aware"):
@@ -87,10 +87,10 @@ def test_a_static_pin_is_written_refused_kept_across_a_restart_and_removed(
         assert status == code, (method, path, body, answer)
         assert text in answer["error"], answer
         assert flow_pins(reader, fabric) == [entry], (path, body)
-    assert [p["id"] for p in static_pins(api)] == [pin["id"]]
+    assert [p["id"] for p in fabric_flow_pins(api)] == [pin["id"]]
     scrape = api.call("GET", "/metrics")[1]
-    assert metric(scrape, "kvfabric_static_pins", placement="pinned") == 1.0
-    assert metric(scrape, "kvfabric_static_pins", placement="ecmp") == 0.0
+    assert metric(scrape, "kvfabric_flow_pins", placement="pinned") == 1.0
+    assert metric(scrape, "kvfabric_flow_pins", placement="ecmp") == 0.0
     assert metric(scrape, "kvfabric_api_requests_total", endpoint="pins", status="422") == 3
 
     # a crash and a new controller: the entry is adopted under its id, nothing written
@@ -99,7 +99,7 @@ def test_a_static_pin_is_written_refused_kept_across_a_restart_and_removed(
     _, api_b = controllers.ready(fabric.path, "--no-audit")
     assert {s: reader.count(fabric, s) for s in fabric.switches} == before
     assert flow_pins(reader, fabric) == [entry]
-    [adopted] = static_pins(api_b)
+    [adopted] = fabric_flow_pins(api_b)
     assert (adopted["id"], adopted["spine"], adopted["requested_spine"]) == (
         pin["id"], "spine2", "spine2",
     )  # fmt: skip
@@ -115,7 +115,7 @@ def test_a_static_pin_is_written_refused_kept_across_a_restart_and_removed(
     status, gone = api_b.call("DELETE", f"/v1/pins/{pin['id']}")
     assert status == 200 and gone["removed"] is True and gone["id"] == pin["id"]
     assert flow_pins(reader, fabric) == []
-    assert static_pins(api_b) == []
+    assert fabric_flow_pins(api_b) == []
     assert api_b.call("DELETE", f"/v1/pins/{pin['id']}")[0] == 404
 
     # UDP by number, on the other spine; and the 5-tuple is free again

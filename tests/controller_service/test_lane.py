@@ -1,4 +1,4 @@
-"""The API's fast lane (controller/service/lane.py) against a controller on real switches.
+"""The API's fast lane (controller/service/http/lane.py) against a controller on real switches.
 
 Every test talks raw HTTP/1.1 over a socket, so that what the lane answers and what it
 hands to aiohttp is chosen byte by byte; ``kvfabric_api_handoffs_total`` tells which side
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.service.lane import PARTIAL_GRACE_S
+from controller.service.http.lane import PARTIAL_GRACE_S
 from tests.controller_service.harness import ControllerProc, RunningSwitches, metric
 
 ODD = b"GET /healthz?probe=%41 HTTP/1.1\r\nHost: x\r\n\r\n"

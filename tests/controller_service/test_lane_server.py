@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import asyncio
 
-from controller.service.http import HttpServer, Request, Response
-from controller.service.lane import Lanes
+from controller.service.http.lane import Lanes
+from controller.service.http.server import HttpServer, Request, Response
 
 BIG = 64 * 1024
 
 
-def now(request: Request) -> Response | None:
+def answer(request: Request) -> Response | None:
     """Answers ``GET /n/<k>`` with ``k`` and 64 KiB of padding at once, and ``GET /nan``
     with a body JSON cannot hold (a handler's bug)."""
     if request.path == "/nan":
@@ -31,7 +31,7 @@ async def serve(idle_timeout_s: float = 30.0) -> tuple[HttpServer, int, list[int
     handed: list[int] = []
     server = HttpServer(
         aiohttp_side,
-        lanes=Lanes(now, lambda: handed.append(1)),
+        lanes=Lanes(answer, lambda: handed.append(1)),
         idle_timeout_s=idle_timeout_s,
     )
     _, port = await server.start("127.0.0.1", 0)

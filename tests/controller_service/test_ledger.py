@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from controller.service import ledger
-from controller.service.ledger import Book, Placed, Record
-from controller.service.pins import PinMeta
+from controller.service.southbound import ledger
+from controller.service.southbound.ledger import Book, Placed, Record
+from controller.service.southbound.pins import PinMeta
 
 
 def _record(n: int, spine: str = "spine1") -> Record:

@@ -18,8 +18,8 @@ import pytest
 from openapi_schema_validator import OAS31Validator
 from openapi_spec_validator import validate
 
-from controller.service import openapi
-from controller.service.routes import ROUTES
+from controller.service.http import openapi
+from controller.service.http.routes import ROUTES
 from tests.controller_service.harness import Api, ControllerProc, RunningSwitches
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
@@ -50,7 +50,7 @@ def test_the_document_is_valid_openapi_and_checked_in() -> None:
     document = openapi.document()
     validate(document)  # raises on anything OpenAPI 3.1 refuses
     assert json.loads(DOC.read_text()) == document, (
-        "docs/openapi.json is stale: regenerate it (see controller/service/openapi.py)"
+        "docs/openapi.json is stale: regenerate it (see controller/service/http/openapi.py)"
     )
 
 

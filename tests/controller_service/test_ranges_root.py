@@ -26,7 +26,7 @@ from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from controller.service.intent import switch_mac
+from controller.service.southbound.intent import switch_mac
 from tests.controller_service.harness import Reader, RunningSwitches, link_status, wait_for
 from tests.support.controllers import Controllers
 

@@ -6,11 +6,11 @@ import asyncio
 from pathlib import Path
 
 from controller.config import parse_config
-from controller.service import ledger
-from controller.service.pins import PinMeta
-from controller.service.readiness import SwitchState, overall_role, refusal, switch_state
 from controller.service.service import Service, ServiceOptions
-from controller.service.switches import Pipeline
+from controller.service.southbound import ledger
+from controller.service.southbound.pins import PinMeta
+from controller.service.southbound.readiness import SwitchState, overall_role, refusal, switch_state
+from controller.service.southbound.switches import Pipeline
 
 FABRIC = Path(__file__).resolve().parents[2] / "topologies" / "lab-2x2.yaml"
 S = SwitchState
@@ -62,7 +62,7 @@ def test_a_ledger_an_unreachable_leaf_missed_is_written_again(
     service = Service(ServiceOptions(config, Pipeline(pipeline[0], pipeline[1].read_bytes())))
     meta = PinMeta("x-1", "t", "h11", "h21", 1, 0.0, 1e12, "spine1")
     new = ledger.ledgers([((2, "spine1"), ledger.Record(meta, 40000))])
-    assert asyncio.run(service.enforcer.write_ledger(service.links["leaf1"], new)) is False
+    assert asyncio.run(service.enforcer.write_ledger(service.switches.links["leaf1"], new)) is False
     assert service.enforcer.ledgers == {}
     assert ledger.changed({}, new) == {(2, "spine1")}
     assert ledger.decode(new[2, "spine1"]) == [ledger.Record(meta, 40000)]

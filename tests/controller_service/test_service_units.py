@@ -17,13 +17,13 @@ from finsy.p4schema import P4Schema
 from controller.config import parse_config
 from controller.engine import Engine, ProbeSeen
 from controller.engine.inflight import TagPool
-from controller.service import intent
-from controller.service.http import HttpError, parse_json
+from controller.service.http.server import HttpError, parse_json
 from controller.service.metrics import Metrics
-from controller.service.pins import PinMeta
-from controller.service.prober import Prober, Verdict, _Round, parse_probe, probe_frame
-from controller.service.reconcile import key_of, plan
-from controller.service.telemetry import (
+from controller.service.southbound import intent
+from controller.service.southbound.pins import PinMeta
+from controller.service.southbound.prober import Prober, Verdict, _Round, parse_probe, probe_frame
+from controller.service.southbound.reconcile import key_of, plan
+from controller.service.southbound.telemetry import (
     Poller,
     counter_names,
     decode_cells,
@@ -239,10 +239,10 @@ def test_json_bodies_parse_and_ones_beyond_the_limits_are_refused() -> None:
 
 
 def test_metrics_expose_engine_and_shell_figures(topology: Topology) -> None:
-    from controller.service.metrics import Snapshot
+    from controller.service.metrics import Scrape
 
     engine = Engine(topology, 0.0)
-    snap = Snapshot(
+    snap = Scrape(
         counts=engine.counts, mode="kv-aware", effective_mode="ecmp", fallback_active=True,
         efficiency_evaluated=10, efficiency_efficient=7, efficiency_last=0.7,
         tiers={"spine": (0.5, 0.9)}, staleness_s={"leaf1": 0.05, "spine1": None},
@@ -266,3 +266,21 @@ def test_metrics_expose_engine_and_shell_figures(topology: Topology) -> None:
     assert "kvfabric_efficiency_efficient_total 7.0" in text
     # two instances never share a sample (no global registry)
     assert 'endpoint="transfers"' not in Metrics(lambda: snap).render().decode()
+
+
+def test_kvfabric_static_pins_is_kept_as_a_deprecated_alias(topology: Topology) -> None:
+    """``kvfabric_static_pins``, the old name of ``kvfabric_flow_pins``, is still exposed
+    with the same series for one release, its help saying so."""
+    from controller.service.metrics import Scrape
+
+    scrape = Scrape(
+        counts=Engine(topology, 0.0).totals(), mode="kv-aware", effective_mode="kv-aware",
+        fallback_active=False, efficiency_evaluated=0, efficiency_efficient=0,
+        efficiency_last=None, tiers={}, staleness_s={}, alerts=[], links=[], pins=0,
+        in_flight=0, flow_pins={"pinned": 2, "ecmp": 1},
+    )  # fmt: skip
+    text = Metrics(lambda: scrape).render().decode()
+    for name in ("kvfabric_flow_pins", "kvfabric_static_pins"):
+        assert f'{name}{{placement="pinned"}} 2.0' in text
+        assert f'{name}{{placement="ecmp"}} 1.0' in text
+    assert "# HELP kvfabric_static_pins Deprecated" in text

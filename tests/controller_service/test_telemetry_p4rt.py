@@ -1,6 +1,6 @@
 """The telemetry poll against a real switch: its prepared, undecoded read gives the
 reading that finsy's decoded entities give, on the event loop and on the worker thread
-of :mod:`controller.service.reads` alike.
+of :mod:`controller.service.southbound.reads` alike.
 
 A ``kvfabric switch`` process (leaf1 of the test fabric) and a :class:`SwitchLink`
 as the controller holds it (primary, pipeline pushed). Each round writes every counter
@@ -19,9 +19,9 @@ import finsy as fy
 
 from controller.config import FabricConfig, parse_config
 from controller.engine import SwitchReading
-from controller.service.reads import ThreadReads
-from controller.service.switches import Pipeline, SwitchLink
-from controller.service.telemetry import BUCKETS, Cell, Poller
+from controller.service.southbound.reads import ThreadReads
+from controller.service.southbound.switches import Pipeline, SwitchLink
+from controller.service.southbound.telemetry import BUCKETS, Cell, Poller
 from controller.topology import Topology
 from tests.controller_service.harness import RunningSwitches
 

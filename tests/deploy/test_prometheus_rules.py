@@ -14,8 +14,8 @@ from pathlib import Path
 
 import yaml
 
-from controller.engine.view import Counts
-from controller.service.metrics import Metrics, Snapshot
+from controller.engine.snapshot import Counts
+from controller.service.metrics import Metrics, Scrape
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "deploy" / "prometheus" / "kvfabric-rules.yml"
@@ -75,12 +75,12 @@ def test_rules_read_only_metrics_the_controller_exposes() -> None:
 
 def _exposed_names() -> set[str]:
     """Every sample name of a controller's scrape (the engine's figures included)."""
-    snapshot = Snapshot(
+    scrape = Scrape(
         counts=Counts(), mode="kv-aware", effective_mode="kv-aware", fallback_active=False,
         efficiency_evaluated=0, efficiency_efficient=0, efficiency_last=None,
         tiers={"spine": (0.1, 0.2)}, staleness_s={"leaf1": 0.1}, alerts=[("a", "b", "warning")],
         links=[("leaf1:3-spine1:1", "up")], pins=0, in_flight=0, modes=["kv-aware"],
-        static_pins={"pinned": 0},
+        flow_pins={"pinned": 0},
     )  # fmt: skip
-    text = Metrics(lambda: snapshot).render().decode()
+    text = Metrics(lambda: scrape).render().decode()
     return {line.split("{")[0].split(" ")[0] for line in text.splitlines() if line[:1] != "#"}

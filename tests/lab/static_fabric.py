@@ -24,7 +24,7 @@ from typing import Any
 import finsy as fy
 
 from controller.config import FabricConfig, KvClassSettings
-from controller.service.intent import mac_int
+from controller.service.southbound.intent import mac_int
 from experiment.flows import FlowKey
 from kvfabric.cli import main as kvfabric_main
 from kvfabric.client import Placement, Tag
@@ -63,7 +63,7 @@ def _port_towards(fabric: FabricConfig, switch: str, peer: str) -> int:
 def leaf_entries(fabric: FabricConfig, leaf: str) -> list[Any]:
     """A leaf's entries as this double writes them, on purpose not the controller's.
 
-    :func:`controller.service.intent.intent` gives one ECMP group per destination leaf
+    :func:`controller.service.southbound.intent.intent` gives one ECMP group per destination leaf
     with the uplink ports as member ids, reduced when a cable is down; this double has
     one group over every spine behind a /8 route, created in the fabric's spine order,
     and its own switch MACs: a control plane with no state to get wrong, so that the

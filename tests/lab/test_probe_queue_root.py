@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from mininet.net import Mininet
 
-from controller.service.prober import ETHERTYPE
+from controller.service.southbound.prober import ETHERTYPE
 from lab.links import PROBE_ETHERTYPE, ShapedIntf, ShapedLink
 from lab.topo import default_prefix
 

@@ -133,7 +133,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
 def leaf_entries() -> list[Any]:
     """The leaf of the lab: h1 on port 1, everything else up the one uplink, port 3.
 
-    Written out rather than taken from :mod:`controller.service.intent`: this test
+    Written out rather than taken from :mod:`controller.service.southbound.intent`: this test
     checks the P4 program against p4/README.md on a two-switch lab with no fabric file,
     and its frames are checked against these literal MACs and ports.
     """

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from controller.engine import Engine
 from controller.engine.inflight import Adoption
-from controller.service.pins import Pin
+from controller.service.southbound.pins import Pin
 
 
 @dataclass(slots=True)

@@ -3,7 +3,7 @@
 The engine decides flow pins (:mod:`controller.engine.flow_pins`); this module is
 their I/O. :class:`FlowPinWriter` turns ``InstallFlowPin``/``RemoveFlowPin`` into
 ``flow_pin`` writes on the pin's source leaf, with the metadata scheme of transfer
-pins (:class:`~controller.service.pins.PinMeta`, ``kind`` ``"flow"``), and books what
+pins (:class:`~controller.service.southbound.pins.PinMeta`, ``kind`` ``"flow"``), and books what
 it wrote. :func:`sync_flow_pins` runs when a leaf (re)connects, with the entries read
 back from it:
 
@@ -32,10 +32,10 @@ from typing import Any
 
 from controller.engine import Engine, EngineError, FlowPin, FlowTuple, Update
 from controller.errors import SwitchError
-from controller.service import intent
 from controller.service.metrics import Metrics
-from controller.service.pins import PinMeta
-from controller.service.switches import SwitchLink
+from controller.service.southbound import intent
+from controller.service.southbound.pins import PinMeta
+from controller.service.southbound.switches import SwitchLink
 
 log = logging.getLogger("kvfabric.controller")
 
@@ -167,11 +167,7 @@ async def sync_flow_pins(
     Returns the engine's updates of the pins it adopted (moves off dead cables) for
     the caller to apply, and how many pins were adopted.
     """
-    wanted = {
-        key_of(p): p
-        for p in engine.flow_pins.by_id.values()
-        if p.leaf == link.name and p.path is not None
-    }
+    wanted = {key_of(p): p for p in engine.flow_pins_on(link.name)}
     stale: list[Any] = []
     updates: list[Update] = []
     adopted = 0
@@ -191,7 +187,7 @@ async def sync_flow_pins(
             meta is None
             or meta.kind != FLOW_KIND
             or meta.id in removed
-            or meta.id in engine.flow_pins.by_id
+            or engine.flow_pin(meta.id) is not None
         ):
             stale.append(entry)
             continue

@@ -2,7 +2,7 @@
 
 The controller never remembers what it wrote; it recomputes what each switch *should*
 hold from the fabric model and compares it with what the switch *does* hold
-(:mod:`controller.service.reconcile`). This module is the first half: the intended
+(:mod:`controller.service.southbound.reconcile`). This module is the first half: the intended
 entries of one switch, as finsy entities, following the roles of ``p4/README.md``.
 
 Leaf ``L``::
@@ -49,7 +49,7 @@ from typing import Any
 import finsy as fy
 
 from controller.config import Mode, Role
-from controller.service.ledger import RangeKey
+from controller.service.southbound.ledger import RangeKey
 from controller.topology import PortRef, Topology
 
 KV_CLASS = "kv_class"

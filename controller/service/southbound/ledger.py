@@ -37,7 +37,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from controller.service.pins import PinMeta
+from controller.service.southbound.pins import PinMeta
 
 META_VERSION = 1
 KIND = "ledger"

@@ -5,8 +5,8 @@ for it), and its record sits in that range entry's ledger (:mod:`ledger`); a flo
 pin's is its ``flow_pin`` entry (:mod:`flow_pins`), whose P4Runtime ``metadata`` (an
 opaque cookie the switch stores and returns on reads) carries :class:`PinMeta` as
 compact JSON. Either way the record says what another controller needs to keep
-serving it: the API id and trace id, the hosts and size, when it was requested and
-when it times out (wall-clock seconds), and the spine. A flow pin's metadata has
+serving it: the API id (:func:`api_id`) and trace id, the hosts and size, when it was
+requested and when it times out (wall-clock seconds), and the spine. A flow pin's metadata has
 ``kind`` ``"flow"``, its pin id, hosts, the spine it holds and the spine it was asked
 for (``req``), no size and no deadline (0): it lasts until it is deleted.
 
@@ -22,6 +22,18 @@ from ipaddress import IPv4Address
 from typing import Any
 
 META_VERSION = 1
+
+
+def api_id(instance: str, transfer_id: int) -> str:
+    """The API id of controller ``instance``'s engine transfer ``transfer_id``:
+    ``<instance>-<transfer_id>``. An instance tag is random per process, so ids never
+    collide across restarts or between a primary and its backup."""
+    return f"{instance}-{transfer_id}"
+
+
+def instance_of(transfer_id: str) -> str:
+    """The instance tag of an API id: the controller that decided the transfer."""
+    return transfer_id.rpartition("-")[0]
 
 
 @dataclass(frozen=True, slots=True)

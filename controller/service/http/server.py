@@ -4,7 +4,8 @@ aiohttp parses requests (its C llhttp parser), keeps connections alive, pipeline
 applies flow control and closes lingering connections; this module adds only what
 the API promises on top, and knows nothing about the API itself. It turns each
 request into a frozen :class:`Request` (method, path, lower-case headers, body), calls
-``handler(request)``, and writes the :class:`Response`. A handler raises
+``answer(request)`` (the API's one entry point: a :class:`Response` at once, or an
+awaitable of it), and writes the :class:`Response`. An answer raises
 :class:`HttpError` for a 4xx/5xx answer; an error body is always JSON,
 ``{"error": message, "status": code}``, whoever refused the request. A response may
 instead stream its body (server-sent events): it is written chunk by chunk as the
@@ -26,7 +27,7 @@ Hostile input gets an answer, never a traceback or a silent close:
   integers beyond 64 bits (``10**400`` would overflow ``float``, and ``int()``
   refuses over 4,300 digits), non-finite numbers (``1e400``) and ``NaN``.
 
-A handler that raises anything else is a bug: the answer is 500 and the traceback
+An answer that raises anything else is a bug: the answer is 500 and the traceback
 goes to the log. A slow client holds only its own connection: each connection is
 served by its own task.
 """
@@ -50,7 +51,7 @@ from aiohttp.streams import StreamReader
 from aiohttp.web_protocol import ERROR
 
 if TYPE_CHECKING:
-    from controller.service.lane import Lanes
+    from controller.service.http.lane import Lanes
 
 log = logging.getLogger("kvfabric.controller.http")
 access_log = logging.getLogger("kvfabric.controller.access")
@@ -180,15 +181,17 @@ def error_response(exc: HttpError) -> Response:
     return Response(exc.status, {"error": exc.message, "status": exc.status}, headers=exc.headers)
 
 
-Handler = Callable[[Request], Awaitable[Response]]
+Answer = Callable[[Request], Response | Awaitable[Response]]
+"""What answers a request: at once, or an awaitable of the answer."""
 
 
-async def respond(handler: Handler, request: Request) -> Response:
-    """``handler``'s answer to ``request``; an :class:`HttpError` is its JSON answer, and
+async def respond(answer: Answer, request: Request) -> Response:
+    """``answer``'s answer to ``request``; an :class:`HttpError` is its JSON answer, and
     anything else raised a 500 (the server answers rather than drop the client) with
     the traceback in the log."""
     try:
-        return await handler(request)
+        given = answer(request)
+        return given if isinstance(given, Response) else await given
     except HttpError as exc:
         return error_response(exc)
     except Exception:
@@ -197,17 +200,17 @@ async def respond(handler: Handler, request: Request) -> Response:
 
 
 class HttpServer:
-    """Serves ``handler`` on a TCP address (see the module docstring)."""
+    """Serves ``answer`` on a TCP address (see the module docstring)."""
 
     def __init__(
         self,
-        handler: Handler,
+        answer: Answer,
         *,
         lanes: Lanes | None = None,
         idle_timeout_s: float = 30.0,
         body_timeout_s: float = 10.0,
     ) -> None:
-        self.handler = handler
+        self.answer = answer
         self.lanes = lanes
         """:mod:`lane`'s connections, which take each new one (None: aiohttp takes it)."""
         self.idle_timeout_s = idle_timeout_s
@@ -256,7 +259,7 @@ class HttpServer:
         except HttpError as exc:
             response = error_response(exc)
         else:
-            response = await respond(self.handler, request)
+            response = await respond(self.answer, request)
         if response.stream is not None:
             return await _write_stream(raw, response, response.stream)
         answer = response.to_web()

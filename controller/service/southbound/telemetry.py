@@ -39,9 +39,9 @@ from finsy.proto import p4r
 
 from controller.engine import SwitchReading
 from controller.engine.telemetry_math import DEFAULT_PACKET_BYTES, PortCounters, counter_delta
-from controller.service import intent
-from controller.service.reads import ThreadReads
-from controller.service.switches import SwitchLink
+from controller.service.southbound import intent
+from controller.service.southbound.reads import ThreadReads
+from controller.service.southbound.switches import SwitchLink
 from controller.topology import Topology
 
 PORT_TX = "port_tx"

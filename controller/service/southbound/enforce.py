@@ -16,7 +16,7 @@ into P4Runtime writes:
 - ``Alert`` -> a log line (warning or error) and the alert metrics;
 - ``LogRecord`` -> a line of the transfer log;
 - ``Released`` -> each of ``on_released`` (the service wakes the sender's long poll,
-  :mod:`starts`).
+  :mod:`~controller.service.starts`).
 
 A failed write is logged and counted and does not stop the updates after it; a leaf
 that missed one is brought in line when it reconnects (reconciliation).
@@ -42,12 +42,12 @@ from controller.engine import (
     Update,
 )
 from controller.errors import SwitchError
-from controller.service import intent, ledger
-from controller.service.flow_pins import FlowPinWriter
-from controller.service.ledger import RangeKey
 from controller.service.metrics import Metrics
-from controller.service.provision import refresh_links
-from controller.service.switches import SwitchLink
+from controller.service.southbound import intent, ledger
+from controller.service.southbound.flow_pins import FlowPinWriter
+from controller.service.southbound.ledger import RangeKey
+from controller.service.southbound.provision import refresh_links
+from controller.service.southbound.switches import SwitchLink
 from controller.service.translog import TransferLog
 from controller.topology import Topology
 

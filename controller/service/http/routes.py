@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from controller.service import schema
+from controller.service.http import schema
 
 Answers = Mapping[int, tuple[type | None, str]]
 

@@ -26,6 +26,11 @@
 
 The routes are the table of :mod:`routes` and the bodies the dataclasses of
 :mod:`schema`; :mod:`openapi` documents both, and ``docs/api.md`` says how to use them.
+Every request comes in through one entry point, :meth:`Api.answer`, whether the lane
+(:mod:`lane`) or aiohttp's side (:mod:`server`) read it, and :attr:`Api.handlers` is
+the one table of who answers each route's operation and how: :class:`AtOnce` (the
+coordinators' hot path, answered in the turn that read the request), :class:`Awaited`
+or :class:`Streamed` (server-sent events, which only aiohttp's side writes).
 
 ``tag`` says exactly what the sender sets: the IP DSCP (``tos`` is the whole TOS
 byte, ``dscp << 2``, for ``IP_TOS``) and the L4 source port to bind. A transfer the
@@ -38,9 +43,9 @@ it) is its error body, and the others are still decided.
 With a scheduling policy (the fabric file's ``controller.scheduling``), a transfer
 whose paths are all busy may be answered ``held``: its path, tag and pin are set, but
 its sender starts only when ``GET /v1/transfers/{id}/start`` answers ``released``
-(a long poll; :mod:`starts` says why not server-sent events). ``DELETE`` gives up a
-held transfer (409 once released: report its completion instead); a cancelled or
-unknown id is 404.
+(a long poll; :mod:`~controller.service.starts` says why not server-sent events).
+``DELETE`` gives up a held transfer (409 once released: report its completion
+instead); a cancelled or unknown id is 404.
 
 A flow pin (``POST /v1/pins``) holds one flow, by its whole 5-tuple, on a spine in
 every mode, whatever its class (the lab's background): hosts by name, ``protocol``
@@ -58,13 +63,14 @@ body, 413 body too large, 422 a request the engine refuses (unknown host, same s
 and destination or rack, a spine not on a path), 431 a request head too large, 502 the
 leaf refused a pin's entry, 503 not ready or backup.
 
-Roles and readiness (:mod:`readiness`): ``/healthz`` gives each switch's state for this
-controller (``primary``, ``provisioning``, ``backup``, ``down``, ``connecting``) and an
-overall ``role``: ``primary`` when this controller is the primary of every switch it
-reaches, ``backup`` when it is the backup of all of them, ``mixed`` only when it is
-both. ``ready`` is true once every switch is provisioned and has a telemetry sample
-taken since (a switch whose counters cannot be read stops being waited for after
-twice the staleness limit). A request is answered 503 (``Retry-After: 1``) only for the switches it
+Roles and readiness (:mod:`~controller.service.southbound.readiness`): ``/healthz``
+gives each switch's state for this controller (``primary``, ``provisioning``,
+``backup``, ``down``, ``connecting``) and an overall ``role``: ``primary`` when this
+controller is the primary of every switch it reaches, ``backup`` when it is the backup
+of all of them, ``mixed`` only when it is both. ``ready`` is true once every switch is
+provisioned and has a telemetry sample taken since (a switch whose counters cannot be
+read stops being waited for after twice the staleness limit). A request is answered
+503 (``Retry-After: 1``) only for the switches it
 needs, the two leaves and the spines between them for a transfer or a flow pin:
 when this controller is the backup of one of them (the error names it), or while one
 is connecting or being provisioned. A switch that is down refuses nothing: a spine
@@ -81,7 +87,8 @@ import hmac
 import time
 import urllib.parse
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar, overload
 
 from controller.config import Mode
 from controller.engine import (
@@ -96,126 +103,148 @@ from controller.engine import (
     Update,
 )
 from controller.errors import NotReadyError, PinNotWrittenError
-from controller.service import openapi, schema, ui
-from controller.service.http import (
+from controller.service.http import openapi, schema, ui
+from controller.service.http.routes import ROUTES, START_TIMEOUT, QueryInt, Route, match
+from controller.service.http.server import (
     HttpError,
     Request,
     Response,
     error_response,
     finite,
-    respond,
 )
 from controller.service.metrics import CONTENT_TYPE
-from controller.service.routes import ROUTES, START_TIMEOUT, QueryInt, Route, match
 from controller.service.service import Service
 
-Call = Callable[[Request, dict[str, str]], Awaitable[Response]]
-STREAMS = frozenset({"ui_events"})
-"""The operations whose answer is a stream (aiohttp writes it)."""
-NowCall = Callable[[Request, dict[str, str]], tuple[Response, list[Update]]]
+Params = dict[str, str]
+"""A route's path parameters, by name."""
 T = TypeVar("T")
 
 
+@dataclass(frozen=True, slots=True)
+class AtOnce:
+    """An operation answered in the turn of the event loop that read its request (the
+    coordinators' hot path: a decision, a batch, a completion): its answer, and the
+    engine's updates left to apply before the answer is given (rarely any: a reroute
+    that changes the leaves' mode, a flow pin moved by a timeout)."""
+
+    call: Callable[[Request, Params], tuple[Response, list[Update]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Awaited:
+    """An operation whose answer is awaited (a switch write, a long poll, the rest)."""
+
+    call: Callable[[Request, Params], Awaitable[Response]]
+
+
+@dataclass(frozen=True, slots=True)
+class Streamed:
+    """An operation whose answer is a stream (server-sent events), which only aiohttp's
+    side writes."""
+
+    call: Callable[[Request, Params], Response]
+
+
+Handler = AtOnce | Awaited | Streamed
+
+
 class Api:
-    """Routes requests to the service (see the module docstring)."""
+    """Answers requests for the service (see the module docstring)."""
 
     def __init__(self, service: Service, token: str | None) -> None:
         self.service = service
         self.token = token
         self.metrics = service.metrics
-        self.calls: dict[str, Call] = {
-            "transfer": self._awaited(self._transfer_now),
-            "transfer_batch": self._awaited(self._batch_now),
-            "start": self._start,
-            "cancel": self._cancel,
-            "complete": self._awaited(self._complete_now),
-            "pin": self._pin,
-            "unpin": self._unpin,
-            "fabric": self._fabric,
-            "get_mode": self._get_mode,
-            "set_mode": self._mode,
-            "metrics": self._metrics,
-            "health": self._health,
-            "openapi": self._openapi,
-            "ui_page": self._ui_page,
-            "ui_events": self._ui_events,
+        self.handlers: dict[str, Handler] = {
+            "transfer": AtOnce(self._transfer),
+            "transfer_batch": AtOnce(self._batch),
+            "complete": AtOnce(self._complete),
+            "start": Awaited(self._start),
+            "cancel": Awaited(self._cancel),
+            "pin": Awaited(self._pin),
+            "unpin": Awaited(self._unpin),
+            "fabric": Awaited(self._fabric),
+            "get_mode": Awaited(self._get_mode),
+            "set_mode": Awaited(self._set_mode),
+            "metrics": Awaited(self._metrics),
+            "health": Awaited(self._health),
+            "openapi": Awaited(self._openapi),
+            "ui_page": Awaited(self._ui_page),
+            "ui_events": Streamed(self._ui_events),
         }
-        missing = {r.operation for r in ROUTES} ^ set(self.calls)
+        """The one handler table: who answers each operation of :data:`ROUTES`, and how."""
+        missing = {r.operation for r in ROUTES} ^ set(self.handlers)
         assert not missing, f"routes and handlers differ: {sorted(missing)}"
-        self.now_calls: dict[str, NowCall] = {
-            "transfer": self._transfer_now,
-            "transfer_batch": self._batch_now,
-            "complete": self._complete_now,
-        }
-        """The operations :meth:`now` answers (the lane's)."""
         self._children: dict[tuple[str, int], tuple[Any, Any]] = {}
         self._document: bytes | None = None
 
-    async def __call__(self, request: Request) -> Response:
-        """Answer one request, timing it by endpoint."""
+    @overload
+    def answer(
+        self, request: Request, *, streams: Literal[True] = True
+    ) -> Response | Awaitable[Response]: ...
+
+    @overload
+    def answer(
+        self, request: Request, *, streams: Literal[False]
+    ) -> Response | Awaitable[Response] | None: ...
+
+    def answer(
+        self, request: Request, *, streams: bool = True
+    ) -> Response | Awaitable[Response] | None:
+        """The API's one entry point, for the lane and for aiohttp's side alike: the answer
+        to ``request``, at once for an operation answered at once (unless it left engine
+        updates that write a switch) and for a refusal (its JSON error answer), else an
+        awaitable of it; every answer is timed and counted by endpoint. With ``streams``
+        False (the lane, which writes no stream): None for a streamed operation, which is
+        left to aiohttp's side, untouched and uncounted."""
         t0 = time.perf_counter()
-        endpoint = "unknown"
-        status = 500
         try:
             route, params = self._route(request)
-            endpoint = route.endpoint
+        except HttpError as exc:
+            return self._counted(error_response(exc), "unknown", t0)
+        handler = self.handlers[route.operation]
+        if isinstance(handler, Streamed) and not streams:
+            return None
+        endpoint = route.endpoint
+        try:
             if route.authorised:
                 self._authorise(request, in_query=route.token_in_query)
-            response = await self.calls[route.operation](request, params)
-            status = response.status
-            return response
+            if isinstance(handler, Awaited):
+                return self._awaited(handler.call(request, params), endpoint, t0)
+            if isinstance(handler, Streamed):
+                return self._counted(handler.call(request, params), endpoint, t0)
+            response, rest = handler.call(request, params)
         except HttpError as exc:
-            status = exc.status
+            return self._counted(error_response(exc), endpoint, t0)
+        except Exception:  # a bug: counted as the 500 the server answers, then raised
+            self._count(endpoint, 500, t0)
             raise
+        if rest:
+            return self._awaited(self._applied(response, rest), endpoint, t0)
+        return self._counted(response, endpoint, t0)
+
+    async def _awaited(self, answer: Awaitable[Response], endpoint: str, t0: float) -> Response:
+        """``answer`` awaited, an :class:`HttpError` as its JSON answer, counted (a bug's
+        exception as the 500 the server answers)."""
+        status = 500
+        try:
+            try:
+                response = await answer
+            except HttpError as exc:
+                response = error_response(exc)
+            status = response.status
         finally:
             self._count(endpoint, status, t0)
-
-    def now(self, request: Request) -> Response | Awaitable[Response] | None:
-        """Answer a request for :mod:`lane`: the answer at once for the coordinators' hot
-        path (a decision, a batch, a completion), an awaitable of it for any other request
-        and for the rare hot one whose engine updates write a switch (a reroute that
-        tripped the limit changes the leaves' mode), or None for a stream, which the lane
-        leaves to aiohttp. A refusal is its JSON error answer, as aiohttp's side gives."""
-        route, params = match(request.method, request.path.rstrip("/") or "/")
-        if route is None or route.operation not in self.now_calls:
-            if route is not None and route.operation in STREAMS:
-                return None
-            return respond(self, request)
-        assert isinstance(params, dict)
-        t0 = time.perf_counter()
-        try:
-            if route.authorised:
-                self._authorise(request)
-            response, rest = self.now_calls[route.operation](request, params)
-        except HttpError as exc:
-            self._count(route.endpoint, exc.status, t0)
-            return error_response(exc)
-        if rest:
-            return self._after(response, rest, route.endpoint, t0)
-        self._count(route.endpoint, response.status, t0)
         return response
 
-    async def _after(
-        self, response: Response, rest: list[Update], endpoint: str, t0: float
-    ) -> Response:
+    async def _applied(self, response: Response, rest: list[Update]) -> Response:
         """``response`` once ``rest`` is applied (or the error applying it gave)."""
-        try:
-            await self._engine_call(self.service.enforcer.apply(rest))
-        except HttpError as exc:
-            response = error_response(exc)
+        await self._engine_call(self.service.apply(rest))
+        return response
+
+    def _counted(self, response: Response, endpoint: str, t0: float) -> Response:
         self._count(endpoint, response.status, t0)
         return response
-
-    def _awaited(self, now_call: NowCall) -> Call:
-        """The async handler of a hot operation (aiohttp's side): its synchronous answer,
-        given once the engine's updates it left are applied."""
-
-        async def call(r: Request, p: dict[str, str]) -> Response:
-            response, rest = now_call(r, p)
-            await self._engine_call(self.service.enforcer.apply(rest))
-            return response
-
-        return call
 
     def _count(self, endpoint: str, status: int, t0: float) -> None:
         took = time.perf_counter() - t0
@@ -230,7 +259,7 @@ class Api:
         children[1].inc()
 
     @staticmethod
-    def _route(r: Request) -> tuple[Route, dict[str, str]]:
+    def _route(r: Request) -> tuple[Route, Params]:
         path = r.path.rstrip("/") or "/"
         route, found = match(r.method, path)
         if route is not None:
@@ -268,14 +297,14 @@ class Api:
 
     # -- endpoints ------------------------------------------------------------------------
 
-    def _transfer_now(self, r: Request, _p: dict[str, str]) -> tuple[Response, list[Update]]:
+    def _transfer(self, r: Request, _p: Params) -> tuple[Response, list[Update]]:
         ask = schema.decode(schema.TransferRequest, r.json())
         with _engine_errors():
-            answer, rest = self.service.transfer_now(ask)
+            answer, rest = self.service.decide(ask)
         location = {"Location": f"/v1/transfers/{answer.id}"}
         return Response(201, schema.encode(answer), headers=location), rest
 
-    def _batch_now(self, r: Request, _p: dict[str, str]) -> tuple[Response, list[Update]]:
+    def _batch(self, r: Request, _p: Params) -> tuple[Response, list[Update]]:
         """Decide every transfer in order, as the single endpoint would."""
         batch = schema.decode(schema.BatchRequest, r.json())
         answers: list[object] = []
@@ -283,23 +312,23 @@ class Api:
         for ask in batch.transfers:
             try:
                 with _engine_errors():
-                    answer, more = self.service.transfer_now(ask)
+                    answer, more = self.service.decide(ask)
                 answers.append(schema.encode(answer))
                 rest += more
             except HttpError as exc:
                 answers.append(error_response(exc).body)
         return Response(200, {"transfers": answers}), rest
 
-    async def _start(self, r: Request, p: dict[str, str]) -> Response:
+    async def _start(self, r: Request, p: Params) -> Response:
         timeout_ms = _query_int(r, START_TIMEOUT)
         answer = await self._engine_call(self.service.start(p["id"], timeout_ms / 1e3))
         return Response(200, schema.encode(answer))
 
-    async def _cancel(self, _r: Request, p: dict[str, str]) -> Response:
+    async def _cancel(self, _r: Request, p: Params) -> Response:
         answer = await self._engine_call(self.service.cancel(p["id"]))
         return Response(200, schema.encode(answer))
 
-    def _complete_now(self, r: Request, p: dict[str, str]) -> tuple[Response, list[Update]]:
+    def _complete(self, r: Request, p: Params) -> tuple[Response, list[Update]]:
         done = schema.decode(schema.CompleteRequest, r.json())
         if done.duration_s is not None:
             duration = done.duration_s
@@ -308,39 +337,39 @@ class Api:
         else:
             raise HttpError(400, "the body needs 'duration_s' (seconds) or 'duration_ms'")
         with _engine_errors():
-            answer, rest = self.service.complete_now(p["id"], duration)
+            answer, rest = self.service.complete(p["id"], duration)
         return Response(200, schema.encode(answer)), rest
 
-    async def _fabric(self, _r: Request, _p: dict[str, str]) -> Response:
+    async def _fabric(self, _r: Request, _p: Params) -> Response:
         return Response(200, finite(self.service.fabric()))
 
-    async def _get_mode(self, _r: Request, _p: dict[str, str]) -> Response:
+    async def _get_mode(self, _r: Request, _p: Params) -> Response:
         return Response(200, schema.encode(self.service.modes()))
 
-    async def _mode(self, r: Request, _p: dict[str, str]) -> Response:
+    async def _set_mode(self, r: Request, _p: Params) -> Response:
         ask = schema.decode(schema.ModeRequest, r.json())
         return Response(
             200, schema.encode(await self._engine_call(self.service.set_mode(Mode(ask.mode))))
         )
 
-    async def _metrics(self, _r: Request, _p: dict[str, str]) -> Response:
+    async def _metrics(self, _r: Request, _p: Params) -> Response:
         return Response(200, text=self.metrics.render(), content_type=CONTENT_TYPE)
 
-    async def _health(self, _r: Request, _p: dict[str, str]) -> Response:
+    async def _health(self, _r: Request, _p: Params) -> Response:
         return Response(200, schema.encode(self.service.health()))
 
-    async def _ui_page(self, _r: Request, _p: dict[str, str]) -> Response:
+    async def _ui_page(self, _r: Request, _p: Params) -> Response:
         return Response(200, text=ui.page(), content_type="text/html; charset=utf-8")
 
-    async def _ui_events(self, _r: Request, _p: dict[str, str]) -> Response:
+    def _ui_events(self, _r: Request, _p: Params) -> Response:
         return Response(200, content_type="text/event-stream", stream=ui.events(self.service))
 
-    async def _openapi(self, _r: Request, _p: dict[str, str]) -> Response:
+    async def _openapi(self, _r: Request, _p: Params) -> Response:
         if self._document is None:
             self._document = openapi.render().encode()
         return Response(200, text=self._document)
 
-    async def _pin(self, r: Request, _p: dict[str, str]) -> Response:
+    async def _pin(self, r: Request, _p: Params) -> Response:
         ask = schema.decode(schema.PinRequest, r.json())
         protocol = PROTOCOLS[ask.protocol] if isinstance(ask.protocol, str) else ask.protocol
         ports = ask.src_port, ask.dst_port
@@ -354,7 +383,7 @@ class Api:
         answer = await self._engine_call(self.service.pin_flow(flow, ask.spine))
         return Response(201, schema.encode(answer), headers={"Location": f"/v1/pins/{answer.id}"})
 
-    async def _unpin(self, _r: Request, p: dict[str, str]) -> Response:
+    async def _unpin(self, _r: Request, p: Params) -> Response:
         return Response(
             200, schema.encode(await self._engine_call(self.service.unpin_flow(p["id"])))
         )

@@ -29,7 +29,7 @@ from finsy.proto import p4r, p4r_grpc
 
 from controller.config import TlsSettings
 from controller.errors import SwitchError
-from controller.service.switches import SwitchLink, credentials
+from controller.service.southbound.switches import SwitchLink, credentials
 
 T = TypeVar("T")
 

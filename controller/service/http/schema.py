@@ -23,7 +23,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
-from controller.service.http import HttpError
+from controller.service.http.server import HttpError
 
 T = TypeVar("T")
 

@@ -8,8 +8,8 @@ schema with its fields' descriptions and bounds, ``X | None`` a ``type`` list or
 the titles, so the document follows the code; ``docs/openapi.json`` is this
 document, checked in, and a test keeps the two equal::
 
-    .venv/bin/python -c "from controller.service import openapi; print(openapi.render(), end='')" \\
-        > docs/openapi.json
+    .venv/bin/python -c 'from controller.service.http import openapi
+    print(openapi.render(), end="")' > docs/openapi.json
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import types
 from collections.abc import Iterable
 from typing import Any, Literal, Union, get_args, get_origin
 
-from controller.service import schema
-from controller.service.routes import ROUTES, Route
+from controller.service.http import schema
+from controller.service.http.routes import ROUTES, Route
 
 _JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
 _STATUS_TEXT = {

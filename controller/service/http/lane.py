@@ -5,19 +5,20 @@ A prefill coordinator asks for a path per transfer (``POST /v1/transfers``), may
 many at once (``/v1/transfers/batch``), and reports each completion; the design's burst
 is 256 such requests within 10 ms, under 39 us of CPU each on one core. On the 2-core
 development machine, with an empty handler (``benchmarks/http_floor.py``), a request
-through aiohttp's protocol and the API's limits of :mod:`http` costs about 205 us of CPU
+through aiohttp's protocol and the API's limits of :mod:`server` costs about 205 us of CPU
 (aiohttp's bare low-level server about 110 us, uvicorn with httptools, measured once,
 about 100 us): one process answers at most 5,000 requests a second before the API does
 anything. Through this lane it costs 44 us; the event loop and the socket calls alone,
 25 us (15 us when the answers to one read leave in one write).
 
 Each connection starts here. :class:`Lane` takes each request received whole and plain
-(below) and has :meth:`Api.now` answer it: a decision, a batch or a completion at once,
-any other request through the same handler as aiohttp's side, awaited. The answers to
+(below) and has the API's one entry point (:meth:`Api.answer
+<controller.service.http.api.Api.answer>`, the one aiohttp's side calls) answer it: a
+decision, a batch or a completion at once, any other request awaited. The answers to
 the requests of one read leave in one write. At the first request that is not plain,
 or is a stream (``/ui/events``), the lane hands the connection, from that request's
 first byte, to aiohttp's protocol, which keeps it: everything the API promises about
-hostile or unusual input (:mod:`http`'s limits and JSON errors for what its parser
+hostile or unusual input (:mod:`server`'s limits and JSON errors for what its parser
 refuses, timeouts for slow clients, streams) is aiohttp's, unchanged.
 
 A plain request is a strict subset of HTTP/1.1 that every parser frames alike: the
@@ -53,7 +54,7 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from aiohttp.http import SERVER_SOFTWARE
 
-from controller.service.http import (
+from controller.service.http.server import (
     MAX_BODY,
     MAX_FIELD,
     MAX_HEAD,
@@ -68,8 +69,9 @@ from controller.service.http import (
 
 log = logging.getLogger("kvfabric.controller.http")
 
-Now = Callable[[Request], Response | Awaitable[Response] | None]
-"""The API's synchronous answer (:meth:`Api.now`): None for a request it leaves to aiohttp."""
+LaneAnswer = Callable[[Request], Response | Awaitable[Response] | None]
+"""The API's answer as the lane asks for it: at once, awaitable, or None for a request it
+leaves to aiohttp (a stream)."""
 
 _TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _CONTROL = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
@@ -90,8 +92,8 @@ takes the connection (and counts its own body timeout from then)."""
 class Lanes:
     """The lane's connections, and what each is made with."""
 
-    def __init__(self, now: Now, handed_off: Callable[[], object] = lambda: None) -> None:
-        self.now = now
+    def __init__(self, answer: LaneAnswer, handed_off: Callable[[], object] = lambda: None) -> None:
+        self.answer = answer
         self.handed_off = handed_off
         """Called at each connection the lane hands to aiohttp (a metric counts them)."""
         self.open: set[Lane] = set()
@@ -107,7 +109,7 @@ class Lanes:
             return hand_off()
 
         def lane() -> asyncio.Protocol:
-            return Lane(self.now, to_aiohttp, self.open, idle_timeout_s)
+            return Lane(self.answer, to_aiohttp, self.open, idle_timeout_s)
 
         return lane
 
@@ -123,12 +125,12 @@ class Lane(asyncio.Protocol):
 
     def __init__(
         self,
-        now: Now,
+        answer: LaneAnswer,
         hand_off: Callable[[], asyncio.Protocol],
         lanes: set[Lane],
         idle_timeout_s: float,
     ) -> None:
-        self.now = now
+        self.answer = answer
         self.hand_off = hand_off
         self.lanes = lanes
         self.idle_timeout_s = idle_timeout_s
@@ -212,7 +214,7 @@ class Lane(asyncio.Protocol):
                 break
             request, end = taken
             try:
-                answer = self.now(request)
+                answer = self.answer(request)
             except Exception:  # a bug: answered 500 like aiohttp's side, never dropped
                 log.exception("%s %s failed", request.method, request.path)
                 answer = error_response(HttpError(500, "internal error; see the controller's log"))

@@ -22,11 +22,11 @@ from typing import Any
 
 import finsy as fy
 
-from controller.service import intent
-from controller.service.ledger import RangeKey
 from controller.service.metrics import Metrics
-from controller.service.reconcile import key_of, plan
-from controller.service.switches import SwitchLink
+from controller.service.southbound import intent
+from controller.service.southbound.ledger import RangeKey
+from controller.service.southbound.reconcile import key_of, plan
+from controller.service.southbound.switches import SwitchLink
 from controller.topology import Topology
 
 

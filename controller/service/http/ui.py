@@ -4,7 +4,7 @@ The page is ``ui_page.html`` next to this module: plain HTML, CSS and JavaScript
 with no external asset (no CDN, no font, no library), so it works on a fabric with
 no internet. It draws the spines, the leaves and their cables as SVG and fills them
 from a server-sent event stream: each event is one JSON picture of the fabric,
-:func:`ui_state`, built from the engine and the service at that instant.
+:func:`ui_state`, built from the engine's snapshot and the service at that instant.
 
 The stream sends a picture at once, then another every :data:`PUSH_S` whenever it
 changed (a comment every :data:`KEEPALIVE_S` otherwise), so the page is at most one
@@ -20,7 +20,7 @@ A picture holds, all JSON-ready:
 - ``mode`` and ``effective_mode`` (the engine's), ``data_plane_mode`` (what the
   leaves were last told), ``fallback_active``;
 - ``transfers``: the transfers in flight with their spine (null on ECMP), and the
-  ``static_pins``;
+  ``flow_pins`` (also as ``static_pins``, their old name, deprecated for one release);
 - ``alerts``: the alerts firing now;
 - ``latency``: per rack pair (source leaf > destination leaf), a histogram of the
   durations of the last completed transfers in the log (:data:`LATENCY_EDGES_S`).
@@ -38,9 +38,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controller.config import Role
-from controller.engine import tier_utilisation
 from controller.engine.telemetry_math import percentile
-from controller.service.http import finite
+from controller.service.http.server import finite
 
 if TYPE_CHECKING:
     from controller.service.service import Service
@@ -61,13 +60,10 @@ def page() -> bytes:
 
 def ui_state(service: Service) -> dict[str, object]:
     """The picture of the fabric the page draws (see the module docstring)."""
-    engine = service.engine
-    topo = engine.topology
-    states = service.states()
-    util: dict[str, float | None] = {}
-    for i, port in enumerate(engine.table.ports):
-        state = engine.table.state[i]
-        util[str(port.ref)] = state.util if state is not None and state.sampled else None
+    s = service.engine.snapshot(service.clock())
+    topo = s.topology
+    states = service.switches.states()
+    util = {str(p.ref): p.util if p.sampled else None for p in s.ports}
     cables = []
     for link in topo.links:
         cables.append(
@@ -95,34 +91,34 @@ def ui_state(service: Service) -> dict[str, object]:
             "src": t.decision.src,
             "dst": t.decision.dst,
             "bytes": t.decision.bytes,
-            "spine": t.path.path.spine if t.path is not None else None,
+            "spine": t.path.spine if t.path is not None else None,
             "pair": f"{t.pair[0]}>{t.pair[1]}",
         }
-        for t in engine.inflight.transfers.values()
+        for t in s.transfers
     ]
     transfers += [
         {"id": a.pin.meta.id, "src": a.pin.meta.src, "dst": a.pin.meta.dst,
          "bytes": a.pin.meta.size, "spine": a.pin.meta.spine, "pair": None}
         for a in service.adoptions.by_id.values()
     ]  # fmt: skip
+    flow_pins = [p.as_dict() for p in s.flow_pins]
     return {
         "fabric": topo.config.name,
         "instance": service.instance,
-        "role": service.role,
-        "mode": str(engine.mode),
-        "effective_mode": str(engine.effective_mode),
+        "role": service.switches.role,
+        "mode": str(s.mode),
+        "effective_mode": str(s.effective_mode),
         "data_plane_mode": str(service.enforcer.mode),
-        "fallback_active": engine.guard.tripped,
+        "fallback_active": s.fallback_active,
         "switches": switches,
         "cables": cables,
-        "tiers": {
-            str(t): {"mean": v.mean, "p95": v.p95} for t, v in tier_utilisation(engine).items()
-        },
+        "tiers": {str(t): {"mean": v.mean, "p95": v.p95} for t, v in s.tiers().items()},
         "transfers": transfers,
-        "static_pins": [p.as_dict() for p in engine.flow_pins.by_id.values()],
+        "flow_pins": flow_pins,
+        "static_pins": flow_pins,  # deprecated: the old name of flow_pins, for one release
         "alerts": [
             {"name": a.name, "subject": a.subject, "message": a.message, "severity": a.severity}
-            for a in engine.book.active.values()
+            for a in s.alerts
         ],
         "latency": latency_histograms(service),
         "latency_edges_s": list(LATENCY_EDGES_S),

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from controller.errors import PipelineError
-from controller.service.switches import Pipeline
+from controller.service.southbound.switches import Pipeline
 
 
 def compile_program(program: Path, work_dir: Path | None = None) -> Pipeline:

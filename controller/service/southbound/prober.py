@@ -39,8 +39,8 @@ from enum import StrEnum
 
 from controller.engine import AuditRound, ProbeSeen
 from controller.errors import SwitchError
-from controller.service.intent import switch_mac
-from controller.service.switches import SwitchLink
+from controller.service.southbound.intent import switch_mac
+from controller.service.southbound.switches import SwitchLink
 from controller.topology import PortRef, Topology
 
 ETHERTYPE = 0x88B5
