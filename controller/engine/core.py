@@ -65,7 +65,7 @@ whatever happens, so the shell can tick then.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from controller.config import ControllerSettings, HostConfig, Mode
 from controller.engine import view
@@ -82,7 +82,8 @@ from controller.engine.flow_pins import (
     evacuate,
     restore,
 )
-from controller.engine.inflight import Adoption, Choice, InFlight, InFlightTable, TagPool
+from controller.engine.fluid import Fluid, part_key
+from controller.engine.inflight import Adoption, Choice, InFlight, InFlightTable, Part, TagPool
 from controller.engine.liveness import SPAN_POLLS, Liveness, counter_evidence
 from controller.engine.loads import LoadTable
 from controller.engine.safety import PairMemory, RerouteGuard
@@ -144,6 +145,8 @@ class Engine:
             count_placements=s.selection.inflight_accounting,
         )
         self.inflight = InFlightTable()
+        self.fluid = Fluid(self.table.avail_bps, counting=s.selection.inflight_accounting)
+        self._adoptions = 0
         kv = s.kv_class
         self.tags = TagPool(kv.tag_port_first, kv.range_size(len(topology.spines)), topology.spines)
         self.pairs: dict[Pair, PairMemory] = {}
@@ -319,7 +322,7 @@ class Engine:
             and self.effective_mode is Mode.KV_AWARE
             and self.tags.free(src.name, request.spine or "")
         ):
-            decision, choice = self._force(ident, pair, forced)
+            decision, choice = self._force(ident, pair, forced, now)
         else:
             decision, choice = self._place(ident, pair, now, due, forced=forced is not None)
         deadline = now + self.timeout_s(decision.expected_s)
@@ -329,7 +332,10 @@ class Engine:
         transfer = InFlight(decision, pair, now, deadline, choice, granted=decision.start_at)
         self.inflight.add(transfer)
         if decision.held:
+            self._wait_parts(transfer)
             self._hold(transfer, now, due)
+        else:
+            self._run_parts(transfer, now)
         self.counts.decisions += 1
         return decision, updates
 
@@ -396,11 +402,15 @@ class Engine:
             self.counts.ecmp += 1
             reason = f"mode {mode}" if mode is not Mode.KV_AWARE else "fallback"
             decision = Decision(*ident, None, None, tag, reason, fallbacks=tuple(fallbacks))
-            return decision, Choice(contributions=_spread(usable, size))
+            return decision, Choice(
+                contributions=_spread(usable, size), parts=_spread_parts(usable, size)
+            )
         memory = self.pairs.setdefault(pair, PairMemory())
         seen: list[float] = []
         alone: list[float] = []
-        costs, loads = evaluate(candidates, self.table, size, seen, alone)
+        costs, loads = evaluate(
+            candidates, self.table, self.fluid, size, now, seen=seen, alone=alone
+        )
         latency_high = (
             memory.last_ratio is not None
             and memory.last_ratio > self.settings.selection.latency_factor
@@ -419,7 +429,7 @@ class Engine:
             memory.avoid_spine = None  # the spine it avoided is now clearly best
         k, reason, expected = selected.chosen, selected.reason, selected.costs[selected.chosen]
         hold = self._hold_option(
-            ident[0], candidates, selected.costs, alone, chosen=k, now=now, due=due
+            ident[0], candidates, selected.costs, alone, chosen=k, size=size, now=now, due=due
         )
         start_at = None
         if hold is not None:
@@ -432,6 +442,7 @@ class Engine:
         choice = Choice(
             contributions=((chosen.up, size), (chosen.down, size)),
             path=chosen,
+            parts=(Part((chosen.up, chosen.down), size),),
             candidates=candidates,
             costs=selected.costs,
             loads=selected.loads,
@@ -463,36 +474,38 @@ class Engine:
         alone: list[float],
         *,
         chosen: int,
+        size: int,
         now: float,
         due: float | None,
     ) -> tuple[int, float] | None:
-        """The candidate to hold a new transfer on and its expected start, when that
-        completes no later than sending it now on ``chosen`` (:mod:`schedule`)."""
-        queue, running = self.queue, self.inflight.running_on
+        """The candidate to hold a new transfer of ``size`` bytes on and its expected
+        start, when that completes no later than sending it now on ``chosen`` would
+        complete the path's work, its own bytes last (:mod:`schedule`)."""
+        queue, running = self.queue, self.fluid.count
         if not queue.active or self.effective_mode is not Mode.KV_AWARE:
             return None
         if any(not running(c.up) and not running(c.down) for c in candidates):
             return None  # a path where nothing runs: go now (as the release would)
-        now_end = now + costs[chosen]
+        c = candidates[chosen]
+        ports = (c.up, c.down)
+        delay = costs[chosen] - self.fluid.completion(ports, size, now)
+        now_end = now + max(costs[chosen], self.fluid.drain(ports, size, now) + delay)
         best: tuple[int, float] | None = None
         best_end = now_end + _TIE_S
+        busy = self._busy_until(now)
         for k, c in enumerate(candidates):
             h = queue.candidate(tid, (c.up, c.down), now, alone[k], due)
-            start = queue.plan(self._busy_until, now, h)[tid]
+            start = queue.plan(busy, now, h)[tid]
             end = start + alone[k]
             if now < start <= h.latest and end <= best_end:
                 best, best_end = (k, start), end - _TIE_S
         return best
 
-    def _busy_until(self, port: int) -> float:
-        """When the transfers running on ``port`` are expected to end (0: none runs)."""
-        transfers = self.inflight.transfers
-        end = 0.0
-        for tid in self.inflight.running_on(port):
-            t = transfers[tid]
-            if t.began is not None and t.decision.expected_s is not None:
-                end = max(end, t.began + t.decision.expected_s)
-        return end
+    def _busy_until(self, now: float) -> Callable[[int], float]:
+        """When the flows running on a port are expected to be done, by the fluid picture
+        at ``now`` (0.0: none runs there)."""
+        fluid = self.fluid
+        return lambda port: fluid.busy_until(port, now)
 
     def _hold(self, t: InFlight, now: float, due: float | None) -> None:
         """Queue a transfer the decision held (``due``: its deadline, if any)."""
@@ -500,7 +513,7 @@ class Engine:
         assert path is not None and d.expected_s is not None and d.start_at is not None
         h = self.queue.candidate(d.transfer_id, (path.up, path.down), now, d.expected_s, due)
         self.queue.add(h)
-        self.queue.replan(self._busy_until, now)  # those it overtook start later
+        self.queue.replan(self._busy_until(now), now)  # those it overtook start later
         self.counts.held += 1
 
     def _release(self, now: float) -> list[Update]:
@@ -511,9 +524,9 @@ class Engine:
         queue = self.queue
         if not queue.held:
             return []
-        running = self.inflight.running_on
+        running = self.fluid.count
         if self.effective_mode is Mode.KV_AWARE:
-            due = queue.due(lambda p: bool(running(p)), now)
+            due = queue.due(lambda p: running(p) > 0, now)
         else:
             due = queue.ordered()
             queue.held.clear()
@@ -521,9 +534,10 @@ class Engine:
         for h in due:
             t = self.inflight.transfers[h.transfer_id]
             self.inflight.start(t, now)
+            self._run_parts(t, now)
             expired = now >= h.latest - CLOCK_SLACK_S
             updates.append(Released(t.id, now, now - t.requested, expired=expired))
-        queue.replan(self._busy_until, now)
+        queue.replan(self._busy_until(now), now)
         return updates
 
     def waiting(self, transfer_id: int, now: float) -> float:
@@ -570,7 +584,7 @@ class Engine:
             )
         self.queue.drop(transfer_id)
         self.inflight.pop(transfer_id)
-        updates = self._free(t)
+        updates = self._free(t, now)
         self.counts.cancelled += 1
         updates.append(
             view.transfer_record(
@@ -612,19 +626,20 @@ class Engine:
         names = ", ".join(c.path.spine for c in candidates)
         raise EngineError(f"spine {spine!r} is not on a path from {pair[0]} to {pair[1]}: {names}")
 
-    def _force(self, ident: _Ident, pair: Pair, chosen: int) -> tuple[Decision, Choice]:
+    def _force(self, ident: _Ident, pair: Pair, chosen: int, now: float) -> tuple[Decision, Choice]:
         """Pin a transfer on the pair's path number ``chosen`` whatever the engine prefers."""
         size = ident[4]
         candidates = self._all_paths(pair)
         tag = self._tag(self.tags.take(ident[2], candidates[chosen].path.spine))
         seen: list[float] = []
-        costs, loads = evaluate(candidates, self.table, size, seen)
+        costs, loads = evaluate(candidates, self.table, self.fluid, size, now, seen=seen)
         best = min(range(len(costs)), key=costs.__getitem__)
         path = candidates[chosen]
         self.counts.pinned += 1
         choice = Choice(
             contributions=((path.up, size), (path.down, size)),
             path=path,
+            parts=(Part((path.up, path.down), size),),
             candidates=candidates,
             costs=tuple(costs),
             loads=tuple(loads),
@@ -660,11 +675,27 @@ class Engine:
         updates += self._roll(now)
         return updates
 
-    def _free(self, t: InFlight) -> list[Update]:
+    def _run_parts(self, t: InFlight, now: float) -> None:
+        """Put ``t``'s flows in the fluid picture: it runs from ``now``."""
+        for k, part in enumerate(t.choice.parts):
+            self.fluid.add(part_key(t.id, k), part.ports, part.bytes, now)
+
+    def _wait_parts(self, t: InFlight) -> None:
+        """Put a held transfer's flows in the fluid picture as waiting on their ports."""
+        for k, part in enumerate(t.choice.parts):
+            self.fluid.wait(part_key(t.id, k), part.ports, part.bytes)
+
+    def _stop_parts(self, t: InFlight, now: float) -> None:
+        """Take ``t``'s flows out of the fluid picture (it ended, or it moves)."""
+        for k in range(len(t.choice.parts)):
+            self.fluid.remove(part_key(t.id, k), now)
+
+    def _free(self, t: InFlight, now: float) -> list[Update]:
         """Give back what a transfer held: its bytes on the load table and its tag port
         (its pin is its port's range: nothing to remove)."""
         d = t.decision
         self.table.remove(t.choice.contributions)
+        self._stop_parts(t, now)
         if d.tag is not None:
             self.tags.give(d.src, d.tag.src_port)
         return []
@@ -673,7 +704,7 @@ class Engine:
         """Release a transfer that completed (``duration_s``) or timed out (None)."""
         d = t.decision
         self.queue.drop(t.id)
-        updates = self._free(t)
+        updates = self._free(t, now)
         memory = self.pairs.setdefault(t.pair, PairMemory())
         safety = self.settings.safety
         baseline = memory.baseline_s(d.bytes, safety.baseline_min_samples)
@@ -781,6 +812,7 @@ class Engine:
         """Fold in one poll of a switch's counters."""
         tau = self.settings.telemetry.smoothing_s
         updated = self.table.ingest(reading.switch, reading.ports, now, tau)
+        self.fluid.refresh(updated, now)
         ports = self.table.ports
         for i in updated:
             state = self.table.state[i]
@@ -905,15 +937,28 @@ class Engine:
         """Put ``t``'s load on ``target`` (None: spread as ECMP spreads it)."""
         ch, size = t.choice, t.decision.bytes
         self.table.remove(ch.contributions)
+        running = t.began is not None
+        left = size
+        if running:
+            keys = [part_key(t.id, k) for k in range(len(ch.parts))]
+            left = round(sum(self.fluid.left(key, now) for key in keys))
+        self._stop_parts(t, now)
         old = t.path.path if t.path is not None else "ecmp"
         if target is None:
             self.inflight.repin(t, None)
-            ch.contributions = _spread(self._usable_paths(t.pair), size)
+            usable = self._usable_paths(t.pair)
+            ch.contributions = _spread(usable, size)
+            ch.parts = _spread_parts(usable, left)
         else:
             new = next(c for c in self._all_paths(t.pair) if c.path == target)
             self.inflight.repin(t, new)
             ch.contributions = ((new.up, size), (new.down, size))
+            ch.parts = (Part((new.up, new.down), left),)
         self.table.add(ch.contributions)
+        if running:
+            self._run_parts(t, now)
+        else:
+            self._wait_parts(t)
         t.moved.append(f"{old} -> {target or 'ecmp'} at {now:.3f}")
         self.counts.moved += 1
         return TransferMoved(t.id, target.spine if target is not None else None)
@@ -974,12 +1019,20 @@ class Engine:
                     index = self.table.index
                     contributions = ((index[path.up], size), (index[path.down], size))
         self.table.add(contributions)
-        adoption = Adoption(contributions, src, tag_port, self.tags.reserve(src, tag_port))
+        key = 0
+        if contributions:
+            self._adoptions += 1
+            key = -self._adoptions
+            self.fluid.add(key, tuple(port for port, _ in contributions), size, now)
+        reserved = self.tags.reserve(src, tag_port)
+        adoption = Adoption(contributions, src, tag_port, reserved, key)
         return adoption, []
 
     def release(self, adoption: Adoption, now: float) -> list[Update]:
         """The adopted transfer ended (completed or timed out): its load and port go back."""
         self.table.remove(adoption.contributions)
+        if adoption.key:
+            self.fluid.remove(adoption.key, now)
         if adoption.tag_reserved:
             self.tags.give(adoption.host, adoption.tag_port)
         return []
@@ -1175,6 +1228,20 @@ def _spread(paths: tuple[PathIndex, ...], size: int) -> tuple[tuple[int, int], .
             out.append((c.up, b))
             out.append((c.down, b))
     return tuple(out)
+
+
+def _spread_parts(paths: tuple[PathIndex, ...], size: int) -> tuple[Part, ...]:
+    """The flows of a transfer ECMP may hash onto any of ``paths``: one per path, each
+    with an equal share of the bytes (what ECMP puts on each, on average)."""
+    n = len(paths)
+    if n == 0 or size <= 0:
+        return ()
+    share, extra = divmod(size, n)
+    return tuple(
+        Part((c.up, c.down), share + (1 if k < extra else 0))
+        for k, c in enumerate(paths)
+        if share + (1 if k < extra else 0)
+    )
 
 
 def _now(t: InFlight) -> TransferNow:

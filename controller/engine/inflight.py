@@ -36,6 +36,16 @@ from controller.engine.selection import PathIndex
 from controller.engine.updates import Decision
 
 
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One flow of a transfer in the engine's fluid picture (:mod:`fluid`): the ports it
+    crosses and its bytes. A pinned transfer is one part on its path; one left to ECMP
+    is a part per path ECMP may hash it onto, each with its share of the bytes."""
+
+    ports: tuple[int, ...]
+    bytes: int
+
+
 @dataclass(slots=True)
 class Choice:
     """The figures behind a transfer's choice: its pin (if any), what it adds to the
@@ -49,6 +59,7 @@ class Choice:
 
     contributions: tuple[tuple[int, int], ...] = ()
     path: PathIndex | None = None
+    parts: tuple[Part, ...] = ()
     candidates: tuple[PathIndex, ...] = ()
     costs: tuple[float, ...] = ()
     loads: tuple[float, ...] = ()
@@ -205,6 +216,8 @@ class Adoption:
     host: str
     tag_port: int
     tag_reserved: bool
+    key: int = 0
+    """Its flow's key in the fluid picture (negative; 0: it has none)."""
 
 
 class InFlightTable:

@@ -1,19 +1,21 @@
 """Path selection: expected completion time per spine path, hysteresis, rate limit.
 
-For a transfer of ``S`` bytes and an egress port with available bandwidth ``A``
-(capacity less the smoothed background load) that already carries ``F`` bytes of
-transfers the engine placed and has not seen finish, the new transfer can expect the
-share ``A * S / (F + S)``: every byte in flight drains before or alongside it. A
-path's rate is the lower share of its two ports (the leaf's uplink and the spine's
-downlink), and its expected completion time is
+For a transfer of ``S`` bytes, each egress port has an available bandwidth ``A``
+(capacity less the smoothed background load) and carries the engine's own flows,
+each with the bytes it has left (the fluid picture, :mod:`fluid`). A path's expected
+completion time is
 
-    cost = S * 8 / rate + queue delay of both ports.
+    cost = the processor-sharing time of ``S`` on its worse port + queue delay of both,
+
+where a port's time is ``8 * (S + sum of min(left, S) over its flows) / A``: every
+flow with less left than ``S`` finishes first, every other one shares with it.
 
 Its *load* is the capacity share the transfer would not get on its worse port,
-``1 - share / capacity``: measured utilisation and the engine's own placements in
-one number, which is what the rate limit compares. Counting its own placements is
-what stops a burst of simultaneous requests from herding onto the spine that looked
-idle at the last poll: the second request already sees the first one's bytes.
+``1 - share / capacity`` with ``share = A / (flows + 1)``: measured utilisation and
+the engine's own placements in one number, which is what the rate limit compares.
+Counting its own placements is what stops a burst of simultaneous requests from
+herding onto the spine that looked idle at the last poll: the second request already
+sees the first one's bytes.
 
 Each candidate's cost *alone* (as if the engine had nothing in flight on it) is kept
 too: it tells a difference the engine made itself from one the counters measured.
@@ -49,6 +51,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from controller.config import SelectionSettings
+from controller.engine.fluid import Fluid
 from controller.engine.loads import LoadTable
 from controller.topology import SpinePath
 
@@ -88,36 +91,37 @@ class Selection:
 def evaluate(
     candidates: tuple[PathIndex, ...],
     table: LoadTable,
+    fluid: Fluid,
     size: int,
+    now: float,
+    *,
     seen: list[float] | None = None,
     alone: list[float] | None = None,
 ) -> tuple[list[float], list[float]]:
-    """Expected completion time (s) and load of each candidate for ``size`` bytes.
+    """Expected completion time (s) and load of each candidate for ``size`` bytes at
+    ``now``, from the fluid picture (see the module docstring).
 
     With ``seen``, also appends per candidate the smoothed utilisation of its two
-    ports and their in-flight bytes (four numbers), for the transfer log; with
-    ``alone``, the candidate's cost without the engine's transfers in flight.
+    ports and the bytes the engine placed on them (four numbers), for the transfer
+    log; with ``alone``, the candidate's cost without the engine's flows.
     """
     avail, inflight, qdelay, cap = table.avail_bps, table.inflight, table.qdelay_s, table.capacity
     bits = size * 8.0
     costs: list[float] = []
     loads: list[float] = []
+    completion, share = fluid.completion, fluid.share
     for c in candidates:
         up, down = c.up, c.down
-        f_up, f_down = inflight[up], inflight[down]
-        share_up = avail[up] * size / (f_up + size)
-        share_down = avail[down] * size / (f_down + size)
-        rate = share_up if share_up < share_down else share_down
         delay = qdelay[up] + qdelay[down]
-        costs.append(bits / rate + delay)
+        costs.append(completion((up, down), size, now) + delay)
         if alone is not None:
             a_up, a_down = avail[up], avail[down]
             alone.append(bits / (a_up if a_up < a_down else a_down) + delay)
-        load_up = 1.0 - share_up / cap[up]
-        load_down = 1.0 - share_down / cap[down]
+        load_up = 1.0 - share(up) / cap[up]
+        load_down = 1.0 - share(down) / cap[down]
         loads.append(load_up if load_up > load_down else load_down)
         if seen is not None:
-            seen += (table.util[up], table.util[down], f_up, f_down)
+            seen += (table.util[up], table.util[down], inflight[up], inflight[down])
     return costs, loads
 
 
