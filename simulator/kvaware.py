@@ -13,8 +13,10 @@ with the simulated clock as the engine's injected clock, and nothing else:
   intra-rack tier's alerts are not evaluated here;
 - a transfer's arrival is ``Engine.decide``; a decision writes nothing (the leaves'
   static spine ranges pin the tag's source port), so a pinned transfer starts at once
-  on its spine, and a transfer the engine leaves to ECMP starts at once too, hashed
-  from its tag's source port. Between pods the engine's path names the spine *and* the superspine
+  on its spine, one flow per slice when the engine split it over several spines
+  (each slice its own tag, spine and bytes; the transfer ends with its last slice),
+  and a transfer the engine leaves to ECMP starts at once too, hashed from its tag's
+  source port. Between pods the engine's path names the spine *and* the superspine
   (the two ports it counts, :mod:`controller.topology`); the superspine's ECMP hash
   of the tagged flow picks the destination pod's spine;
 - a transfer the engine *holds* (``Decision.held``, a scheduling policy: the
@@ -27,7 +29,7 @@ with the simulated clock as the engine's injected clock, and nothing else:
   when it was held); a transfer that failed is left to the engine's own time-out;
 - when the scenario has cable events, a round of link probes every
   ``audit_interval`` goes to ``Engine.audit`` (a probe crosses a cable that is up and
-  is lost on one that is down), and the transfers the engine moves (``TransferMoved``:
+  is lost on one that is down), and the slices the engine moves (``TransferMoved``:
   their range's entry is rewritten to a live spine, or removed) move ``write_latency``
   later.
 
@@ -38,6 +40,8 @@ the figure of the controller as configured; ``kv-aware`` runs with scheduling of
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from controller.config import ControllerSettings, Mode
 from controller.engine import (
@@ -59,6 +63,18 @@ from simulator.modes import Driver, Live
 PACKET_BYTES = 1500
 
 
+@dataclass(slots=True)
+class SliceRun:
+    """One flow of a kv-aware transfer: its tag's source port, its bytes, where its pin
+    sends it (a spine, or a route between pods; None: ECMP hashes it from ``sport``),
+    and its flow once started."""
+
+    sport: int
+    nbytes: float
+    route: str | None
+    flow: int | None = None
+
+
 class KvAware(Driver):
     """Placement by :class:`controller.engine.Engine` (see the module docstring)."""
 
@@ -76,8 +92,8 @@ class KvAware(Driver):
         self.ctl.set_mode(Mode.KV_AWARE, self.engine.now)
         self.tid: dict[int, int] = {}  # transfer index -> engine transfer id
         self.by_tid: dict[int, Live] = {}
-        self.sport: dict[int, int] = {}  # transfer index -> tag source port
-        self.pinned: dict[int, str] = {}  # transfer index -> pinned spine
+        self.runs: dict[int, list[SliceRun]] = {}  # transfer index -> its slices' flows
+        self.flow_run: dict[int, SliceRun] = {}  # flow -> the slice it carries
         self.held: dict[int, tuple[Live, float]] = {}  # engine id -> (held, earliest start)
         self.asked: dict[int, float] = {}  # transfer index -> when it asked (or was released)
         self._release_timer: float | None = None
@@ -140,7 +156,8 @@ class KvAware(Driver):
     # -- transfers ------------------------------------------------------------------
 
     def place(self, live: Live) -> None:
-        """Ask the engine; start now (unless held), pinned on its spine or on ECMP."""
+        """Ask the engine; start now (unless held), each slice pinned on its spine, or the
+        whole transfer on ECMP."""
         a = live.arrival
         now = self.engine.now
         request = Demand(a.src, a.dst, a.nbytes, f"t{a.index}", deadline_s=a.deadline_s)
@@ -148,30 +165,37 @@ class KvAware(Driver):
         self.tid[a.index] = decision.transfer_id
         self.by_tid[decision.transfer_id] = live
         self.asked[a.index] = now
-        sport = decision.tag.src_port if decision.tag is not None else a.ecmp_port
-        self.sport[a.index] = sport
-        if decision.path is not None:
-            spine = self._route(live, decision.path, sport)
-            self.pinned[a.index] = spine
-            live.spine = spine
-            live.decision_s = 0.0  # nothing to write: its range is in force
+        if decision.slices:
+            runs = [
+                SliceRun(s.tag.src_port, s.bytes, self._route(live, s.path, s.tag.src_port))
+                for s in decision.slices
+            ]
+            live.spine = runs[0].route if len(runs) == 1 else "split"
+            live.decision_s = 0.0  # nothing to write: its ranges are in force
+            self.runs[a.index] = runs
             if decision.held:
                 self.held[decision.transfer_id] = (live, now)
             else:
                 self._go(live)
         else:
+            sport = decision.tag.src_port if decision.tag is not None else a.ecmp_port
+            self.runs[a.index] = [SliceRun(sport, a.nbytes, None)]
             live.spine = self.ecmp_spine(a.src, a.dst, sport)
             self._go(live)
         self._apply(updates)
 
     def _go(self, live: Live) -> None:
-        """Start a transfer's flow now (on its pinned spine, or hashed from its tag)."""
+        """Start a transfer's flows now (each slice on its pinned spine, or hashed from
+        its tag)."""
         a = live.arrival
         if a.index not in self.live:
             return
         # the wait beyond the controller's answer: a hold, a stagger
         live.held_s = max(0.0, self.engine.now - live.started - (live.decision_s or 0.0))
-        self.start(live, self.pinned.get(a.index, live.spine), a.nbytes, self.sport[a.index])
+        for run in self.runs.get(a.index, ()):
+            where = run.route if run.route is not None else self.ecmp_spine(a.src, a.dst, run.sport)
+            run.flow = self.start(live, where, run.nbytes, run.sport)
+            self.flow_run[run.flow] = run
 
     def _route(self, live: Live, path: SpinePath, sport: int) -> str:
         """Where a pin on ``path`` sends the transfer: its spine, or between pods the
@@ -183,12 +207,13 @@ class KvAware(Driver):
 
     def hash_key(self, flow: int, live: Live) -> tuple[int, int]:
         """Tagged flows are hashed from their tag's source port."""
-        index = live.arrival.index
-        return self.sport.get(index, live.arrival.ecmp_port), 0
+        run = self.flow_run.get(flow)
+        return (run.sport if run is not None else live.arrival.ecmp_port), 0
 
     def rehash_flow(self, live: Live, flow: int, spine: str | None) -> None:
         """A pinned flow ignores the ECMP groups."""
-        if live.arrival.index not in self.pinned:
+        run = self.flow_run.get(flow)
+        if run is None or run.route is None:
             super().rehash_flow(live, flow, spine)
 
     def completed(self, live: Live, fct: float, now: float) -> None:
@@ -213,8 +238,10 @@ class KvAware(Driver):
 
     def _forget(self, live: Live) -> None:
         index = live.arrival.index
-        for table in (self.sport, self.pinned, self.asked):
-            table.pop(index, None)
+        self.asked.pop(index, None)
+        for run in self.runs.pop(index, ()):
+            if run.flow is not None:
+                self.flow_run.pop(run.flow, None)
 
     def finish(self) -> None:
         """The scheduling efficiency the engine measured."""
@@ -231,8 +258,9 @@ class KvAware(Driver):
         for u in updates:
             if isinstance(u, TransferMoved):
                 t = self.ctl.inflight.transfers.get(u.transfer_id)
-                path = t.path.path if t is not None and t.path is not None else None
-                self._later(u.transfer_id, path)
+                slots = t.choice.slices if t is not None else ()
+                slot = slots[u.part] if u.part < len(slots) else None
+                self._later(u.transfer_id, u.part, slot.path if slot is not None else None)
             elif isinstance(u, Released):
                 self._released(u.transfer_id)
         self._tick_at_release()
@@ -260,27 +288,29 @@ class KvAware(Driver):
 
         self.engine.at(max(due, self.engine.now), tick, daemon=True)
 
-    def _later(self, tid: int, path: SpinePath | None) -> None:
-        """A range entry rewritten (or removed) ``write_latency`` from now moves the flow."""
+    def _later(self, tid: int, part: int, path: SpinePath | None) -> None:
+        """A range entry rewritten (or removed) ``write_latency`` from now moves slice
+        ``part``'s flow."""
         live = self.by_tid.get(tid)
         if live is None:
             return
 
         def move() -> None:
             a = live.arrival
-            if a.index not in self.live:
+            runs = self.runs.get(a.index)
+            if a.index not in self.live or runs is None or part >= len(runs):
                 return
-            sport = self.sport.get(a.index, a.ecmp_port)
-            if path is None:
-                self.pinned.pop(a.index, None)
-                target = self.ecmp_spine(a.src, a.dst, sport)
-            else:
-                target = self.pinned[a.index] = self._route(live, path, sport)
-            for flow in list(live.flows):
-                if self.engine.is_active(flow):
-                    self.engine.reroute(flow, self.net.path(a.src, a.dst, target))
-                    live.flows[flow] = target
-            live.spine = target
+            run = runs[part]
+            run.route = self._route(live, path, run.sport) if path is not None else None
+            target = (
+                run.route if run.route is not None else self.ecmp_spine(a.src, a.dst, run.sport)
+            )
+            flow = run.flow
+            if flow is not None and self.engine.is_active(flow):
+                self.engine.reroute(flow, self.net.path(a.src, a.dst, target))
+                live.flows[flow] = target
+            if len(runs) == 1:
+                live.spine = target
 
         self.engine.at(self.engine.now + self.settings.write_latency_s, move)
 

@@ -167,6 +167,7 @@ _SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("selection", "latency_factor", "latency_factor", "number"),
     ("selection", "max_cost_ratio", "max_cost_ratio", "number"),
     ("selection", "inflight_accounting", "inflight_accounting", "bool"),
+    ("selection", "max_slices", "max_slices", "number"),
     ("safety", "slow_factor", "slow_factor", "number"),
     ("safety", "baseline_window", "baseline_window", "number"),
     ("safety", "baseline_min_samples", "baseline_min_samples", "number"),
@@ -232,7 +233,9 @@ def _controller(c: ControllerSettings) -> dict[str, object]:
     return out
 
 
-def _unit(value: float | bool, unit: str) -> object:
+def _unit(value: float | bool | None, unit: str) -> object:
+    if value is None:
+        return None
     if unit == "duration":
         return format_duration(value)
     if unit == "percent":

@@ -116,6 +116,9 @@ class SelectionSettings:
     ``inflight_accounting``: count the bytes of the engine's own placements on their
     ports until they complete (off: every decision sees only the last poll, as a
     controller that does not track its own transfers would; for studies of herding).
+    ``max_slices``: how many spines one transfer may be split over (one tagged
+    connection per slice); None: enough slices for the source host's NIC over one
+    uplink (a 400 Gb/s NIC behind 100 Gb/s uplinks: 4); 1: no slices.
     """
 
     hysteresis: float = 0.10
@@ -123,6 +126,7 @@ class SelectionSettings:
     latency_factor: float = 1.5
     max_cost_ratio: float = 2.0
     inflight_accounting: bool = True
+    max_slices: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -176,7 +176,14 @@ def _parse_telemetry(node: Node) -> model.TelemetrySettings:
 
 
 def _parse_selection(node: Node) -> model.SelectionSettings:
-    keys = ["hysteresis", "util_delta", "latency_factor", "max_cost_ratio", "inflight_accounting"]
+    keys = [
+        "hysteresis",
+        "util_delta",
+        "latency_factor",
+        "max_cost_ratio",
+        "inflight_accounting",
+        "max_slices",
+    ]
     f = node.fields([], keys)
     d = model.SelectionSettings()
     ratio = located.optional(f, "max_cost_ratio", None, located.number, 1.0, 1000.0)
@@ -190,6 +197,7 @@ def _parse_selection(node: Node) -> model.SelectionSettings:
         inflight_accounting=located.optional(
             f, "inflight_accounting", d.inflight_accounting, located.boolean
         ),
+        max_slices=located.optional(f, "max_slices", d.max_slices, located.integer, 1, 16),
     )
 
 

@@ -8,7 +8,9 @@ returns. Nothing in this package reads a clock or does I/O.
 
 Modules, in the order data flows through them: ``events`` (inputs: a :class:`Demand`
 for a transfer, switch readings, audit rounds), ``telemetry_math`` (counters to
-utilisation), ``loads`` (the per-port picture), ``selection`` (path choice),
+utilisation), ``loads`` (the per-port picture), ``fluid`` (the engine's own flows:
+bytes left and rates), ``selection`` (path choice), ``slicing`` (a transfer split over
+spines),
 ``inflight`` (transfers in flight, the :class:`~controller.engine.inflight.Choice`
 behind each, and tag ports), ``safety`` (baselines, reroutes, fallback), ``schedule``
 (when held transfers start), ``audit`` and ``liveness`` (model vs probed wiring, and
@@ -37,6 +39,7 @@ from controller.engine.updates import (
     Marking,
     Released,
     SetMode,
+    Slice,
     TransferMoved,
     Update,
 )
@@ -74,6 +77,7 @@ __all__ = [
     "Released",
     "RemoveFlowPin",
     "SetMode",
+    "Slice",
     "Snapshot",
     "SwitchReading",
     "TransferMoved",

@@ -86,9 +86,10 @@ from controller.engine.fluid import Fluid, part_key
 from controller.engine.inflight import Adoption, Choice, InFlight, InFlightTable, Part, TagPool
 from controller.engine.liveness import SPAN_POLLS, Liveness, counter_evidence
 from controller.engine.loads import LoadTable
-from controller.engine.safety import PairMemory, RerouteGuard
+from controller.engine.safety import PairMemory, RerouteGuard, baseline_of, remember
 from controller.engine.schedule import CLOCK_SLACK_S, REASON_HELD, Queue
 from controller.engine.selection import REASON_REROUTE_YIELDS, PathIndex, choose, evaluate
+from controller.engine.slicing import auto_slices, split, split_alone
 from controller.engine.snapshot import Counts, EfficiencyNow, PortNow, Snapshot, TransferNow
 from controller.engine.updates import (
     Decision,
@@ -97,6 +98,7 @@ from controller.engine.updates import (
     Marking,
     Released,
     SetMode,
+    Slice,
     TransferMoved,
     Update,
 )
@@ -428,21 +430,32 @@ class Engine:
         if selected.reason == REASON_REROUTE_YIELDS:
             memory.avoid_spine = None  # the spine it avoided is now clearly best
         k, reason, expected = selected.chosen, selected.reason, selected.costs[selected.chosen]
+        plan, split_s = self._slices(ident, candidates, k, selected.costs, now)
         hold = self._hold_option(
-            ident[0], candidates, selected.costs, alone, chosen=k, size=size, now=now, due=due
-        )
+            ident, candidates, alone, now_end=now + self._drain(candidates, plan, now),
+            now=now, due=due,
+        )  # fmt: skip
         start_at = None
         if hold is not None:
-            k, start_at = hold
-            reason, expected = REASON_HELD, alone[k]
+            plan, start_at, expected = hold
+            k, reason = plan[0][0], REASON_HELD
+        elif len(plan) > 1:
+            expected = split_s
         chosen = candidates[k]
-        tag = self._tag(self.tags.take(host, chosen.path.spine))
+        slices = tuple(
+            Slice(candidates[i].path, self._slice_tag(host, candidates[i]), nbytes)
+            for i, nbytes in plan
+        )
+        tag = slices[0].tag
         memory.last_spine = chosen.path.spine
         self.counts.pinned += 1
+        if len(slices) > 1:
+            self.counts.split += 1
         choice = Choice(
-            contributions=((chosen.up, size), (chosen.down, size)),
+            contributions=_contributions(candidates, plan),
             path=chosen,
-            parts=(Part((chosen.up, chosen.down), size),),
+            parts=tuple(Part((candidates[i].up, candidates[i].down), b) for i, b in plan),
+            slices=tuple(candidates[i] for i, _ in plan),
             candidates=candidates,
             costs=selected.costs,
             loads=selected.loads,
@@ -461,44 +474,104 @@ class Engine:
             fallbacks=tuple(fallbacks),
             held=start_at is not None,
             start_at=start_at,
+            slices=slices,
         )
         return decision, choice
 
+    def _slices(
+        self,
+        ident: _Ident,
+        candidates: tuple[PathIndex, ...],
+        chosen: int,
+        costs: tuple[float, ...],
+        now: float,
+    ) -> tuple[list[tuple[int, int]], float]:
+        """How a transfer is split over the candidates (:mod:`slicing`): one slice on
+        ``chosen`` unless more cut its expected completion."""
+        host, size = self.topology.hosts[ident[2]], ident[4]
+        most = self._max_slices(ident, candidates)
+        if most <= 1 or len(candidates) < 2:
+            return [(chosen, size)], costs[chosen]
+        order = [chosen, *sorted((i for i in range(len(candidates)) if i != chosen),
+                                 key=costs.__getitem__)]  # fmt: skip
+        return split(
+            candidates, order, size, now,
+            fluid=self.fluid, table=self.table, max_slices=most, nic_bps=host.capacity_bps,
+        )  # fmt: skip
+
+    def _max_slices(self, ident: _Ident, candidates: tuple[PathIndex, ...]) -> int:
+        """``selection.max_slices``, or enough for the source NIC over one uplink."""
+        most = self.settings.selection.max_slices
+        if most is not None:
+            return most
+        uplink = max(self.table.capacity[c.up] for c in candidates)
+        return auto_slices(self.topology.hosts[ident[2]].capacity_bps, uplink)
+
+    def _slice_tag(self, host: str, c: PathIndex) -> Marking:
+        """A tag port of ``c``'s spine's range for ``host`` (the candidates all have one)."""
+        tag = self._tag(self.tags.take(host, c.path.spine))
+        assert tag is not None, f"{c.path.spine} had no free tag port for {host}"
+        return tag
+
     # -- holding ------------------------------------------------------------------------
+
+    def _drain(
+        self, candidates: tuple[PathIndex, ...], plan: list[tuple[int, int]], now: float
+    ) -> float:
+        """Seconds until the paths of ``plan``'s slices have drained all their work, each
+        slice's bytes last (:meth:`Fluid.drain`), with their queueing delays: what sending
+        a transfer now costs the paths it goes on."""
+        qdelay, worst = self.table.qdelay_s, 0.0
+        for i, nbytes in plan:
+            c = candidates[i]
+            t = self.fluid.drain((c.up, c.down), nbytes, now) + qdelay[c.up] + qdelay[c.down]
+            worst = max(worst, t)
+        return worst
 
     def _hold_option(
         self,
-        tid: int,
+        ident: _Ident,
         candidates: tuple[PathIndex, ...],
-        costs: tuple[float, ...],
         alone: list[float],
         *,
-        chosen: int,
-        size: int,
+        now_end: float,
         now: float,
         due: float | None,
-    ) -> tuple[int, float] | None:
-        """The candidate to hold a new transfer of ``size`` bytes on and its expected
-        start, when that completes no later than sending it now on ``chosen`` would
-        complete the path's work, its own bytes last (:mod:`schedule`)."""
+    ) -> tuple[list[tuple[int, int]], float, float] | None:
+        """How to hold a new transfer (its slices, by candidate index and bytes), its
+        expected start and its duration alone, when that completes no later than
+        ``now_end``, when sending it now (its slices on their paths) would complete the
+        paths' work, its own bytes last (:mod:`schedule`). The options: each candidate
+        alone, and the transfer split over the candidates as they are alone
+        (:func:`~controller.engine.slicing.split_alone`)."""
         queue, running = self.queue, self.fluid.count
         if not queue.active or self.effective_mode is not Mode.KV_AWARE:
             return None
         if any(not running(c.up) and not running(c.down) for c in candidates):
             return None  # a path where nothing runs: go now (as the release would)
-        c = candidates[chosen]
-        ports = (c.up, c.down)
-        delay = costs[chosen] - self.fluid.completion(ports, size, now)
-        now_end = now + max(costs[chosen], self.fluid.drain(ports, size, now) + delay)
-        best: tuple[int, float] | None = None
+        tid, size = ident[0], ident[4]
+        options: list[tuple[list[tuple[int, int]], float]] = [
+            ([(k, size)], alone[k]) for k in range(len(candidates))
+        ]
+        most = self._max_slices(ident, candidates)
+        if most > 1 and len(candidates) > 1:
+            order = sorted(range(len(candidates)), key=alone.__getitem__)
+            nic = self.topology.hosts[ident[2]].capacity_bps
+            split, split_s = split_alone(
+                candidates, order, size, table=self.table, max_slices=most, nic_bps=nic
+            )
+            if len(split) > 1:
+                options.append((split, split_s))
+        best: tuple[list[tuple[int, int]], float, float] | None = None
         best_end = now_end + _TIE_S
         busy = self._busy_until(now)
-        for k, c in enumerate(candidates):
-            h = queue.candidate(tid, (c.up, c.down), now, alone[k], due)
+        for plan, duration in options:
+            ports = tuple(p for i, _ in plan for p in (candidates[i].up, candidates[i].down))
+            h = queue.candidate(tid, ports, now, duration, due)
             start = queue.plan(busy, now, h)[tid]
-            end = start + alone[k]
+            end = start + duration
             if now < start <= h.latest and end <= best_end:
-                best, best_end = (k, start), end - _TIE_S
+                best, best_end = (plan, start, duration), end - _TIE_S
         return best
 
     def _busy_until(self, now: float) -> Callable[[int], float]:
@@ -509,9 +582,10 @@ class Engine:
 
     def _hold(self, t: InFlight, now: float, due: float | None) -> None:
         """Queue a transfer the decision held (``due``: its deadline, if any)."""
-        d, path = t.decision, t.path
-        assert path is not None and d.expected_s is not None and d.start_at is not None
-        h = self.queue.candidate(d.transfer_id, (path.up, path.down), now, d.expected_s, due)
+        d = t.decision
+        assert t.path is not None and d.expected_s is not None and d.start_at is not None
+        ports = tuple(p for part in t.choice.parts for p in part.ports)
+        h = self.queue.candidate(d.transfer_id, ports, now, d.expected_s, due)
         self.queue.add(h)
         self.queue.replan(self._busy_until(now), now)  # those it overtook start later
         self.counts.held += 1
@@ -640,6 +714,7 @@ class Engine:
             contributions=((path.up, size), (path.down, size)),
             path=path,
             parts=(Part((path.up, path.down), size),),
+            slices=(path,),
             candidates=candidates,
             costs=tuple(costs),
             loads=tuple(loads),
@@ -648,9 +723,11 @@ class Engine:
             seen=tuple(seen),
             shared_bytes=max(self.table.inflight[path.up], self.table.inflight[path.down]),
         )
+        slices = (Slice(path.path, tag, size),) if tag is not None else ()
         decision = Decision(
-            *ident, path.path, candidates[best].path, tag, "forced", expected_s=costs[chosen]
-        )
+            *ident, path.path, candidates[best].path, tag, "forced", expected_s=costs[chosen],
+            slices=slices,
+        )  # fmt: skip
         return decision, choice
 
     # -- completions and timeouts -------------------------------------------------------
@@ -696,27 +773,25 @@ class Engine:
         d = t.decision
         self.table.remove(t.choice.contributions)
         self._stop_parts(t, now)
-        if d.tag is not None:
-            self.tags.give(d.src, d.tag.src_port)
+        for tag in d.tags:
+            self.tags.give(d.src, tag.src_port)
         return []
 
     def _finish(self, t: InFlight, duration_s: float | None, now: float) -> list[Update]:
         """Release a transfer that completed (``duration_s``) or timed out (None)."""
         d = t.decision
         self.queue.drop(t.id)
+        expectation = self._expected_run(t, now)
         updates = self._free(t, now)
         memory = self.pairs.setdefault(t.pair, PairMemory())
         safety = self.settings.safety
-        baseline = memory.baseline_s(d.bytes, safety.baseline_min_samples)
-        # the engine's own transfers beside it explain a proportional slowdown
-        shared = 1.0 + t.choice.shared_bytes / d.bytes if t.path is not None else 1.0
-        expected = baseline * shared if baseline is not None else None
+        baseline = baseline_of(memory, d.bytes, expectation, safety)
         slow = duration_s is None or (
-            expected is not None and duration_s > safety.slow_factor * expected
+            baseline is not None and duration_s > safety.slow_factor * baseline
         )
         if duration_s is not None:
-            memory.last_ratio = duration_s / expected if expected is not None else None
-            memory.record(duration_s / shared, d.bytes, safety.baseline_window)
+            memory.last_ratio = duration_s / baseline if baseline is not None else None
+            remember(memory, d.bytes, expectation, duration_s, safety)
             self.counts.completed += 1
             for window in self.latency.add(now, duration_s):
                 updates += self.latency.alerts(window, self.book)
@@ -742,6 +817,18 @@ class Engine:
             self._pending.append((t, t.began if t.began is not None else t.requested, now))
         return updates
 
+    def _expected_run(self, t: InFlight, now: float) -> float | None:
+        """How long a pinned transfer should have run by the fluid picture, with all that
+        ran beside it (its slowest slice's end, from its start); None when it was not
+        pinned or never ran."""
+        if t.path is None or t.began is None:
+            return None
+        ends = [self.fluid.expected_end(part_key(t.id, k), now) for k in range(len(t.choice.parts))]
+        known = [e for e in ends if e is not None]
+        if not known:
+            return t.decision.expected_s
+        return max(max(known) - t.began, 1e-9)
+
     def timed_out(self, transfer_id: int) -> bool:
         """True when ``transfer_id`` timed out and its completion may still come late."""
         return transfer_id in self._timed_out
@@ -755,9 +842,9 @@ class Engine:
         d = t.decision
         memory = self.pairs.setdefault(t.pair, PairMemory())
         safety = self.settings.safety
-        baseline = memory.baseline_s(d.bytes, safety.baseline_min_samples)
-        shared = 1.0 + t.choice.shared_bytes / d.bytes if t.path is not None else 1.0
-        memory.record(duration_s / shared, d.bytes, safety.baseline_window)
+        expectation = d.expected_s if t.path is not None else None
+        baseline = baseline_of(memory, d.bytes, expectation, safety)
+        remember(memory, d.bytes, expectation, duration_s, safety)
         self.counts.late += 1
         updates: list[Update] = []
         for window in self.latency.add(now, duration_s):
@@ -908,60 +995,81 @@ class Engine:
         return updates
 
     def _follow_ranges(self, now: float) -> list[Update]:
-        """Move every tagged transfer in flight to where its range now sends it: the
-        path :meth:`Topology.range_path` gives in kv-aware mode, ECMP outside it (the
-        ranges are off). Its load moves with it; one ``TransferMoved`` per move."""
+        """Move every tagged transfer in flight (each of its slices, by its own tag) to
+        where its range now sends it: the path :meth:`Topology.range_path` gives in
+        kv-aware mode, ECMP outside it (the ranges are off). Its load moves with it; one
+        ``TransferMoved`` per slice that moves."""
         on = self.effective_mode is Mode.KV_AWARE
         bad = self.topology.unusable_links()
         updates: list[Update] = []
         for t in list(self.inflight.transfers.values()):
             d = t.decision
-            spine = self.tags.spine_of(d.tag.src_port) if d.tag is not None else None
-            if spine is None or d.local:
+            if d.local:
                 continue
-            target = self.topology.range_path(*t.pair, spine) if on else None
-            current = t.path.path if t.path is not None else None
-            if target is None and current is None:
-                continue
-            if (
-                target is not None
-                and current is not None
-                and target.spine == current.spine
-                and not bad.intersection(current.links)
-            ):
-                continue  # still on its range's spine (between pods: any live route there)
-            updates.append(self._move(t, target, now))
+            slots = t.choice.slices or (None,) * len(d.tags)
+            for j, tag in enumerate(d.tags):
+                spine = self.tags.spine_of(tag.src_port)
+                if spine is None:
+                    continue
+                target = self.topology.range_path(*t.pair, spine) if on else None
+                slot = slots[j] if j < len(slots) else None
+                current = slot.path if slot is not None else None
+                if target is None and current is None:
+                    continue
+                if (
+                    target is not None
+                    and current is not None
+                    and target.spine == current.spine
+                    and not bad.intersection(current.links)
+                ):
+                    continue  # still on its range's spine (between pods: any live route)
+                updates.append(self._move(t, j, target, now))
+                slots = t.choice.slices
         return updates
 
-    def _move(self, t: InFlight, target: SpinePath | None, now: float) -> Update:
-        """Put ``t``'s load on ``target`` (None: spread as ECMP spreads it)."""
-        ch, size = t.choice, t.decision.bytes
-        self.table.remove(ch.contributions)
+    def _move(self, t: InFlight, slot: int, target: SpinePath | None, now: float) -> Update:
+        """Put slice ``slot`` of ``t`` on ``target`` (None: spread as ECMP spreads it);
+        the transfer's load and its flows in the fluid picture follow."""
+        ch, d = t.choice, t.decision
+        sizes = [s.bytes for s in d.slices] or [d.bytes] * len(d.tags) or [d.bytes]
+        paths = list(ch.slices) or [None] * len(sizes)
         running = t.began is not None
-        left = size
+        left = float(d.bytes)
         if running:
-            keys = [part_key(t.id, k) for k in range(len(ch.parts))]
-            left = round(sum(self.fluid.left(key, now) for key in keys))
+            left = sum(self.fluid.left(part_key(t.id, k), now) for k in range(len(ch.parts)))
         self._stop_parts(t, now)
-        old = t.path.path if t.path is not None else "ecmp"
-        if target is None:
-            self.inflight.repin(t, None)
-            usable = self._usable_paths(t.pair)
-            ch.contributions = _spread(usable, size)
-            ch.parts = _spread_parts(usable, left)
-        else:
-            new = next(c for c in self._all_paths(t.pair) if c.path == target)
-            self.inflight.repin(t, new)
-            ch.contributions = ((new.up, size), (new.down, size))
-            ch.parts = (Part((new.up, new.down), left),)
+        self.table.remove(ch.contributions)
+        before = paths[slot]
+        paths[slot] = (
+            next(c for c in self._all_paths(t.pair) if c.path == target)
+            if target is not None
+            else None
+        )
+        if slot == 0:
+            self.inflight.repin(t, paths[0])
+        usable = self._usable_paths(t.pair)
+        contributions: list[tuple[int, int]] = []
+        parts: list[Part] = []
+        total = sum(sizes[: len(paths)]) or d.bytes
+        for path, nbytes in zip(paths, sizes, strict=False):
+            remaining = round(left * nbytes / total)
+            if path is None:
+                contributions += _spread(usable, nbytes)
+                parts += _spread_parts(usable, remaining)
+            else:
+                contributions += ((path.up, nbytes), (path.down, nbytes))
+                if remaining > 0:
+                    parts.append(Part((path.up, path.down), remaining))
+        ch.contributions, ch.parts, ch.slices = tuple(contributions), tuple(parts), tuple(paths)
         self.table.add(ch.contributions)
         if running:
             self._run_parts(t, now)
         else:
             self._wait_parts(t)
+        old = before.path if before is not None else "ecmp"
         t.moved.append(f"{old} -> {target or 'ecmp'} at {now:.3f}")
         self.counts.moved += 1
-        return TransferMoved(t.id, target.spine if target is not None else None)
+        return TransferMoved(t.id, target.spine if target is not None else None, part=slot)
 
     # -- flow pins -----------------------------------------------------------------------
 
@@ -1227,6 +1335,17 @@ def _spread(paths: tuple[PathIndex, ...], size: int) -> tuple[tuple[int, int], .
         if b:
             out.append((c.up, b))
             out.append((c.down, b))
+    return tuple(out)
+
+
+def _contributions(
+    candidates: tuple[PathIndex, ...], plan: list[tuple[int, int]]
+) -> tuple[tuple[int, int], ...]:
+    """The load-table contributions of slices: (port, bytes) on both ports of each."""
+    out: list[tuple[int, int]] = []
+    for i, nbytes in plan:
+        c = candidates[i]
+        out += ((c.up, nbytes), (c.down, nbytes))
     return tuple(out)
 
 

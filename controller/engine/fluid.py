@@ -34,7 +34,10 @@ to the port before anything that comes after it: its bytes *wait* on its ports
 it, without a rate until the release runs it (:meth:`Fluid.add` then).
 
 ``busy_until(p)`` is when the running flows on ``p`` are expected to be done (all of
-their bytes left at ``A_p``), which the scheduler's holds plan with.
+their bytes left at ``A_p``), which the scheduler's holds plan with. ``expected_end(f)``
+is when the picture has flow ``f`` done, with everything that ran beside it since it
+began (what the engine placed later included): the safety checks judge a completion
+against it (:mod:`safety`).
 
 With ``counting`` off (``selection.inflight_accounting: false``, for studies of
 herding) the flows are still recorded (the scheduler's holds need to know what runs
@@ -52,8 +55,9 @@ FlowKey = int
 """A flow's key: ``transfer id * MAX_PARTS + part`` for the engine's transfers, negative
 for adopted ones (:func:`part_key`)."""
 
-MAX_PARTS = 64
-"""Parts one transfer may have in the picture (its slices, or ECMP's paths)."""
+MAX_PARTS = 4096
+"""Parts one transfer may have in the picture (its slices, or ECMP's paths: at most
+slices x spines)."""
 
 
 def part_key(transfer_id: int, part: int) -> FlowKey:
@@ -68,6 +72,7 @@ class Fluid:
 
     __slots__ = (
         "_at",
+        "_done",
         "_left",
         "_members",
         "_ports",
@@ -86,6 +91,7 @@ class Fluid:
         self._left: dict[FlowKey, float] = {}
         self._rate: dict[FlowKey, float] = {}
         self._at: dict[FlowKey, float] = {}
+        self._done: dict[FlowKey, float] = {}
         self._waiting: dict[FlowKey, tuple[tuple[int, ...], float]] = {}
         self._waiting_on: dict[int, float] = {}
 
@@ -150,6 +156,7 @@ class Fluid:
                 if not on:
                     del self._members[p]
         del self._left[key], self._rate[key], self._at[key]
+        self._done.pop(key, None)
         self._rerate_on(ports)
         return left
 
@@ -223,6 +230,19 @@ class Fluid:
             worst = max(worst, 8.0 * (nbytes + ahead) / self.avail[p])
         return worst
 
+    def expected_end(self, key: FlowKey, now: float) -> float | None:
+        """When the picture has the flow done: the instant its bytes ran out, or, with
+        bytes left at ``now``, when they would at its rate (None: not in the picture)."""
+        if key not in self._ports:
+            return None
+        done = self._done.get(key)
+        if done is not None:
+            return done
+        left, rate = self._left_at(key, now), self._rate[key]
+        if left <= 0.0:
+            return self._at[key] + 8.0 * self._left[key] / rate if rate > 0 else now
+        return now + 8.0 * left / rate if rate > 0 else float("inf")
+
     def busy_until(self, port: int, now: float) -> float:
         """When the flows on ``port`` are expected to be done (0.0: none runs there)."""
         on = self._members.get(port)
@@ -247,7 +267,12 @@ class Fluid:
             for k in on:
                 if k not in seen:
                     seen.add(k)
-                    self._left[k] = self._left_at(k, now)
+                    left = self._left_at(k, now)
+                    if left <= 0.0 and k not in self._done:
+                        rate = self._rate[k]
+                        ran_out = self._at[k] + 8.0 * self._left[k] / rate if rate > 0 else now
+                        self._done[k] = min(now, ran_out)
+                    self._left[k] = left
                     self._at[k] = now
 
     def _rerate_on(self, ports: Iterable[int]) -> None:

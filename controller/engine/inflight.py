@@ -60,6 +60,7 @@ class Choice:
     contributions: tuple[tuple[int, int], ...] = ()
     path: PathIndex | None = None
     parts: tuple[Part, ...] = ()
+    slices: tuple[PathIndex | None, ...] = ()
     candidates: tuple[PathIndex, ...] = ()
     costs: tuple[float, ...] = ()
     loads: tuple[float, ...] = ()

@@ -3,10 +3,20 @@
 A *pair* is (source leaf, destination leaf): the design's (prefill rack, decode
 rack), which shares its candidate paths and gathers samples faster than host pairs.
 
-Baselines. KV transfers differ in size, so a pair's baseline is the rolling median
-of *seconds per byte* over its last ``baseline_window`` completions; the baseline
-for a transfer is that median times its bytes. Until ``baseline_min_samples``
-completions exist there is no baseline and nothing is slow.
+Baselines. KV transfers differ in size, and in what runs beside them: the engine's
+own transfers, the background, how many spines one is split over. A pinned transfer
+comes with the engine's expectation (``Decision.expected_s``, from the fluid picture:
+:mod:`fluid`), so a pair's baseline is the rolling median, over its last
+``baseline_window`` completions, of how much longer than expected its transfers took
+(``duration / expected_s``), and the baseline for a transfer is its expectation times
+that median: what this pair's transfers usually take *given what the engine knew*.
+Measured per byte alone (the earlier baseline), a transfer split over four spines set
+a baseline that the next one on one spine, or beside three others of the engine's,
+exceeded twice over for no fault of its path; every such "slow" transfer marked its
+pair, and in the design's cluster the marks tripped the fallback within seconds and
+kept kv-aware placement off (ECMP) for 89% of the run. A transfer with no expectation
+(left to ECMP) keeps the per-byte median (``seconds per byte`` times its bytes). Until
+``baseline_min_samples`` completions exist there is no baseline and nothing is slow.
 
 Reroutes. A pinned transfer slower than ``slow_factor`` times its baseline (or one
 that timed out) marks its pair: for one ``reroute_window`` the pair's transfers avoid
@@ -39,6 +49,7 @@ class PairMemory:
     avoid_until: float = 0.0
     last_ratio: float | None = None
     spb: deque[float] = field(default_factory=deque)
+    slowdowns: deque[float] = field(default_factory=deque)
 
     def avoiding(self, now: float) -> str | None:
         """The spine this pair avoids at ``now``, if any."""
@@ -57,6 +68,45 @@ class PairMemory:
         self.spb.append(duration_s / size)
         while len(self.spb) > window:
             self.spb.popleft()
+
+    def usual_slowdown(self, min_samples: int) -> float | None:
+        """The median of ``duration / expected`` of the pair's recent pinned transfers,
+        or None with too few samples."""
+        if len(self.slowdowns) < min_samples:
+            return None
+        return statistics.median(self.slowdowns)
+
+    def record_slowdown(self, ratio: float, window: int) -> None:
+        """Add a pinned transfer's ``duration / expected`` to the rolling window."""
+        self.slowdowns.append(ratio)
+        while len(self.slowdowns) > window:
+            self.slowdowns.popleft()
+
+
+def baseline_of(
+    memory: PairMemory, size: int, expected_s: float | None, settings: SafetySettings
+) -> float | None:
+    """A transfer's baseline (see the module docstring): its expectation times the pair's
+    usual slowdown, or the per-byte median without an expectation; None until the pair
+    has ``baseline_min_samples`` completions of the kind."""
+    if expected_s is not None and expected_s > 0:
+        usual = memory.usual_slowdown(settings.baseline_min_samples)
+        return expected_s * usual if usual is not None else None
+    return memory.baseline_s(size, settings.baseline_min_samples)
+
+
+def remember(
+    memory: PairMemory,
+    size: int,
+    expected_s: float | None,
+    duration_s: float,
+    settings: SafetySettings,
+) -> None:
+    """Add a completion to the pair's window of its kind (see :func:`baseline_of`)."""
+    if expected_s is not None and expected_s > 0:
+        memory.record_slowdown(duration_s / expected_s, settings.baseline_window)
+    else:
+        memory.record(duration_s, size, settings.baseline_window)
 
 
 class RerouteGuard:

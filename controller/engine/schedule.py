@@ -26,11 +26,12 @@ The queue. Held transfers are ordered by the policy's key:
   taking the latest completion the engine allows: request + ``max_wait`` + duration.
 
 Their expected starts are a list schedule in that order: each port is busy until
-the expected end of what runs on it (the transfers' start plus their expected
-duration, never before now), and a held transfer starts when both ports of its path
-are free, then keeps them for its duration alone. That estimate is what the answer
+the expected end of what runs on it (the fluid picture's time to drain what runs
+there, never before now), and a held transfer starts when every port of its path (of
+all its slices' paths, when it is split) is free, then keeps them for its duration
+alone. That estimate is what the answer
 says (``start_at``); the *release* itself follows events, not estimates: a held
-transfer is released, in key order, as soon as no transfer runs on either port of
+transfer is released, in key order, as soon as no transfer runs on any port of
 its path (one completed early, timed out or was cancelled), or when it has been
 held ``max_wait``, whatever runs. So none waits past ``max_wait`` (no starvation
 under any key), and none waits on a path that is free.
@@ -54,15 +55,15 @@ REASON_HELD = "held"
 
 @dataclass(slots=True)
 class Held:
-    """A transfer held behind others on the path of ports ``up`` and ``down``.
+    """A transfer held behind others on the ``ports`` of its path (of every path its
+    slices take, when it is split: :mod:`slicing`).
 
     ``latest`` is when it is released whatever runs (request + ``max_wait``);
     ``start_at`` the current estimate of its start.
     """
 
     transfer_id: int
-    up: int
-    down: int
+    ports: tuple[int, ...]
     requested: float
     latest: float
     alone_s: float
@@ -115,12 +116,12 @@ class Queue:
     def candidate(
         self,
         transfer_id: int,
-        ports: tuple[int, int],
+        ports: tuple[int, ...],
         requested: float,
         alone_s: float,
         deadline: float | None,
     ) -> Held:
-        """A new transfer as it would be held on the path of ``ports`` (not added)."""
+        """A new transfer as it would be held on ``ports`` (not added)."""
         key = order_key(
             self.policy,
             transfer_id=transfer_id,
@@ -130,7 +131,7 @@ class Queue:
             max_wait_s=self.max_wait_s,
         )
         latest = requested + self.max_wait_s
-        return Held(transfer_id, ports[0], ports[1], requested, latest, alone_s, key, requested)
+        return Held(transfer_id, ports, requested, latest, alone_s, key, requested)
 
     def add(self, held: Held) -> None:
         """Hold a transfer."""
@@ -156,14 +157,14 @@ class Queue:
         free: dict[int, float] = {}
         starts: dict[int, float] = {}
         for h in queue:
-            for port in (h.up, h.down):
+            for port in h.ports:
                 if port not in free:
                     free[port] = max(now, busy_until(port))
-            start = max(free[h.up], free[h.down])
+            start = max(free[port] for port in h.ports)
             starts[h.transfer_id] = start
             end = start + h.alone_s
-            free[h.up] = max(free[h.up], end)
-            free[h.down] = max(free[h.down], end)
+            for port in h.ports:
+                free[port] = max(free[port], end)
         return starts
 
     def replan(self, busy_until: Callable[[int], float], now: float) -> None:
@@ -173,13 +174,13 @@ class Queue:
             h.start_at = min(start, max(h.latest, now))
 
     def due(self, running: Callable[[int], bool], now: float) -> list[Held]:
-        """Remove and return, in order, the held transfers that may start now: both
+        """Remove and return, in order, the held transfers that may start now: all their
         ports free of running transfers (and of those released before them in this
         pass), or held ``max_wait`` already."""
         taken: set[int] = set()
         out: list[Held] = []
         for h in self.ordered():
-            ports = (h.up, h.down)
+            ports = h.ports
             free = not any(running(p) or p in taken for p in ports)
             if free or now >= h.latest - CLOCK_SLACK_S:
                 out.append(h)

@@ -32,6 +32,7 @@ class Counts:
 
     decisions: int = 0
     pinned: int = 0
+    split: int = 0
     ecmp: int = 0
     local: int = 0
     completed: int = 0

@@ -26,7 +26,9 @@ that spine (p4/README.md, Spine ranges). So a decision returns no update for it.
   answers its sender's ``GET /v1/transfers/{id}/start``.
 
 The :class:`Decision` answers the coordinator; ``tag`` says exactly which header
-values its sender must set.
+values its sender must set. A transfer split over several spines has one
+:class:`Slice` per spine, each with its own tag and bytes: one tagged connection each
+(``tag`` and ``path`` are then its first, largest slice's).
 """
 
 from __future__ import annotations
@@ -49,6 +51,15 @@ class Marking:
 
 
 @dataclass(frozen=True, slots=True)
+class Slice:
+    """One part of a transfer split over spines: its path, its tag and its bytes."""
+
+    path: SpinePath
+    tag: Marking
+    bytes: int
+
+
+@dataclass(frozen=True, slots=True)
 class Decision:
     """Where a transfer goes.
 
@@ -62,6 +73,9 @@ class Decision:
     ``held``: the transfer must not start before a :class:`Released` (its pin, its
     port's spine range, is in force already); ``start_at`` is the expected start
     (engine clock) then, and ``expected_s`` its duration once started.
+
+    ``slices``: a pinned transfer's parts, one per spine, largest first (the first is
+    ``path`` and ``tag``); one slice when it is not split, none when it is not pinned.
     """
 
     transfer_id: int
@@ -79,14 +93,24 @@ class Decision:
     fallbacks: tuple[str, ...] = ()
     held: bool = False
     start_at: float | None = None
+    slices: tuple[Slice, ...] = ()
+
+    @property
+    def tags(self) -> tuple[Marking, ...]:
+        """Every tag the transfer holds: one per slice, or its one tag (or none)."""
+        if self.slices:
+            return tuple(s.tag for s in self.slices)
+        return (self.tag,) if self.tag is not None else ()
 
 
 @dataclass(frozen=True, slots=True)
 class TransferMoved:
-    """Transfer ``transfer_id`` now goes through ``spine`` (None: ECMP)."""
+    """Transfer ``transfer_id`` (its slice number ``part``) now goes through ``spine``
+    (None: ECMP)."""
 
     transfer_id: int
     spine: str | None
+    part: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -187,12 +187,17 @@ def test_hysteresis_yields_to_a_cost_ratio_below_its_band() -> None:
 def test_latency_above_one_and_a_half_baselines_lifts_the_rate_limit() -> None:
     f = loaded(0.50, 0.90)
     for _ in range(3):
-        f.complete(f.decide("h11", "h21"), 1.0)
+        usual = f.decide("h11", "h21")
+        f.complete(usual, 1.0)
+    assert usual.expected_s is not None
+    slowdown = 1.0 / usual.expected_s  # the pair's transfers take this much longer
     set_spines(f, 0.80, 0.72)
     f.poll()
     held = f.decide("h11", "h21")
-    assert held.reason == "rate-limited"
-    f.complete(held, 1.6)  # 1.6x baseline: not slow enough to reroute, enough to move
+    assert held.reason == "rate-limited" and held.expected_s is not None
+    # the baseline is its expectation (on the busier spine) times the pair's usual
+    # slowdown; 1.6x that: not slow enough to reroute, enough to move
+    f.complete(held, 1.6 * held.expected_s * slowdown)
     assert f.engine.counts.reroutes == 0
     moved = f.decide("h11", "h21")
     assert (f.spine(moved), moved.reason) == ("spine2", "latency above baseline")

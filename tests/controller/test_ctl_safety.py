@@ -3,6 +3,8 @@ stale telemetry, and cables the audit finds down or miswired."""
 
 from __future__ import annotations
 
+import pytest
+
 from controller.config import Mode
 from controller.engine import (
     Alert,
@@ -339,7 +341,10 @@ def test_a_pair_that_stays_slow_becomes_its_own_baseline() -> None:
     with_baseline(f)
     for _ in range(4):
         f.poll()
-        f.complete(f.decide("h11", "h21"), 5.0)
+        d = f.decide("h11", "h21")
+        f.complete(d, 5.0)
     # once slow samples are half the window, the median moves and 5 s is not slow
     assert f.engine.counts.reroutes == 3
-    assert f.engine.pairs[("leaf1", "leaf2")].baseline_s(2_000_000, 3) == 5.0
+    assert d.expected_s is not None
+    usual = f.engine.pairs[("leaf1", "leaf2")].usual_slowdown(3)
+    assert usual == pytest.approx(5.0 / d.expected_s)

@@ -261,7 +261,7 @@ class Scheduling:
             return
         self.keys[d.transfer_id] = engine.queue.held[d.transfer_id].key
         # nothing is held while a candidate path carries nothing, or runs nothing
-        running = engine.inflight.running_on
+        running = engine.fluid.count
         for c in engine.inflight.transfers[d.transfer_id].choice.candidates:
             assert before[c.up] > 0 or before[c.down] > 0
             assert running(c.up) or running(c.down)
@@ -285,7 +285,7 @@ class Scheduling:
             if u.expired or path is None:
                 continue
             for h in engine.queue.held.values():
-                if (h.up, h.down) == (path.up, path.down):
+                if h.ports == (path.up, path.down):
                     assert h.key > self.keys[u.transfer_id], engine.queue.policy
 
     def check(self) -> None:
@@ -298,7 +298,7 @@ class Scheduling:
             assert self.f.now < h.latest
             assert h.start_at <= h.latest
             assert engine.inflight.transfers[h.transfer_id].began is None
-            assert engine.inflight.running_on(h.up) or engine.inflight.running_on(h.down)
+            assert any(engine.fluid.count(p) for p in h.ports)
 
     def drain(self) -> None:
         """Every transfer gets a start: at the last release due, nothing is held."""
