@@ -268,10 +268,14 @@ class Engine:
         t = self.inflight.transfers.get(transfer_id)
         return t.choice if t is not None else None
 
-    def in_flight_paths(self) -> Iterator[tuple[int, PathIndex | None]]:
-        """The id of every transfer in flight, with the path it is pinned on now (None:
-        ECMP or one rack): the path changes exactly when the transfer moves."""
-        return ((tid, t.choice.path) for tid, t in self.inflight.transfers.items())
+    def in_flight_paths(self) -> Iterator[tuple[tuple[int, int], PathIndex | None]]:
+        """Every tag a transfer in flight holds, as (transfer id, slice number), with the
+        path that slice is pinned on now (None: ECMP or one rack): the path changes
+        exactly when the slice moves."""
+        for tid, t in self.inflight.transfers.items():
+            slots = t.choice.slices
+            for k in range(max(1, len(t.decision.tags))):
+                yield (tid, k), slots[k] if k < len(slots) else None
 
     def is_held(self, transfer_id: int) -> bool:
         """True while ``transfer_id`` is held (not released yet)."""
@@ -1366,7 +1370,10 @@ def _spread_parts(paths: tuple[PathIndex, ...], size: int) -> tuple[Part, ...]:
 def _now(t: InFlight) -> TransferNow:
     """A transfer in flight as the shell reads it."""
     path = t.path.path if t.path is not None else None
-    return TransferNow(t.decision, t.pair, t.requested, t.deadline, path, held=t.began is None)
+    slices = tuple(c.path if c is not None else None for c in t.choice.slices)
+    return TransferNow(
+        t.decision, t.pair, t.requested, t.deadline, path, held=t.began is None, slices=slices
+    )
 
 
 def _log(event: str, now: float, **fields: object) -> LogRecord:

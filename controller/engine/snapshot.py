@@ -83,6 +83,8 @@ class TransferNow:
     """The path it is pinned on now (None: ECMP, or one rack)."""
     held: bool
     """Not released yet (a held transfer's sender waits)."""
+    slices: tuple[SpinePath | None, ...] = ()
+    """The path each of its slices runs on now (None: that slice's range is off)."""
 
     @property
     def id(self) -> int:

@@ -40,7 +40,9 @@ def transfer_record(
     ``queue_s`` is the time from the request to the release.
 
     ``utilisation`` is what the decision saw, one list per figure with one entry
-    per candidate spine (columns keep a 64-spine record compact).
+    per candidate spine (columns keep a 64-spine record compact). ``slices`` lists a
+    split transfer's parts (spine, bytes, tag port), the first being ``path``; a
+    transfer not split has one, one not pinned none.
     """
     d = t.decision
     ch = t.choice
@@ -84,6 +86,9 @@ def transfer_record(
         "rerouted": rerouted,
         "fallbacks": list(d.fallbacks),
         "tag": {"dscp": d.tag.dscp, "src_port": d.tag.src_port} if d.tag is not None else None,
+        "slices": [
+            {"spine": s.path.spine, "bytes": s.bytes, "src_port": s.tag.src_port} for s in d.slices
+        ],
         "moved": list(t.moved),
         "utilisation": utilisation,
     }
@@ -120,6 +125,10 @@ def fabric_view(engine: Engine, now: float) -> dict[str, object]:
             "bytes": t.decision.bytes,
             "path": str(t.path) if t.path is not None else None,
             "tag": t.decision.tag.src_port if t.decision.tag is not None else None,
+            "slices": [
+                {"spine": sl.path.spine, "bytes": sl.bytes, "src_port": sl.tag.src_port}
+                for sl in t.decision.slices
+            ],
             "started": t.requested,
             "held": t.held,
         }

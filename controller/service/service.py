@@ -314,7 +314,14 @@ class Service:
             held=d.held,
             wait_ms=wait_ms or 0.0,
             start_at=start_at,
-        )
+            slices=[
+                schema.SliceAnswer(
+                    sl.path.spine, str(sl.path), sl.bytes,
+                    schema.Tag(sl.tag.dscp, sl.tag.dscp << 2, sl.tag.src_port),
+                )
+                for sl in d.slices
+            ],
+        )  # fmt: skip
 
     async def start(self, transfer_id: str, timeout_s: float) -> schema.StartAnswer:
         """Wait up to ``timeout_s`` for a held transfer's release (the long poll of
@@ -384,7 +391,7 @@ class Service:
         adopted = self.adoptions.finish(transfer_id, now)
         if adopted is not None:
             self.metrics.transfer_seconds.observe(duration_s)
-            self._log_adopted_end(adopted.pin, now, duration_s)
+            self._log_adopted_end(adopted.pin, now, duration_s, size=adopted.size)
             return schema.CompleteAnswer(transfer_id, completed=True, adopted=True), []
         timed_out = self.adoptions.late(transfer_id)
         if timed_out is not None:  # its port and load went back at the timeout
@@ -449,8 +456,16 @@ class Service:
         return view
 
     def _log_adopted_end(
-        self, pin: Pin, now: float, duration_s: float | None, *, late: bool = False
+        self,
+        pin: Pin,
+        now: float,
+        duration_s: float | None,
+        *,
+        late: bool = False,
+        size: int | None = None,
     ) -> None:
+        """The transfer record of an adopted transfer that ended (``size``: the bytes of
+        all its slices, when it had several pins)."""
         m = pin.meta
         dst = self.engine.topology.hosts.get(m.dst)
         self.translog.write(
@@ -462,7 +477,7 @@ class Service:
                 "src": m.src,
                 "dst": m.dst,
                 "pair": f"{pin.key.leaf}>{dst.leaf}" if dst is not None else None,
-                "bytes": m.size,
+                "bytes": size if size is not None else m.size,
                 "requested_at_wall": m.requested_wall,
                 "completed_at": now if duration_s is not None else None,
                 "duration_s": duration_s,
@@ -555,7 +570,7 @@ class Service:
     async def _expire(self, now: float) -> None:
         for adopted in self.adoptions.expired(now):
             self.adoptions.time_out(adopted.pin.meta.id, now)
-            self._log_adopted_end(adopted.pin, now, None)
+            self._log_adopted_end(adopted.pin, now, None, size=adopted.size)
 
     async def _audit_loop(self) -> None:
         interval = self.settings.audit_interval_s

@@ -10,14 +10,15 @@ its timeout). Inside it:
 - event ``start``: the answer is on its way to the sender, which starts sending;
 - event ``completion``, with the duration the sender reported, then the span ends.
 
-The transfer span carries the attributes: ``kv.pair`` (source leaf > destination
-leaf), ``kv.src``, ``kv.dst``, ``kv.bytes``, ``kv.spine`` (empty on ECMP),
-``kv.placement``, ``kv.reason``, ``kv.mode``, ``kv.trace_id``, ``kv.transfer_id``,
-the utilisation of the chosen path's two ports at the decision
+The transfer span carries the attributes: ``kv.pair`` (source leaf > destination leaf),
+``kv.src``, ``kv.dst``, ``kv.bytes``, ``kv.spine`` (empty on ECMP), ``kv.slices.spine``
+and ``kv.slices.bytes`` (a transfer split over spines: one entry per slice, in the
+answer's order), ``kv.placement``, ``kv.reason``, ``kv.mode``, ``kv.trace_id``,
+``kv.transfer_id``, the utilisation of the chosen path's two ports at the decision
 (``kv.utilisation.up``, ``kv.utilisation.down``, absent on ECMP) and, for every
 candidate spine, ``kv.candidates.spine``, ``kv.candidates.up_util`` and
-``kv.candidates.down_util`` (lists in the same order); at its end
-``kv.duration_s`` and ``kv.timed_out``.
+``kv.candidates.down_util`` (lists in the same order); at its end ``kv.duration_s`` and
+``kv.timed_out``.
 
 Spans end when the transfer log gets the transfer's ``transfer`` record (the engine
 writes it on completion and on timeout), so the tracer listens to
@@ -129,6 +130,9 @@ class TransferTracer:
             "kv.reason": decision.reason,
             "kv.mode": str(decision.mode),
         }
+        if decision.slices:
+            attributes["kv.slices.spine"] = [sl.path.spine for sl in decision.slices]
+            attributes["kv.slices.bytes"] = [sl.bytes for sl in decision.slices]
         attributes |= _utilisation(choice)
         span = tracer.start_span(
             "kv_transfer", start_time=_ns(timing.requested), attributes=attributes

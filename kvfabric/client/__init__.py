@@ -29,7 +29,7 @@ policies, both flavours share it), ``_sync`` (:class:`Client`, over ``http.clien
 
 Public API::
 
-    Client, AsyncClient, Transfer, AsyncTransfer, Placement, Tag, Result,
+    Client, AsyncClient, Transfer, AsyncTransfer, Placement, Slice, Tag, Result,
     ClientError, Refused, Unavailable
 """
 
@@ -39,6 +39,7 @@ from kvfabric.client._core import (
     Placement,
     Refused,
     Result,
+    Slice,
     Tag,
     Transfer,
     Unavailable,
@@ -53,6 +54,7 @@ __all__ = [
     "Placement",
     "Refused",
     "Result",
+    "Slice",
     "Tag",
     "Transfer",
     "Unavailable",

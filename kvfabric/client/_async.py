@@ -18,8 +18,9 @@ from kvfabric.client._core import (
     Reply,
     Result,
     SocketFactory,
-    Transfer,
+    TransferBase,
     Unavailable,
+    connections_of,
     request_bytes,
     tagged_socket,
     tcp_socket,
@@ -152,24 +153,31 @@ class AsyncClient(BaseClient):
         sockets: SocketFactory = tcp_socket,
     ) -> AsyncIterator[AsyncTransfer]:
         """Ask for the path; with ``connect``, a non-blocking socket tagged, bound and
-        connected there. On a clean exit the completion is reported with the measured
-        duration."""
+        connected there (one per slice when the controller split the transfer over
+        spines: ``t.sockets``). On a clean exit the completion is reported with the
+        measured duration."""
         t0 = self.clock()
         placement = await self.request_path(src, dst, nbytes, spine=spine, deadline_ms=deadline_ms)
         answered = self.clock()
         t = AsyncTransfer(placement, Result(placement, answered - t0))
         t.released(await self.wait_release(placement), self.clock() - answered)
         if connect is not None:
-            with tagged_socket(sockets, placement, bind) as sock:
-                sock.setblocking(False)
-                await asyncio.get_running_loop().sock_connect(sock, connect)
-            t.socket = sock
+            loop = asyncio.get_running_loop()
+            try:
+                for part in connections_of(placement):
+                    with tagged_socket(sockets, part, bind) as sock:
+                        sock.setblocking(False)
+                        await loop.sock_connect(sock, connect)
+                    t.sockets.append(sock)
+            except BaseException:
+                t.close_sockets()
+                raise
         started = self.clock()
         try:
             yield t
         finally:
-            if t.socket is not None and t.socket.fileno() != -1 and not t.keep_socket:
-                t.socket.close()
+            if not t.keep_socket:
+                t.close_sockets()
         t.result.duration_s = self.clock() - started
         if placement.transfer_id is not None:
             try:
@@ -180,14 +188,20 @@ class AsyncClient(BaseClient):
                 t.reported(None)
 
 
-class AsyncTransfer(Transfer):
+class AsyncTransfer(TransferBase):
     """The transfer inside ``async with client.transfer(...) as t`` (see
-    :class:`kvfabric.client.Transfer`). A caller that hands ``t.socket`` to asyncio
-    streams sets ``keep_socket`` and closes the stream's writer itself."""
+    :class:`kvfabric.client.Transfer`; ``await t.sendall(data)`` sends each slice's
+    part on its socket, all at once). A caller that hands ``t.sockets`` to asyncio
+    streams sets ``keep_socket`` and closes the streams' writers itself."""
 
     def __init__(self, placement: Placement, result: Result) -> None:
         super().__init__(placement, result)
         self.keep_socket = False
+
+    async def sendall(self, data: bytes | memoryview) -> None:
+        """Send ``data`` over the connected sockets, each its slice's part, at once."""
+        loop = asyncio.get_running_loop()
+        await asyncio.gather(*(loop.sock_sendall(sock, part) for sock, part in self.parts(data)))
 
 
 async def _connect(endpoint: Endpoint) -> _Conn:

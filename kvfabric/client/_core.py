@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -78,6 +79,18 @@ class Tag:
 
 
 @dataclass(frozen=True, slots=True)
+class Slice:
+    """One slice of a transfer split over spines: one tagged connection of its own,
+    carrying ``bytes`` bytes of the KV cache from ``offset`` on."""
+
+    spine: str
+    path: str
+    bytes: int
+    tag: Tag
+    offset: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Placement:
     """Where a transfer goes.
 
@@ -85,7 +98,9 @@ class Placement:
     did not pin it; ``fallbacks`` says why), ``local`` (within a rack) or
     ``fallback``: no controller answered within the deadline, the transfer goes by
     plain ECMP with no tag, and ``fallbacks`` says why. ``transfer_id`` is None only
-    for ``fallback``.
+    for ``fallback``. ``slices``: a pinned transfer split over spines, one tagged
+    connection each (the first is ``spine``, ``path`` and ``tag``); one when it is not
+    split, none when it is not pinned.
     """
 
     transfer_id: str | None
@@ -98,6 +113,7 @@ class Placement:
     held: bool = False
     wait_s: float = 0.0
     start_at: float | None = None
+    slices: tuple[Slice, ...] = ()
 
     @property
     def fell_back(self) -> bool:
@@ -121,6 +137,7 @@ class Placement:
             held=bool(answer.get("held")),
             wait_s=float(answer.get("wait_ms") or 0.0) / 1e3,
             start_at=answer.get("start_at"),
+            slices=_slices(answer.get("slices") or ()),
         )
 
     @classmethod
@@ -133,6 +150,17 @@ def _spine_of(path: object) -> str | None:
     """The spine of a path written ``leaf1>spine2>leaf2``."""
     parts = path.split(">") if isinstance(path, str) else []
     return parts[1] if len(parts) == 3 else None
+
+
+def _slices(rows: Any) -> tuple[Slice, ...]:
+    """The slices of an answer, each with its offset in the KV bytes (their order)."""
+    out: list[Slice] = []
+    offset = 0
+    for row in rows:
+        nbytes = int(row["bytes"])
+        out.append(Slice(str(row["spine"]), str(row["path"]), nbytes, _tag(row["tag"]), offset))
+        offset += nbytes
+    return tuple(out)
 
 
 def _tag(tag: Mapping[str, Any]) -> Tag:
@@ -163,20 +191,42 @@ class Result:
     release_error: str | None = None
 
 
-class Transfer:
-    """The transfer inside ``with client.transfer(...) as t``: ``t.socket`` (when the
-    client connected one), ``t.tag`` (what to set on a connection of one's own, None
-    for plain ECMP), ``t.placement``, and ``t.result`` once the block is left."""
+Socket = socket.socket
+
+
+class TransferBase:
+    """What both flavours' transfers share (see :class:`Transfer`)."""
 
     def __init__(self, placement: Placement, result: Result) -> None:
         self.placement = placement
         self.result = result
-        self.socket: socket.socket | None = None
+        self.sockets: list[Socket] = []
+
+    @property
+    def socket(self) -> Socket | None:
+        """The first (or only) connected socket, None when the client connected none."""
+        return self.sockets[0] if self.sockets else None
+
+    @socket.setter
+    def socket(self, sock: Socket | None) -> None:
+        self.sockets = [sock] if sock is not None else []
 
     @property
     def tag(self) -> Tag | None:
         """The placement's tag (None: no tag, plain ECMP)."""
         return self.placement.tag
+
+    def parts(self, data: bytes | memoryview) -> list[tuple[Socket, memoryview]]:
+        """Each connected socket with the part of ``data`` its slice carries: split in
+        the slices' proportions (their bytes when ``data`` is the transfer's size)."""
+        return list(zip(self.sockets, split_data(self.placement, data, len(self.sockets)),
+                        strict=True))  # fmt: skip
+
+    def close_sockets(self) -> None:
+        """Close every socket the client connected."""
+        for sock in self.sockets:
+            if sock.fileno() != -1:
+                sock.close()
 
     def released(self, release: Release, wait_s: float) -> None:
         """Record the wait for the release (``wait_s`` long)."""
@@ -188,6 +238,41 @@ class Transfer:
         """Record how the completion's report went (``error`` None: recorded)."""
         self.result.reported = error is None
         self.result.report_error = None if error is None else str(error)
+
+
+class Transfer(TransferBase):
+    """The transfer inside ``with client.transfer(...) as t``: ``t.socket`` (when the
+    client connected one), ``t.tag`` (what to set on a connection of one's own, None
+    for plain ECMP), ``t.placement``, and ``t.result`` once the block is left.
+
+    A transfer the controller split over spines has one connection per slice:
+    ``t.sockets`` (the first is ``t.socket``), and :meth:`parts` pairs each with its
+    slice's share of the bytes; :meth:`sendall` sends them all at once. A transport
+    that opens its own connections sets each slice's tag: ``t.placement.slices``."""
+
+    def sendall(self, data: bytes | memoryview) -> None:
+        """Send ``data`` over the connected sockets, each its slice's part, all at once
+        (one thread per slice beyond the first); the first error is raised."""
+        parts = self.parts(data)
+        if len(parts) == 1:
+            parts[0][0].sendall(parts[0][1])
+            return
+        errors: list[BaseException] = []
+
+        def send(sock: Socket, part: memoryview) -> None:
+            try:
+                sock.sendall(part)
+            except OSError as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=send, args=part, daemon=True) for part in parts[1:]]
+        for thread in threads:
+            thread.start()
+        send(*parts[0])
+        for thread in threads:
+            thread.join()
+        if errors:
+            raise errors[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -423,6 +508,34 @@ def retry_after(value: str | None) -> float | None:
     if value is None or not value.strip().isdigit():
         return None
     return float(value.strip())
+
+
+def split_data(placement: Placement, data: bytes | memoryview, count: int) -> list[memoryview]:
+    """``data`` in ``count`` contiguous parts, in the proportions of the placement's
+    slices (all of it in one part when it has fewer than two)."""
+    view = memoryview(data)
+    slices = placement.slices
+    if count <= 1 or len(slices) < 2:
+        return [view] if count >= 1 else []
+    total = sum(s.bytes for s in slices[:count]) or 1
+    parts: list[memoryview] = []
+    start = 0
+    for k, sl in enumerate(slices[:count]):
+        end = len(view) if k == count - 1 else start + len(view) * sl.bytes // total
+        parts.append(view[start:end])
+        start = end
+    return parts
+
+
+def connections_of(placement: Placement) -> list[Placement]:
+    """One placement per connection to open: each slice's, as a placement of its own
+    (its tag), or the placement itself when it is not split."""
+    if len(placement.slices) < 2:
+        return [placement]
+    return [
+        Placement(placement.transfer_id, placement.placement, s.spine, s.path, s.tag)
+        for s in placement.slices
+    ]
 
 
 @contextmanager

@@ -22,6 +22,7 @@ from kvfabric.client._core import (
     SocketFactory,
     Transfer,
     Unavailable,
+    connections_of,
     request_bytes,
     tagged_socket,
     tcp_socket,
@@ -150,7 +151,8 @@ class Client(BaseClient):
         deadline_ms: int | None = None,
         sockets: SocketFactory = tcp_socket,
     ) -> Iterator[Transfer]:
-        """Ask for the path; with ``connect``, a socket tagged, bound and connected there.
+        """Ask for the path; with ``connect``, a socket tagged, bound and connected there
+        (one per slice when the controller split the transfer over spines: ``t.sockets``).
         On a clean exit the completion is reported with the measured duration."""
         t0 = self.clock()
         placement = self.request_path(src, dst, nbytes, spine=spine, deadline_ms=deadline_ms)
@@ -158,15 +160,19 @@ class Client(BaseClient):
         t = Transfer(placement, Result(placement, answered - t0))
         t.released(self.wait_release(placement), self.clock() - answered)
         if connect is not None:
-            with tagged_socket(sockets, placement, bind) as sock:
-                sock.connect(connect)
-            t.socket = sock
+            try:
+                for part in connections_of(placement):
+                    with tagged_socket(sockets, part, bind) as sock:
+                        sock.connect(connect)
+                    t.sockets.append(sock)
+            except BaseException:
+                t.close_sockets()
+                raise
         started = self.clock()
         try:
             yield t
         finally:
-            if t.socket is not None:
-                t.socket.close()
+            t.close_sockets()
         t.result.duration_s = self.clock() - started
         if placement.transfer_id is not None:
             try:

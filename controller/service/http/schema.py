@@ -150,6 +150,16 @@ class Tag:
 
 
 @dataclass(frozen=True, slots=True)
+class SliceAnswer:
+    """One slice of a transfer split over spines: one tagged connection of its own."""
+
+    spine: str = field(metadata=spec("the slice's spine"))
+    path: str = field(metadata=spec("the slice's path"))
+    bytes: int = field(metadata=spec("the bytes to send on this slice's connection", minimum=1))
+    tag: Tag = field(metadata=spec("what to set on this slice's connection"))
+
+
+@dataclass(frozen=True, slots=True)
 class TransferAnswer:
     """The decision for one transfer."""
 
@@ -191,6 +201,15 @@ class TransferAnswer:
         metadata=spec(
             "the expected start, the controller's wall-clock Unix time in seconds; null when "
             "not held"
+        ),
+    )
+    slices: list[SliceAnswer] = field(
+        default_factory=list,
+        metadata=spec(
+            "a pinned transfer's parts, one tagged connection each, with the bytes each "
+            "carries (their sum is bytes); the first is path, spine and tag. One slice when "
+            "it is not split, none when it is not pinned. A sender that opens one connection "
+            "only sends everything on the first slice's tag: it still arrives, on one spine"
         ),
     )
 

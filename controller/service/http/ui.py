@@ -19,7 +19,8 @@ A picture holds, all JSON-ready:
   (the smoothed utilisation of the egress port at either end);
 - ``mode`` and ``effective_mode`` (the engine's), ``data_plane_mode`` (what the
   leaves were last told), ``fallback_active``;
-- ``transfers``: the transfers in flight with their spine (null on ECMP), and the
+- ``transfers``: the transfers in flight with their spine (null on ECMP) and, for a
+  transfer split over spines, its slices (spine and bytes each), and the
   ``flow_pins`` (also as ``static_pins``, their old name, deprecated for one release);
 - ``alerts``: the alerts firing now;
 - ``latency``: per rack pair (source leaf > destination leaf), a histogram of the
@@ -92,13 +93,16 @@ def ui_state(service: Service) -> dict[str, object]:
             "dst": t.decision.dst,
             "bytes": t.decision.bytes,
             "spine": t.path.spine if t.path is not None else None,
+            "slices": [{"spine": sl.path.spine, "bytes": sl.bytes} for sl in t.decision.slices],
             "pair": f"{t.pair[0]}>{t.pair[1]}",
         }
         for t in s.transfers
     ]
     transfers += [
         {"id": a.pin.meta.id, "src": a.pin.meta.src, "dst": a.pin.meta.dst,
-         "bytes": a.pin.meta.size, "spine": a.pin.meta.spine, "pair": None}
+         "bytes": a.size, "spine": a.pin.meta.spine,
+         "slices": [{"spine": p.meta.spine, "bytes": p.meta.size} for p in a.pins],
+         "pair": None}
         for a in service.adoptions.by_id.values()
     ]  # fmt: skip
     flow_pins = [p.as_dict() for p in s.flow_pins]

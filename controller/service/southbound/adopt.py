@@ -26,12 +26,23 @@ from controller.service.southbound.pins import Pin
 
 @dataclass(slots=True)
 class Adopted:
-    """A transfer whose pin was found on a leaf, tracked until it ends."""
+    """A transfer whose pins were found on a leaf, tracked until it ends: one pin per tag
+    it holds (a transfer split over spines has one per slice, each with its bytes)."""
 
-    pin: Pin
-    counted: Adoption
+    pins: list[Pin]
+    counted: list[Adoption]
     deadline: float
     adopted_at: float
+
+    @property
+    def pin(self) -> Pin:
+        """Its first pin (its id, hosts and deadline are every pin's)."""
+        return self.pins[0]
+
+    @property
+    def size(self) -> int:
+        """The bytes of all its slices."""
+        return sum(p.meta.size for p in self.pins)
 
 
 class Adoptions:
@@ -50,14 +61,23 @@ class Adoptions:
         return len(self.by_id)
 
     def adopt(self, pin: Pin, now: float, wall_now: float) -> Adopted:
-        """Track ``pin``'s transfer; its deadline is carried over from the metadata."""
+        """Track ``pin``'s transfer (or add the pin to it: another slice of a transfer
+        adopted already); its deadline is carried over from the metadata."""
         meta = pin.meta
         counted, _ = self.engine.adopt(
             meta.src, meta.dst, meta.spine, meta.size, tag_port=pin.key.src_port, now=now
         )
+        adopted = self.by_id.get(meta.id)
+        if adopted is not None:
+            if any(p.key == pin.key for p in adopted.pins):
+                self.engine.release(counted, now)  # the same pin read twice
+                return adopted
+            adopted.pins.append(pin)
+            adopted.counted.append(counted)
+            return adopted
         adopted = Adopted(
-            pin,
-            counted,
+            [pin],
+            [counted],
             deadline=now + max(0.0, meta.deadline_wall - wall_now),
             adopted_at=now,
         )
@@ -65,10 +85,11 @@ class Adoptions:
         return adopted
 
     def finish(self, transfer_id: str, now: float) -> Adopted | None:
-        """Stop tracking a transfer (completed or timed out); its port and load go back."""
+        """Stop tracking a transfer (completed or timed out); its ports and load go back."""
         adopted = self.by_id.pop(transfer_id, None)
         if adopted is not None:
-            self.engine.release(adopted.counted, now)
+            for counted in adopted.counted:
+                self.engine.release(counted, now)
             self.ended.append(transfer_id)
         return adopted
 

@@ -5,8 +5,10 @@
 :class:`LedgerKeeper` keeps this controller's:
 
 - :meth:`LedgerKeeper.write`, every poll interval: what every provisioned leaf's ledger
-  must hold now (the engine's transfers in flight, by engine id, a move changing the
-  record's spine; the adopted ones, by API id), built a slice at a time
+  must hold now (one record per tag a transfer holds: a transfer split over spines has
+  one per slice, with the slice's bytes; the engine's transfers in flight by engine id
+  and slice, a move changing the record's spine; the adopted ones by API id and slice),
+  built a few at a time
   (:data:`LEDGER_SLICE`) with the requests that came meanwhile answered in between,
   and written where it changed (one Write per leaf), skipped when nothing came, went
   or moved since the last write;
@@ -40,6 +42,9 @@ from controller.service.translog import TransferLog
 LEDGER_SLICE = 8
 """Ledger records built between two turns of the event loop (about 15 us each)."""
 
+Key = tuple[int | str, int]
+"""A ledger record's key: (engine id or adopted API id, slice number)."""
+
 Ledgers = dict[str, dict[ledger.RangeKey, bytes]]
 """Every leaf's ledger: by leaf, the metadata of each range entry that has records."""
 
@@ -71,7 +76,7 @@ class LedgerKeeper:
         self.enabled = enabled
         self.clock = clock
         self.wall = wall
-        self._book = ledger.Book[int | str]()
+        self._book = ledger.Book[Key]()
         self._stamp: tuple[object, ...] = ()
 
     # -- writing --------------------------------------------------------------------------
@@ -124,41 +129,56 @@ class LedgerKeeper:
 
     def _versions(
         self,
-    ) -> tuple[dict[int | str, object], Callable[[int | str], ledger.Placed | None]]:
+    ) -> tuple[dict[Key, object], Callable[[Key], ledger.Placed | None]]:
         """The ledger's keys with their versions, and the function building a record."""
-        versions: dict[int | str, object] = {}
+        versions: dict[Key, object] = {}
         versions.update(self.engine.in_flight_paths())
-        versions.update({aid: a.pin for aid, a in self.adoptions.by_id.items()})
+        versions.update(
+            {
+                (aid, k): pin
+                for aid, a in self.adoptions.by_id.items()
+                for k, pin in enumerate(a.pins)
+            }
+        )
         offset = self.wall() - self.clock()
         return versions, lambda key: self._record(key, offset)
 
-    def _record(self, key: int | str, offset: float) -> ledger.Placed | None:
-        """The ledger record of an engine transfer (int key) or an adopted one (str key),
-        with its source leaf and range entry; None when it holds no tag of a spine."""
+    def _record(self, key: Key, offset: float) -> ledger.Placed | None:
+        """The ledger record of a slice of an engine transfer (int id) or of an adopted
+        one (str id), with its source leaf and range entry; None when it holds no tag of
+        a spine."""
         e = self.engine
         topo = e.topology
-        if isinstance(key, str):
-            a = self.adoptions.by_id.get(key)
-            if a is None:  # it ended while the ledger was being built
+        owner, k = key
+        if isinstance(owner, str):
+            a = self.adoptions.by_id.get(owner)
+            if a is None or k >= len(a.pins):  # it ended while the ledger was being built
                 return None
-            spine = e.spine_of(a.pin.key.src_port)
-            dst = topo.hosts.get(a.pin.meta.dst)
+            pin = a.pins[k]
+            spine = e.spine_of(pin.key.src_port)
+            dst = topo.hosts.get(pin.meta.dst)
             if spine is None or dst is None:
                 return None
             entry = (intent.group_id(topo, dst.leaf), spine)
-            return a.pin.key.leaf, entry, ledger.Record(a.pin.meta, a.pin.key.src_port)
-        t = e.transfer(key)
+            return pin.key.leaf, entry, ledger.Record(pin.meta, pin.key.src_port)
+        t = e.transfer(owner)
         if t is None:  # it ended while the ledger was being built
             return None
         d = t.decision
-        spine = e.spine_of(d.tag.src_port) if d.tag is not None and not d.local else None
-        if spine is None or d.tag is None:
+        tags = d.tags
+        if d.local or k >= len(tags):
             return None
-        meta = PinMeta(api_id(self.instance, d.transfer_id), d.trace_id, d.src, d.dst, d.bytes,
+        port = tags[k].src_port
+        spine = e.spine_of(port)
+        if spine is None:
+            return None
+        now_on = t.slices[k] if k < len(t.slices) else None
+        size = d.slices[k].bytes if d.slices else d.bytes
+        meta = PinMeta(api_id(self.instance, d.transfer_id), d.trace_id, d.src, d.dst, size,
                        t.requested + offset, t.deadline + offset,
-                       t.path.spine if t.path is not None else spine)  # fmt: skip
+                       now_on.spine if now_on is not None else spine)  # fmt: skip
         entry = (intent.group_id(topo, t.pair[1]), spine)
-        return t.pair[0], entry, ledger.Record(meta, d.tag.src_port)
+        return t.pair[0], entry, ledger.Record(meta, port)
 
     # -- reading back ---------------------------------------------------------------------
 
