@@ -21,7 +21,10 @@ mode.
 :mod:`kvfabric.client` (``POST /v1/transfers``, retried on the backup, ECMP when no
 controller answers in time) and marks the flow as told: the DSCP goes into the IP TOS
 byte (``IP_TOS = dscp << 2``) and the socket is bound to the tagged source port, so
-the source leaf's pin entry matches. In ``ecmp`` and ``flowlet`` modes there is no
+the source leaf's pin entry matches. A transfer the controller split over spines goes
+as one connection per slice (each with its own tag, header and acknowledgement, its
+slice's bytes), all at once; it completes with its last acknowledgement. In ``ecmp``
+and ``flowlet`` modes there is no
 request and no tag; the transfer uses the source port the schedule assigned, so
 that every mode hashes the same 5-tuples. A transfer that completes is reported
 back (``POST /v1/transfers/{id}/complete``) with its duration.
@@ -297,8 +300,8 @@ async def _send_with_client(attempt: _Attempt, client: AsyncClient) -> Outcome:
                 decision_s = t.result.decision_s
                 assert t.socket is not None
                 port = t.socket.getsockname()[1]
-                t.keep_socket = True  # the stream below owns and closes it
-                retransmits = await _stream(transfer, t.socket)
+                t.keep_socket = True  # the streams below own and close them
+                retransmits = await _stream_slices(transfer, t.placement, t.sockets)
         fct = clock() - start
     except TimeoutError:
         # not done by the deadline: that much is known (the clean-up after it is not)
@@ -318,6 +321,34 @@ async def _send_with_client(attempt: _Attempt, client: AsyncClient) -> Outcome:
         fallback=t.placement.fallbacks[0] if t.placement.fell_back else None,
         held_s=t.result.wait_s, release_error=t.result.release_error,
     )  # fmt: skip
+
+
+async def _stream_slices(
+    transfer: TransferJob, placement: Placement, socks: list[socket.socket]
+) -> int | None:
+    """Stream each slice's part of ``transfer`` on its own connection, all at once (one
+    connection: the whole transfer); the retransmissions of all of them. Every
+    connection runs to its end or its error; the first error is raised."""
+    jobs = _slice_jobs(transfer, placement, len(socks))
+    outcomes = await asyncio.gather(
+        *(_stream(job, sock) for job, sock in zip(jobs, socks, strict=True)),
+        return_exceptions=True,
+    )
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    counts = [n for n in outcomes if isinstance(n, int)]
+    return sum(counts) if counts else None
+
+
+def _slice_jobs(transfer: TransferJob, placement: Placement, count: int) -> list[TransferJob]:
+    """``transfer`` as ``count`` parts, one per slice of ``placement`` (its bytes)."""
+    slices = placement.slices
+    if count <= 1 or len(slices) < count:
+        return [transfer]
+    sizes = [s.bytes for s in slices[:count]]
+    sizes[-1] += transfer.nbytes - sum(sizes)
+    return [dataclasses.replace(transfer, nbytes=n) for n in sizes]
 
 
 def _milliseconds(seconds: float | None) -> int | None:
