@@ -149,6 +149,7 @@ class Engine:
         self.inflight = InFlightTable()
         self.fluid = Fluid(self.table.avail_bps, counting=s.selection.inflight_accounting)
         self._adoptions = 0
+        self._auto_slices: dict[str, int] = {}
         kv = s.kv_class
         self.tags = TagPool(kv.tag_port_first, kv.range_size(len(topology.spines)), topology.spines)
         self.pairs: dict[Pair, PairMemory] = {}
@@ -435,10 +436,12 @@ class Engine:
             memory.avoid_spine = None  # the spine it avoided is now clearly best
         k, reason, expected = selected.chosen, selected.reason, selected.costs[selected.chosen]
         plan, split_s = self._slices(ident, candidates, k, selected.costs, now)
-        hold = self._hold_option(
-            ident, candidates, alone, now_end=now + self._drain(candidates, plan, now),
-            now=now, due=due,
-        )  # fmt: skip
+        hold = None
+        if self.queue.active and self.effective_mode is Mode.KV_AWARE:
+            hold = self._hold_option(
+                ident, candidates, alone, now_end=now + self._drain(candidates, plan, now),
+                now=now, due=due,
+            )  # fmt: skip
         start_at = None
         if hold is not None:
             plan, start_at, expected = hold
@@ -504,12 +507,19 @@ class Engine:
         )  # fmt: skip
 
     def _max_slices(self, ident: _Ident, candidates: tuple[PathIndex, ...]) -> int:
-        """``selection.max_slices``, or enough for the source NIC over one uplink."""
+        """``selection.max_slices``, or enough for the source NIC over one uplink (its
+        leaf's fastest), worked out once per host."""
         most = self.settings.selection.max_slices
         if most is not None:
             return most
-        uplink = max(self.table.capacity[c.up] for c in candidates)
-        return auto_slices(self.topology.hosts[ident[2]].capacity_bps, uplink)
+        host = ident[2]
+        auto = self._auto_slices.get(host)
+        if auto is None:
+            uplink = max(self.table.capacity[c.up] for c in candidates)
+            auto = self._auto_slices[host] = auto_slices(
+                self.topology.hosts[host].capacity_bps, uplink
+            )
+        return auto
 
     def _slice_tag(self, host: str, c: PathIndex) -> Marking:
         """A tag port of ``c``'s spine's range for ``host`` (the candidates all have one)."""
@@ -677,6 +687,8 @@ class Engine:
         self, host: str, candidates: tuple[PathIndex, ...], fallbacks: list[str]
     ) -> tuple[PathIndex, ...]:
         """The candidates whose spine has a free tag port for ``host``."""
+        if not self.tags.any_full(host):
+            return candidates
         full = [c.path.spine for c in candidates if not self.tags.free(host, c.path.spine)]
         if not full:
             return candidates

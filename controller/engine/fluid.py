@@ -51,6 +51,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+import numpy.typing as npt
+
 FlowKey = int
 """A flow's key: ``transfer id * MAX_PARTS + part`` for the engine's transfers, negative
 for adopted ones (:func:`part_key`)."""
@@ -81,11 +84,17 @@ class Fluid:
         "_waiting_on",
         "avail",
         "counting",
+        "counts",
+        "waiting",
     )
 
     def __init__(self, avail: list[float], *, counting: bool = True) -> None:
         self.avail = avail
         self.counting = counting
+        self.counts: npt.NDArray[np.float64] = np.zeros(len(avail))
+        """Flows running on each port (numpy, for the vectorised path selection)."""
+        self.waiting: npt.NDArray[np.float64] = np.zeros(len(avail))
+        """Bytes waiting (held) on each port."""
         self._members: dict[int, set[FlowKey]] = {}
         self._ports: dict[FlowKey, tuple[int, ...]] = {}
         self._left: dict[FlowKey, float] = {}
@@ -113,9 +122,11 @@ class Fluid:
         self._ports[key] = ports
         self._left[key] = float(nbytes)
         self._at[key] = now
-        members = self._members
+        members, counts = self._members, self.counts
         for p in ports:
-            members.setdefault(p, set()).add(key)
+            on = members.setdefault(p, set())
+            on.add(key)
+            counts[p] = len(on)
         self._rerate_on(ports)
 
     def wait(self, key: FlowKey, ports: Sequence[int], nbytes: float) -> None:
@@ -127,6 +138,7 @@ class Fluid:
         on = self._waiting_on
         for p in ports:
             on[p] = on.get(p, 0.0) + nbytes
+            self.waiting[p] = on[p]
 
     def _unwait(self, key: FlowKey) -> float:
         ports, nbytes = self._waiting.pop(key)
@@ -137,6 +149,8 @@ class Fluid:
                 on[p] = left
             else:
                 on.pop(p, None)
+                left = 0.0
+            self.waiting[p] = left
         return nbytes
 
     def remove(self, key: FlowKey, now: float) -> float:
@@ -149,10 +163,12 @@ class Fluid:
             return 0.0
         left = self._left_at(key, now)
         self._settle_on(ports, now)
+        counts = self.counts
         for p in ports:
             on = self._members.get(p)
             if on is not None:
                 on.discard(key)
+                counts[p] = len(on)
                 if not on:
                     del self._members[p]
         del self._left[key], self._rate[key], self._at[key]
@@ -218,6 +234,41 @@ class Fluid:
             t = 8.0 * (nbytes + queued) / avail[p]
             worst = max(worst, t)
         return worst
+
+    def candidate(
+        self, up: int, down: int, nbytes: float, now: float
+    ) -> tuple[float, float, float]:
+        """A two-port path's figures for ``nbytes`` new bytes at ``now``, at once (what
+        path selection asks of every candidate): its :meth:`completion` and the
+        :meth:`share` of each port."""
+        avail, members, waiting = self.avail, self._members, self._waiting_on
+        a_up, a_down = avail[up], avail[down]
+        if not self.counting:
+            return 8.0 * nbytes / (a_up if a_up < a_down else a_down), a_up, a_down
+        on_up, on_down = members.get(up), members.get(down)
+        q_up = waiting.get(up, 0.0) + (self._queued(on_up, nbytes, now) if on_up else 0.0)
+        q_down = waiting.get(down, 0.0) + (self._queued(on_down, nbytes, now) if on_down else 0.0)
+        t_up, t_down = (nbytes + q_up) / a_up, (nbytes + q_down) / a_down
+        n_up = len(on_up) + 1 if on_up else 1
+        n_down = len(on_down) + 1 if on_down else 1
+        return 8.0 * (t_up if t_up > t_down else t_down), a_up / n_up, a_down / n_down
+
+    def queued(self, port: int, nbytes: float, now: float) -> float:
+        """What a new flow of ``nbytes`` on ``port`` waits for there (see
+        :meth:`_queued`); 0 when nothing runs on it."""
+        on = self._members.get(port)
+        return self._queued(on, nbytes, now) if on else 0.0
+
+    def _queued(self, on: set[FlowKey], nbytes: float, now: float) -> float:
+        """The bytes of the flows ``on`` a port that a new flow of ``nbytes`` waits for
+        under processor sharing: each one's bytes left, at most ``nbytes``."""
+        left, rate, at = self._left, self._rate, self._at
+        queued = 0.0
+        for k in on:
+            b = left[k] - rate[k] * (now - at[k]) / 8.0
+            if b > 0.0:
+                queued += b if b < nbytes else nbytes
+        return queued
 
     def drain(self, ports: Sequence[int], nbytes: float, now: float) -> float:
         """Seconds until ``nbytes`` more bytes on ``ports`` would be through, every byte

@@ -163,6 +163,17 @@ class TagPool:
         self.spines = spines
         self._index = {s: k for k, s in enumerate(spines)}
         self._pools: dict[tuple[str, int], _Pool] = {}
+        self._full: dict[str, int] = {}
+        """Per host, how many of its pools have no port free (usually none)."""
+
+    def any_full(self, host: str) -> bool:
+        """True when some spine's range has no port free for ``host``."""
+        return self._full.get(host, 0) > 0
+
+    def _track(self, host: str, pool: _Pool, was_full: bool) -> None:
+        full = len(pool.held) >= pool.size
+        if full != was_full:
+            self._full[host] = self._full.get(host, 0) + (1 if full else -1)
 
     def _pool(self, host: str, k: int) -> _Pool:
         pool = self._pools.get((host, k))
@@ -177,13 +188,19 @@ class TagPool:
 
     def take(self, host: str, spine: str) -> int | None:
         """A free port of ``spine``'s range for ``host``, or None when all are in use."""
-        return self._pool(host, self._index[spine]).take()
+        pool = self._pool(host, self._index[spine])
+        was_full = len(pool.held) >= pool.size
+        port = pool.take()
+        self._track(host, pool, was_full)
+        return port
 
     def take_any(self, host: str) -> int | None:
         """A free port of the range with the most free ports for ``host`` (a transfer
         the ranges do not steer: outside kv-aware mode, or inside one rack)."""
+        if not self.spines:
+            return None
         best = max(range(len(self.spines)), key=lambda k: -len(self._pool(host, k).held))
-        return self._pool(host, best).take() if self.spines else None
+        return self.take(host, self.spines[best])
 
     def free(self, host: str, spine: str) -> int:
         """How many ports of ``spine``'s range ``host`` has free."""
@@ -199,12 +216,21 @@ class TagPool:
         """Return ``host``'s ``port``; it is handed out again last."""
         spine = self.spine_of(port)
         if spine is not None:
-            self._pool(host, self._index[spine]).give(port)
+            pool = self._pool(host, self._index[spine])
+            was_full = len(pool.held) >= pool.size
+            pool.give(port)
+            self._track(host, pool, was_full)
 
     def reserve(self, host: str, port: int) -> bool:
         """Withhold ``port`` from ``host``'s pool (False: already held or not a tag port)."""
         spine = self.spine_of(port)
-        return spine is not None and self._pool(host, self._index[spine]).reserve(port)
+        if spine is None:
+            return False
+        pool = self._pool(host, self._index[spine])
+        was_full = len(pool.held) >= pool.size
+        reserved = pool.reserve(port)
+        self._track(host, pool, was_full)
+        return reserved
 
 
 @dataclass(frozen=True, slots=True)

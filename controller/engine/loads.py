@@ -24,6 +24,9 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 
+import numpy as np
+import numpy.typing as npt
+
 from controller.engine.telemetry_math import PortCounters, PortState, advance
 from controller.topology import EgressPort, PortRef
 
@@ -51,6 +54,8 @@ class LoadTable:
         self.util: list[float] = [0.0] * n
         self.qdelay_s: list[float] = [0.0] * n
         self.inflight: list[int] = [0] * n
+        self.arrays = PortArrays(self.capacity)
+        """The same figures as numpy arrays, for the vectorised path selection."""
         self.state: list[PortState | None] = [None] * n
         self.hist_t: list[list[float]] = [[] for _ in range(n)]
         self.hist_sent: list[list[int]] = [[] for _ in range(n)]
@@ -88,9 +93,10 @@ class LoadTable:
             if not after.sampled:
                 continue
             cap = self.capacity[i]
-            self.avail_bps[i] = cap * max(MIN_AVAILABLE, 1.0 - after.bg_util)
+            avail = self.avail_bps[i] = cap * max(MIN_AVAILABLE, 1.0 - after.bg_util)
             self.util[i] = after.util
             self.qdelay_s[i] = after.queue_delay_s
+            self.arrays.set(i, avail, after.util, after.queue_delay_s)
             updated.append(i)
         if updated:
             last = self.sampled_at.get(switch)
@@ -123,15 +129,17 @@ class LoadTable:
         counted)."""
         if not self.count_placements:
             return
-        inflight = self.inflight
+        inflight, mirror = self.inflight, self.arrays.inflight
         for i, b in contributions:
             inflight[i] += b
+            mirror[i] = inflight[i]
 
     def remove(self, contributions: Sequence[tuple[int, int]]) -> None:
         """Forget ``(port, bytes)`` of a transfer that ended; never below zero."""
-        inflight = self.inflight
+        inflight, mirror = self.inflight, self.arrays.inflight
         for i, b in contributions:
             inflight[i] = max(0, inflight[i] - b)
+            mirror[i] = inflight[i]
 
     # -- history ----------------------------------------------------------------------
 
@@ -169,3 +177,27 @@ class LoadTable:
 
 
 _TRIM_EVERY = 256
+
+
+FloatArray = npt.NDArray[np.float64]
+
+
+class PortArrays:
+    """The load table's per-port figures as numpy arrays, kept equal to its lists (which
+    the rest of the engine reads one port at a time): what path selection reads for
+    every candidate at once (:func:`~controller.engine.selection.evaluate`)."""
+
+    __slots__ = ("avail", "capacity", "inflight", "qdelay", "util")
+
+    def __init__(self, capacity: Sequence[float]) -> None:
+        self.capacity: FloatArray = np.array(capacity, dtype=np.float64)
+        self.avail: FloatArray = self.capacity.copy()
+        self.util: FloatArray = np.zeros(len(capacity))
+        self.qdelay: FloatArray = np.zeros(len(capacity))
+        self.inflight: FloatArray = np.zeros(len(capacity))
+
+    def set(self, i: int, avail: float, util: float, qdelay: float) -> None:
+        """Port ``i``'s new sample."""
+        self.avail[i] = avail
+        self.util[i] = util
+        self.qdelay[i] = qdelay
