@@ -305,8 +305,8 @@ class KvAware(Driver):
             target = (
                 run.route if run.route is not None else self.ecmp_spine(a.src, a.dst, run.sport)
             )
-            flow = run.flow
-            if flow is not None and self.engine.is_active(flow):
+            flow = run.flow  # a flow's slot is reused once it ends: only if it is still ours
+            if flow is not None and self.flow_owner.get(flow) == a.index:
                 self.engine.reroute(flow, self.net.path(a.src, a.dst, target))
                 live.flows[flow] = target
             if len(runs) == 1:
