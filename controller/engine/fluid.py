@@ -118,7 +118,8 @@ class Fluid:
         if key in self._ports or key in self._waiting:
             self.remove(key, now)
         ports = tuple(ports)
-        self._settle_on(ports, now)
+        flows = self._settle_on(ports, now)
+        flows.append(key)
         self._ports[key] = ports
         self._left[key] = float(nbytes)
         self._at[key] = now
@@ -127,7 +128,7 @@ class Fluid:
             on = members.setdefault(p, set())
             on.add(key)
             counts[p] = len(on)
-        self._rerate_on(ports)
+        self._rerate(flows)
 
     def wait(self, key: FlowKey, ports: Sequence[int], nbytes: float) -> None:
         """A held flow of ``nbytes`` waits on ``ports`` (see the module docstring)."""
@@ -162,7 +163,7 @@ class Fluid:
         if ports is None:
             return 0.0
         left = self._left_at(key, now)
-        self._settle_on(ports, now)
+        flows = self._settle_on(ports, now)
         counts = self.counts
         for p in ports:
             on = self._members.get(p)
@@ -173,7 +174,7 @@ class Fluid:
                     del self._members[p]
         del self._left[key], self._rate[key], self._at[key]
         self._done.pop(key, None)
-        self._rerate_on(ports)
+        self._rerate(flows)
         return left
 
     def move(self, key: FlowKey, ports: Sequence[int], now: float) -> None:
@@ -187,8 +188,7 @@ class Fluid:
         """The availability of ``ports`` changed (a poll): re-rate the flows on them."""
         touched = tuple(p for p in ports if p in self._members)
         if touched:
-            self._settle_on(touched, now)
-            self._rerate_on(touched)
+            self._rerate(self._settle_on(touched, now))
 
     # -- what the decisions read --------------------------------------------------------
 
@@ -307,40 +307,48 @@ class Fluid:
         left = self._left[key] - self._rate[key] * (now - self._at[key]) / 8.0
         return left if left > 0.0 else 0.0
 
-    def _settle_on(self, ports: Iterable[int], now: float) -> None:
-        """Advance every flow on ``ports`` to ``now`` at its current rate."""
+    def _settle_on(self, ports: Iterable[int], now: float) -> list[FlowKey]:
+        """Advance every flow on ``ports`` to ``now`` at its current rate; the flows
+        (each once), for :meth:`_rerate` once their ports' counts have changed."""
+        members, left_of, rate_of, at_of, done = (
+            self._members,
+            self._left,
+            self._rate,
+            self._at,
+            self._done,
+        )
+        flows: list[FlowKey] = []
         seen: set[FlowKey] = set()
-        members = self._members
         for p in ports:
             on = members.get(p)
             if not on:
                 continue
             for k in on:
-                if k not in seen:
-                    seen.add(k)
-                    left = self._left_at(k, now)
-                    if left <= 0.0 and k not in self._done:
-                        rate = self._rate[k]
-                        ran_out = self._at[k] + 8.0 * self._left[k] / rate if rate > 0 else now
-                        self._done[k] = min(now, ran_out)
-                    self._left[k] = left
-                    self._at[k] = now
-
-    def _rerate_on(self, ports: Iterable[int]) -> None:
-        """Recompute the rate of every flow on ``ports`` (their counts or availability
-        changed); each must have been settled first."""
-        members, avail = self._members, self.avail
-        done: set[FlowKey] = set()
-        for p in ports:
-            on = members.get(p)
-            if not on:
-                continue
-            for k in on:
-                if k in done:
+                if k in seen:
                     continue
-                done.add(k)
-                rate = float("inf")
-                for q in self._ports[k]:
-                    r = avail[q] / len(members[q])
-                    rate = min(rate, r)
-                self._rate[k] = rate
+                seen.add(k)
+                flows.append(k)
+                rate = rate_of[k]
+                left = left_of[k] - rate * (now - at_of[k]) / 8.0
+                if left <= 0.0:
+                    if k not in done:
+                        ran_out = at_of[k] + 8.0 * left_of[k] / rate if rate > 0 else now
+                        done[k] = min(now, ran_out)
+                    left = 0.0
+                left_of[k] = left
+                at_of[k] = now
+        return flows
+
+    def _rerate(self, flows: Iterable[FlowKey]) -> None:
+        """Recompute the rate of each of ``flows`` (settled first) from its ports'
+        availability and counts now."""
+        members, avail, ports_of, rate_of = self._members, self.avail, self._ports, self._rate
+        for k in flows:
+            ports = ports_of.get(k)
+            if ports is None:  # removed meanwhile
+                continue
+            rate = float("inf")
+            for q in ports:
+                r = avail[q] / len(members[q])
+                rate = min(rate, r)
+            rate_of[k] = rate
