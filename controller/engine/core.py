@@ -515,17 +515,20 @@ class Engine:
         )  # fmt: skip
 
     def _max_slices(self, ident: _Ident, candidates: tuple[PathIndex, ...]) -> int:
-        """``selection.max_slices``, or enough for the source NIC over one uplink (its
-        leaf's fastest), worked out once per host."""
+        """``selection.max_slices``, or enough for the source NIC over one path (the
+        fastest candidate's slower port: a cable re-provisioned at 400G under a spine
+        whose downlinks run at 100G still gives a path of 100G), worked out once per
+        host, and again when a capacity changes."""
         most = self.settings.selection.max_slices
         if most is not None:
             return most
         host = ident[2]
         auto = self._auto_slices.get(host)
         if auto is None:
-            uplink = max(self.table.capacity[c.up] for c in candidates)
+            cap = self.table.capacity
+            path = max(min(cap[c.up], cap[c.down]) for c in candidates)
             auto = self._auto_slices[host] = auto_slices(
-                self.topology.hosts[host].capacity_bps, uplink
+                self.topology.hosts[host].capacity_bps, path
             )
         return auto
 

@@ -8,10 +8,13 @@ spine1:2 or spine2:2.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from controller.config import FabricConfig
+from controller.config.generate import leaf_spine
 from controller.engine import (
     Alert,
     CapacityChanged,
@@ -164,3 +167,19 @@ def test_a_port_the_switch_does_not_report(f: FakeClockEngine) -> None:
     assert fired(f.engine.port_states(report("leaf1"), f.now), "port_unreported") == [
         ("leaf1:4", False)
     ]
+
+
+def test_an_uplink_faster_than_its_spines_downlinks_keeps_the_transfers_split() -> None:
+    # a 80 Mb/s NIC over 20 Mb/s paths: 4 slices. leaf1's uplink to spine1 re-provisioned
+    # at 80 Mb/s still leads to spine1's 20 Mb/s downlink: a path stays 20 Mb/s, and a
+    # transfer alone is still split (were it counted by its uplink, it would not be)
+    fab = FakeClockEngine(config=_fast_nics())
+    fab.warm()
+    fab.engine.port_states(report("leaf1", {3: PortStatus(80 * MB, True)}), fab.now)
+    decision = fab.decide("h11", "h21", 8 * MB)
+    assert len(decision.slices) == 2  # both spines (one path each): 2 slices, not 1
+
+
+def _fast_nics() -> FabricConfig:
+    config = leaf_spine(2, 2, 2, link_bps=20 * MB)
+    return replace(config, hosts=tuple(replace(h, capacity_bps=80 * MB) for h in config.hosts))
