@@ -5,6 +5,8 @@ uplink to spine1 at 40 Mb/s: the running controller's model must show it within 
 audit round (100 ms here), with the alert, the log line and the metrics; back at
 20 Mb/s the alert stops. Taking the cable's veth down makes both its ports report
 their link down, which the model shows as their oper-status and as the cable down.
+leaf1 also has a port 9 the fabric file does not know (a cable to a spine the model
+lacks): it is reported, alerted on, and no transfer goes there.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from finsy.gnmipath import GNMIPath
 
 from tests.controller_service.harness import Api, RunningSwitches, link_status, metric, wait_for
 from tests.support.controllers import Controllers
+from tests.support.netns import VethPair, veth
 
 pytestmark = pytest.mark.root
 
@@ -28,8 +31,19 @@ LINK = "leaf1:3-spine1:1"
 
 
 @pytest.fixture(scope="module")
-def cabled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningSwitches]:
-    f = RunningSwitches(tmp_path_factory.mktemp("capacity"), veths=True)
+def extra() -> Iterator[VethPair]:
+    """The cable of leaf1's port 9, which the fabric file does not know."""
+    with veth("kn") as pair:
+        yield pair
+
+
+@pytest.fixture(scope="module")
+def cabled(tmp_path_factory: pytest.TempPathFactory, extra: VethPair) -> Iterator[RunningSwitches]:
+    f = RunningSwitches(
+        tmp_path_factory.mktemp("capacity"),
+        veths=True,
+        switch_args={"leaf1": ("-i", f"9@{extra.outside}")},
+    )
     try:
         yield f.start()
     finally:
@@ -112,3 +126,18 @@ def test_a_cable_taken_down_shows_its_ports_down(
     wait_for(lambda: port(api, PORT)["oper_status"] == "up", timeout=2, step=0.01)
     wait_for(lambda: link_status(api, LINK) == "up", timeout=2, step=0.01)
     assert alerts(api, "port_down") == []
+
+
+def test_a_port_the_file_does_not_know_is_reported_and_left_alone(
+    cabled: RunningSwitches, controllers: Controllers, extra: VethPair
+) -> None:
+    _c, api = controllers.ready(cabled.path, "--no-audit")
+    unknown = [{"port": "leaf1:9", "name": extra.outside, "speed_bps": 20_000_000,
+                "oper_status": "up"}]  # fmt: skip
+    wait_for(lambda: api.call("GET", "/v1/fabric")[1]["unmodelled_ports"] == unknown)
+    assert alerts(api, "port_unknown") == ["leaf1:9"]
+    scrape = api.call("GET", "/metrics")[1]
+    assert metric(scrape, "kvfabric_port_unmodelled", port="leaf1:9") == 1.0
+    for _ in range(4):
+        status, t = api.call("POST", "/v1/transfers", {"src": "h11", "dst": "h21", "bytes": 10**6})
+        assert status == 201 and {s["spine"] for s in t["slices"]} <= {"spine1", "spine2"}
