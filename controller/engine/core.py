@@ -515,20 +515,20 @@ class Engine:
         )  # fmt: skip
 
     def _max_slices(self, ident: _Ident, candidates: tuple[PathIndex, ...]) -> int:
-        """``selection.max_slices``, or enough for the source NIC over one path (the
-        fastest candidate's slower port: a cable re-provisioned at 400G under a spine
-        whose downlinks run at 100G still gives a path of 100G), worked out once per
-        host, and again when a capacity changes."""
+        """``selection.max_slices``, or enough for the source NIC over one uplink (its
+        leaf's slowest: one cable re-provisioned at 400G beside three at 100G must not
+        stop the rack's transfers from filling their NIC over four paths; a slice more
+        than the paths need is never used, :func:`split` keeps only those that help),
+        worked out once per host, and again when a capacity changes."""
         most = self.settings.selection.max_slices
         if most is not None:
             return most
         host = ident[2]
         auto = self._auto_slices.get(host)
         if auto is None:
-            cap = self.table.capacity
-            path = max(min(cap[c.up], cap[c.down]) for c in candidates)
+            uplink = min(self.table.capacity[c.up] for c in candidates)
             auto = self._auto_slices[host] = auto_slices(
-                self.topology.hosts[host].capacity_bps, path
+                self.topology.hosts[host].capacity_bps, uplink
             )
         return auto
 

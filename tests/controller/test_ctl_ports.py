@@ -169,10 +169,11 @@ def test_a_port_the_switch_does_not_report(f: FakeClockEngine) -> None:
     ]
 
 
-def test_an_uplink_faster_than_its_spines_downlinks_keeps_the_transfers_split() -> None:
-    # a 80 Mb/s NIC over 20 Mb/s paths: 4 slices. leaf1's uplink to spine1 re-provisioned
-    # at 80 Mb/s still leads to spine1's 20 Mb/s downlink: a path stays 20 Mb/s, and a
-    # transfer alone is still split (were it counted by its uplink, it would not be)
+def test_one_faster_uplink_keeps_the_racks_transfers_split() -> None:
+    # a 80 Mb/s NIC over 20 Mb/s uplinks: 4 slices. leaf1's uplink to spine1 re-provisioned
+    # at 80 Mb/s still leads to spine1's 20 Mb/s downlink, and the other uplink is still
+    # 20 Mb/s: a transfer alone is still split over both spines (counted by its fastest
+    # uplink, it would get 1 slice and a quarter of its NIC)
     fab = FakeClockEngine(config=_fast_nics())
     fab.warm()
     fab.engine.port_states(report("leaf1", {3: PortStatus(80 * MB, True)}), fab.now)
