@@ -25,14 +25,16 @@ counts; the superspine's ECMP then picks the destination pod's spine, whose port
 the path leaves to the telemetry of other transfers.
 The cables themselves (:class:`LinkId`) carry a status that the topology audit
 updates; a path through a cable that is down or miswired is no longer a candidate.
-Topologies are immutable: :meth:`Topology.with_link_status` returns a new one that
-shares the static parts.
+An egress port's capacity is the fabric file's until its switch reports another
+speed (:mod:`controller.engine.ports`); the graph keeps the file's figures.
+Topologies are immutable: :meth:`Topology.with_link_status` and
+:meth:`Topology.with_capacity` return a new one that shares the static parts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import NamedTuple
 
@@ -248,6 +250,17 @@ class Topology:
         new._status = {k: s for k, s in self._status.items() if k != link}
         if status is not LinkStatus.UP:
             new._status[link] = status
+        return new
+
+    def with_capacity(self, ref: PortRef, capacity_bps: int) -> Topology:
+        """A topology identical to this one except for egress port ``ref``'s capacity."""
+        port = self.egress.get(ref)
+        if port is None:
+            raise TopologyError(f"no egress port {ref} in the fabric")
+        new = object.__new__(Topology)
+        for attr in Topology.__slots__:
+            setattr(new, attr, getattr(self, attr))
+        new.egress = {**self.egress, ref: replace(port, capacity_bps=capacity_bps)}
         return new
 
     def unusable_links(self) -> frozenset[LinkId]:

@@ -7,10 +7,14 @@ speaking simple_switch_grpc's command line::
         -- --grpc-server-addr ADDR [--cpu-port N]
 
 ``switch_argv`` builds that argument list from the node's interfaces (Mininet's port
-numbers are the switch's port numbers); ``launch_command`` puts the binary in front
-of it, and is the only method a target overrides: :class:`P4Switch` runs
-``kvfabric switch``, :class:`Bmv2Switch` runs BMv2's ``simple_switch_grpc`` (the VM
-lab). The process is a :class:`~softswitch.switch.process.SwitchProcess`, the one
+numbers are the switch's port numbers), with each shaped port's rate as the speed
+the port reports over gNMI (``--port-speed PORT:BPS``: a veth alone would say
+10 Gb/s, and the controller would take the lab's 20 Mb/s links for 10 Gb/s ones);
+``launch_command`` puts the binary in front of it, and is the only method a target
+overrides: :class:`P4Switch` runs ``kvfabric switch``, :class:`Bmv2Switch` runs
+BMv2's ``simple_switch_grpc`` (the VM lab), which has no port speeds.
+
+The process is a :class:`~softswitch.switch.process.SwitchProcess`, the one
 launcher of switches: started in its own session with its output in a log file per
 switch, it is ready once the gRPC port accepts a connection (the switch binds it
 only when ready; BMv2's own ready line may sit in its stdout buffer), and exiting
@@ -93,11 +97,25 @@ class P4Switch(Switch):  # type: ignore[misc]  # Mininet has no type stubs
             out.append((int(port), str(intf.name)))
         return sorted(out)
 
-    def switch_argv(self) -> list[str]:
-        """simple_switch_grpc's arguments for this node (without the binary)."""
+    def port_rates(self) -> list[tuple[int, int]]:
+        """(port number, bit/s) of every interface Mininet shapes (its ``bw``, Mb/s)."""
+        out = []
+        for intf in self.intfList():
+            port = self.ports.get(intf)
+            bw = getattr(intf, "params", {}).get("bw")
+            if port and bw:
+                out.append((int(port), round(float(bw) * 1e6)))
+        return sorted(out)
+
+    def switch_argv(self, *, port_speeds: bool = True) -> list[str]:
+        """simple_switch_grpc's arguments for this node (without the binary); with
+        ``port_speeds``, each shaped port's rate (``--port-speed``, which BMv2 lacks)."""
         argv: list[str] = []
         for port, iface in self.port_map():
             argv += ["-i", f"{port}@{iface}"]
+        if port_speeds:
+            for port, bps in self.port_rates():
+                argv += ["--port-speed", f"{port}:{bps}"]
         # the qdisc (htb + pfifo) is the link's buffer: a send buffer large enough that
         # the pfifo's limit, not the socket, decides what waits and what is dropped
         argv += ["--send-buffer", str(LAB_SEND_BUFFER)]
@@ -207,8 +225,8 @@ class Bmv2Switch(P4Switch):
     binary = "simple_switch_grpc"
 
     def launch_command(self) -> list[str]:
-        """``simple_switch_grpc`` with the same arguments."""
-        return [self.binary, *self.switch_argv()]
+        """``simple_switch_grpc`` with the same arguments, but the port speeds."""
+        return [self.binary, *self.switch_argv(port_speeds=False)]
 
 
 class LabHost(Host):  # type: ignore[misc]

@@ -31,7 +31,11 @@ with the simulated clock as the engine's injected clock, and nothing else:
   ``audit_interval`` goes to ``Engine.audit`` (a probe crosses a cable that is up and
   is lost on one that is down), and the slices the engine moves (``TransferMoved``:
   their range's entry is rewritten to a live spine, or removed) move ``write_latency``
-  later.
+  later. With each round, the switches whose ports changed since the last one report
+  them to ``Engine.port_states``, as their gNMI stream does to the controller: each
+  port's provisioned speed (a cable re-provisioned by a ``capacity`` event) and its
+  oper-status (down at both ends of a cable that is down). So the engine learns a new
+  capacity, and a dead cable's carrier, one audit round after the event at most.
 
 The settings are the controller's own (the fabric's ``controller`` section, or the
 scenario's ``simulation.controller`` with the same keys), so a figure from here is
@@ -43,11 +47,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from controller.config import ControllerSettings, Mode
 from controller.engine import (
     AuditRound,
     Demand,
     Engine,
+    PortStates,
+    PortStatus,
     ProbeSeen,
     Released,
     SwitchReading,
@@ -104,6 +112,7 @@ class KvAware(Driver):
         self._rounds: dict[frozenset[tuple[str, str]], AuditRound] = {}
         self._poll()
         if self.scenario.events:
+            self._prepare_ports()
             self._audit()
 
     # -- telemetry ------------------------------------------------------------------
@@ -151,7 +160,46 @@ class KvAware(Driver):
                         seen.append(ProbeSeen(origin, at))
             round_ = self._rounds[down] = AuditRound(tuple(sent), tuple(seen))
         self._apply(self.ctl.audit(round_, self.engine.now))
+        self._report_ports()
         self.engine.at(self.engine.now + self.controller.audit_interval_s, self._audit, daemon=True)
+
+    # -- the switches' ports --------------------------------------------------------
+
+    def _prepare_ports(self) -> None:
+        """Every switch's ports, the cable of each fabric port, and what was reported."""
+        self.ports_of: dict[str, list[tuple[int, int]]] = {}
+        self.switch_of: dict[int, str] = {}
+        for ref, link in self.net.port_link.items():
+            self.ports_of.setdefault(ref.switch, []).append((ref.port, link))
+            self.switch_of[link] = ref.switch
+        self.cable_of: dict[int, tuple[str, str]] = {}
+        for (leaf, spine), link in self.net.up.items():
+            self.cable_of[link] = (leaf, spine)
+        for (spine, leaf), link in self.net.down.items():
+            self.cable_of[link] = (leaf, spine)
+        self._reported = self.provisioned.copy()
+        self._reported_down: frozenset[tuple[str, str]] = frozenset()
+
+    def _report_ports(self) -> None:
+        """The switches whose ports changed since the last round report all of them."""
+        down = frozenset(self.down)
+        changed = {int(link) for link in np.flatnonzero(self.provisioned != self._reported)}
+        for cable in down ^ self._reported_down:
+            changed.update(self.net.cable_links(*cable))
+        switches = {self.switch_of[link] for link in changed if link in self.switch_of}
+        if not switches:
+            return
+        self._reported = self.provisioned.copy()
+        self._reported_down = down
+        now = self.engine.now
+        updates: list[Update] = []
+        for switch in sorted(switches):
+            ports = {
+                port: PortStatus(int(self.provisioned[link]), self.cable_of.get(link) not in down)
+                for port, link in self.ports_of[switch]
+            }
+            updates += self.ctl.port_states(PortStates(switch, ports), now)
+        self._apply(updates)
 
     # -- transfers ------------------------------------------------------------------
 

@@ -118,7 +118,8 @@ class SelectionSettings:
     controller that does not track its own transfers would; for studies of herding).
     ``max_slices``: how many spines one transfer may be split over (one tagged
     connection per slice); None: enough slices for the source host's NIC over one
-    uplink (a 400 Gb/s NIC behind 100 Gb/s uplinks: 4); 1: no slices.
+    uplink, its leaf's slowest (a 400 Gb/s NIC behind 100 Gb/s uplinks: 4, and still 4
+    when one of them is re-provisioned at 400 Gb/s); 1: no slices.
     """
 
     hysteresis: float = 0.10

@@ -7,8 +7,9 @@ returns. Nothing in this package reads a clock or does I/O.
     decision, updates = engine.decide(Demand("h11", "h21", 2_000_000), clock())
 
 Modules, in the order data flows through them: ``events`` (inputs: a :class:`Demand`
-for a transfer, switch readings, audit rounds), ``telemetry_math`` (counters to
-utilisation), ``loads`` (the per-port picture), ``fluid`` (the engine's own flows:
+for a transfer, switch readings, audit rounds, the switches' ports), ``telemetry_math``
+(counters to utilisation), ``loads`` (the per-port picture), ``ports`` (the speeds and
+oper-status the switches report, against the fabric file), ``fluid`` (the engine's own flows:
 bytes left and rates), ``selection`` (path choice), ``slicing`` (a transfer split over
 spines),
 ``inflight`` (transfers in flight, the :class:`~controller.engine.inflight.Choice`
@@ -22,7 +23,14 @@ it), ``view`` (log records and the fabric view), ``core`` (the engine).
 
 from controller.engine.audit import AuditFindings, LinkVerdict, compare_wiring
 from controller.engine.core import Engine
-from controller.engine.events import AuditRound, Demand, ProbeSeen, SwitchReading
+from controller.engine.events import (
+    AuditRound,
+    Demand,
+    PortStates,
+    PortStatus,
+    ProbeSeen,
+    SwitchReading,
+)
 from controller.engine.flow_pins import (
     PROTOCOLS,
     FlowPin,
@@ -33,6 +41,7 @@ from controller.engine.flow_pins import (
 from controller.engine.snapshot import Counts, Snapshot, TransferNow
 from controller.engine.updates import (
     Alert,
+    CapacityChanged,
     Decision,
     LinkStatusChanged,
     LogRecord,
@@ -59,6 +68,7 @@ __all__ = [
     "Alert",
     "AuditFindings",
     "AuditRound",
+    "CapacityChanged",
     "Counts",
     "Decision",
     "Demand",
@@ -73,6 +83,8 @@ __all__ = [
     "LogRecord",
     "Marking",
     "PathDownError",
+    "PortStates",
+    "PortStatus",
     "ProbeSeen",
     "Released",
     "RemoveFlowPin",

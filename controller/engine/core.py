@@ -14,6 +14,8 @@ with a fake clock:
     releases(now)                 -> [Released*, timeouts]   (at next_release())
     telemetry(reading, now)       -> [Alert?]                    (a switch's counters)
     audit(round, now)             -> [LinkStatusChanged, TransferMoved*, Alert, ...]
+    port_states(reading, now)     -> [CapacityChanged*, LinkStatusChanged*, Alert*,
+                                      LogRecord*, TransferMoved*]  (a switch's ports)
     tick(now)                     -> timeouts, staleness alerts, the quiet period,
                                      offline recomputation, alert windows, releases
     set_mode(mode, now)           -> [SetMode?, Released*]       (the operator)
@@ -72,7 +74,7 @@ from controller.engine import view
 from controller.engine.alerts import AlertBook, EfficiencyWindows, LatencyWindows, TierWindows
 from controller.engine.audit import LinkVerdict, probe_outcomes, worst
 from controller.engine.efficiency import offline_verdict
-from controller.engine.events import AuditRound, Demand, SwitchReading
+from controller.engine.events import AuditRound, Demand, PortStates, SwitchReading
 from controller.engine.flow_pins import (
     FlowPin,
     FlowPins,
@@ -86,12 +88,14 @@ from controller.engine.fluid import Fluid, part_key
 from controller.engine.inflight import Adoption, Choice, InFlight, InFlightTable, Part, TagPool
 from controller.engine.liveness import SPAN_POLLS, Liveness, counter_evidence
 from controller.engine.loads import LoadTable
+from controller.engine.ports import PortBook
 from controller.engine.safety import PairMemory, RerouteGuard, baseline_of, remember
 from controller.engine.schedule import CLOCK_SLACK_S, REASON_HELD, Queue
 from controller.engine.selection import REASON_REROUTE_YIELDS, PathIndex, choose, evaluate
 from controller.engine.slicing import auto_slices, split, split_alone
 from controller.engine.snapshot import Counts, EfficiencyNow, PortNow, Snapshot, TransferNow
 from controller.engine.updates import (
+    CapacityChanged,
     Decision,
     LinkStatusChanged,
     LogRecord,
@@ -110,7 +114,7 @@ from controller.errors import (
     UnknownHostError,
     UnknownTransferError,
 )
-from controller.topology import LinkId, LinkStatus, SpinePath, Topology
+from controller.topology import LinkId, LinkStatus, PortRef, SpinePath, Topology
 
 Pair = tuple[str, str]
 _Ident = tuple[int, str, str, str, int, Mode]
@@ -171,6 +175,7 @@ class Engine:
         self._stale: set[str] = set()
         self._unexpected: set[str] = set()
         self.liveness = Liveness(s.audit_misses, s.audit_hold_s)
+        self.ports = PortBook(topology)
         self.flow_pins = FlowPins()
         self.queue = Queue(s.scheduling.policy, s.scheduling.max_wait_s)
         self._timed_out: dict[int, InFlight] = {}
@@ -211,7 +216,7 @@ class Engine:
     def snapshot(self, now: float) -> Snapshot:
         """The engine at ``now``, read-only (:mod:`~controller.engine.snapshot`): for the
         metrics, the fabric view and the live page, never on a decision's path."""
-        table = self.table
+        table, book = self.table, self.ports
         ports = tuple(
             PortNow(
                 p.ref,
@@ -223,6 +228,8 @@ class Engine:
                 state.bg_util if state is not None else None,
                 state.queue_delay_s if state is not None else None,
                 table.inflight[i],
+                file_capacity_bps=book.file[p.ref],
+                reported=book.status(p.ref),
             )
             for i, (p, state) in enumerate(zip(table.ports, table.state, strict=True))
         )
@@ -246,6 +253,7 @@ class Engine:
             flow_pins=tuple(self.flow_pins.by_id.values()),
             alerts=tuple(self.book.active.values()),
             held=self.held_by_path(),
+            unmodelled=tuple(sorted(book.unknown.items())),
         )
 
     def totals(self) -> Counts:
@@ -508,14 +516,17 @@ class Engine:
 
     def _max_slices(self, ident: _Ident, candidates: tuple[PathIndex, ...]) -> int:
         """``selection.max_slices``, or enough for the source NIC over one uplink (its
-        leaf's fastest), worked out once per host."""
+        leaf's slowest: one cable re-provisioned at 400G beside three at 100G must not
+        stop the rack's transfers from filling their NIC over four paths; a slice more
+        than the paths need is never used, :func:`split` keeps only those that help),
+        worked out once per host, and again when a capacity changes."""
         most = self.settings.selection.max_slices
         if most is not None:
             return most
         host = ident[2]
         auto = self._auto_slices.get(host)
         if auto is None:
-            uplink = max(self.table.capacity[c.up] for c in candidates)
+            uplink = min(self.table.capacity[c.up] for c in candidates)
             auto = self._auto_slices[host] = auto_slices(
                 self.topology.hosts[host].capacity_bps, uplink
             )
@@ -941,17 +952,16 @@ class Engine:
 
     # -- audit -----------------------------------------------------------------------------
 
-    def audit(self, round_: AuditRound, now: float) -> list[Update]:  # noqa: C901 - the audit's steps, in the order the docstring gives
+    def audit(self, round_: AuditRound, now: float) -> list[Update]:
         """Apply one round of link probes: cables found down or miswired leave selection.
 
         A direction whose probe is missing is judged with its hold time and its
-        counters (:mod:`liveness`); a cable is as bad as its worse direction.
+        counters (:mod:`liveness`); a cable is as bad as its worse direction, and down
+        while a port at either end reports its link down (:mod:`ports`).
         """
         outcomes = probe_outcomes(self.topology, round_)
         verdicts: dict[LinkId, LinkVerdict] = {}
         updates: list[Update] = []
-        broken: set[LinkId] = set()
-        repaired = False
         span = SPAN_POLLS * self.settings.telemetry.poll_interval_s
         max_age = self.settings.telemetry.staleness_limit_s
         for origin, (link, probed) in outcomes.directions.items():
@@ -973,6 +983,21 @@ class Engine:
                 if end not in outcomes.directions:
                     status = self.liveness.status(end)
                     worst(verdicts, link, LinkVerdict(status, f"{end}: {status} when last probed"))
+                if self.ports.carrier_down(end):
+                    worst(verdicts, link, LinkVerdict(LinkStatus.DOWN, _carrier_text(end)))
+        updates += self._apply_verdicts(verdicts, now)
+        seen = set(outcomes.unexpected)
+        for text in sorted(seen | self._unexpected):
+            updates += self.book.judge("unexpected_wiring", text, text in seen, text)
+        self._unexpected = seen
+        return updates
+
+    def _apply_verdicts(self, verdicts: Mapping[LinkId, LinkVerdict], now: float) -> list[Update]:
+        """Give each cable its verdict: those that change leave (or rejoin) selection,
+        the transfers and flow pins on them follow, and the alerts say so."""
+        updates: list[Update] = []
+        broken: set[LinkId] = set()
+        repaired = False
         for link, verdict in verdicts.items():
             if self.topology.link_status(link) is verdict.status:
                 continue
@@ -993,15 +1018,11 @@ class Engine:
                 broken.add(link)
             else:
                 repaired = True
-        if updates:
-            self._usable.clear()
-            self._fresh.clear()
-        seen = set(outcomes.unexpected)
-        for text in sorted(seen | self._unexpected):
-            updates += self.book.judge("unexpected_wiring", text, text in seen, text)
-        self._unexpected = seen
-        if broken or repaired:
-            updates += self._follow_ranges(now)
+        if not (broken or repaired):
+            return updates
+        self._usable.clear()
+        self._fresh.clear()
+        updates += self._follow_ranges(now)
         if broken:
             updates += evacuate(self.flow_pins, broken, self._usable_between, self.table, now)
         if repaired:
@@ -1009,6 +1030,60 @@ class Engine:
                 self.flow_pins, self._flow_pin_pair, self._usable_between, self.table, now
             )
         return updates
+
+    # -- the switches' ports ---------------------------------------------------------------
+
+    def port_states(self, reading: PortStates, now: float) -> list[Update]:
+        """Fold in what a switch reports of its ports (:mod:`ports`): a speed that differs
+        from the capacity in force becomes it; a carrier down takes its cable down at
+        once, and a carrier back up gives the cable back to the probes' verdict; ports
+        the fabric file and the switch disagree on raise alerts."""
+        table = self.table
+        found = self.ports.fold(reading, lambda ref: table.capacity[table.index[ref]])
+        updates: list[Update] = []
+        for ref, bps in found.capacities:
+            updates += self._set_capacity(ref, bps, now)
+        for name, subject, firing, message, severity in found.alerts:
+            updates += self.book.judge(name, subject, firing, message, severity)
+        for fields in found.records:
+            updates.append(_log("port", now, **fields))
+        links = {
+            link
+            for ref, _up in found.carriers
+            if (link := self.topology.egress[ref].link) is not None
+        }
+        verdicts = {link: self._carrier_verdict(link) for link in sorted(links)}
+        return updates + self._apply_verdicts(verdicts, now)
+
+    def _set_capacity(self, ref: PortRef, bps: int, now: float) -> list[Update]:
+        """Egress port ``ref`` runs at ``bps``: the model, the load table and the fluid
+        picture's rates follow."""
+        i = self.table.index[ref]
+        was = int(self.table.capacity[i])
+        self.table.set_capacity(i, bps)
+        self.fluid.refresh((i,), now)
+        self.topology = self.topology.with_capacity(ref, bps)
+        self._auto_slices.clear()
+        file_bps = self.ports.file[ref]
+        return [
+            CapacityChanged(ref, bps, was),
+            _log("capacity", now, port=str(ref), capacity_bps=bps, was_bps=was,
+                 file_capacity_bps=file_bps),
+        ]  # fmt: skip
+
+    def _carrier_verdict(self, link: LinkId) -> LinkVerdict:
+        """A cable's status by its ends' carriers: down when either is, else what the
+        probes last found of its two directions."""
+        for end in link:
+            if self.ports.carrier_down(end):
+                return LinkVerdict(LinkStatus.DOWN, _carrier_text(end))
+        verdicts: dict[LinkId, LinkVerdict] = {}
+        worst(verdicts, link, LinkVerdict(LinkStatus.UP, "its ports report their links up"))
+        for end in link:
+            status = self.liveness.status(end)
+            if status is not LinkStatus.UP:
+                worst(verdicts, link, LinkVerdict(status, f"{end}: {status} when last probed"))
+        return verdicts[link]
 
     def _follow_ranges(self, now: float) -> list[Update]:
         """Move every tagged transfer in flight (each of its slices, by its own tag) to
@@ -1330,6 +1405,10 @@ class Engine:
         result = (tuple(fresh), tuple(left))
         self._fresh[pair] = (table.fresh_epoch, valid_until, *result)
         return result
+
+
+def _carrier_text(end: PortRef) -> str:
+    return f"{end} reports its link down (oper-status)"
 
 
 _TIE_S = 1e-9

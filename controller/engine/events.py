@@ -1,4 +1,5 @@
-"""What the world tells the engine: demands for transfers, counter reads, audit rounds.
+"""What the world tells the engine: demands for transfers, counter reads, audit rounds,
+and what the switches report of their ports.
 
 These are plain data built by the I/O shell (the HTTP API, the telemetry poller, the
 prober) and handed to :class:`controller.engine.Engine` with the time they happened.
@@ -40,6 +41,24 @@ class SwitchReading:
 
     switch: str
     ports: Mapping[int, PortCounters] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class PortStatus:
+    """What a switch reports of one of its ports (gNMI's OpenConfig leaves): its speed in
+    bit/s (None: unknown), whether its oper-status is UP, and its interface's name."""
+
+    speed_bps: int | None
+    up: bool
+    name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PortStates:
+    """One reading of a switch's ports, by port number: every port the switch has."""
+
+    switch: str
+    ports: Mapping[int, PortStatus] = field(default_factory=dict)
 
 
 class ProbeSeen(NamedTuple):

@@ -56,6 +56,11 @@ counter would remove.
 
 A per-port receive counter at the far end would make the evidence direct for every
 direction (docs/controller-requests.md).
+
+Direct evidence there is when a port reports its link down (its gNMI oper-status,
+:mod:`~controller.engine.ports`): the cable is down at once, whatever its probes and
+counters say, and stays down in every round's verdict while the report lasts; when it
+is up again, the directions' statuses here decide.
 """
 
 from __future__ import annotations

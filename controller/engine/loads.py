@@ -17,12 +17,18 @@ far), as lists that bisect searches directly, which the offline recomputation of
 scheduling efficiency and the link audit's counter evidence read. ``fresh_epoch``
 changes whenever a switch's telemetry turns fresh, so that the engine can cache each
 pair's fresh candidates.
+
+A port's capacity is the fabric file's until its switch reports another speed
+(:meth:`LoadTable.set_capacity`): the measured load keeps its bit/s, so its shares of
+the new capacity are rescaled, and every list (and its numpy mirror) changes in place,
+since the fluid picture and the path selection hold them.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
@@ -121,6 +127,31 @@ class LoadTable:
         """True when ``switch`` was sampled within the staleness limit."""
         last = self.sampled_at.get(switch)
         return last is not None and now - last <= self.staleness_s
+
+    def set_capacity(self, i: int, bps: float) -> None:
+        """Port ``i`` runs at ``bps`` from now on: its load keeps its bit/s (its
+        utilisations, and the queueing delay its depth makes, are rescaled) and its
+        available bandwidth follows, in every list and array, in place."""
+        old = self.capacity[i]
+        self.capacity[i] = float(bps)
+        self.arrays.capacity[i] = float(bps)
+        self.ports[i] = replace(self.ports[i], capacity_bps=int(bps))
+        state = self.state[i]
+        avail = float(bps)
+        if state is not None and state.sampled:
+            scale = old / bps
+            state = self.state[i] = replace(
+                state,
+                util=min(1.0, state.util * scale),
+                bg_util=min(1.0, state.bg_util * scale),
+                raw_util=min(1.0, state.raw_util * scale),
+                queue_delay_s=state.queue_delay_s * scale,
+            )
+            avail = bps * max(MIN_AVAILABLE, 1.0 - state.bg_util)
+            self.util[i] = state.util
+            self.qdelay_s[i] = state.queue_delay_s
+        self.avail_bps[i] = avail
+        self.arrays.set(i, avail, self.util[i], self.qdelay_s[i])
 
     # -- the engine's own placements -------------------------------------------------
 

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from controller.config import Mode
+from controller.engine.events import PortStatus
 from controller.engine.flow_pins import FlowPin
 from controller.engine.telemetry_math import percentile
 from controller.engine.updates import Alert, Decision
@@ -58,7 +59,10 @@ class Counts:
 
 @dataclass(frozen=True, slots=True)
 class PortNow:
-    """One egress port: what it is, and its smoothed load (None before a first read)."""
+    """One egress port: what it is, and its smoothed load (None before a first read).
+
+    ``capacity_bps`` is the capacity in force, ``file_capacity_bps`` the fabric file's;
+    ``reported`` what its switch last reported of it (None: nothing yet)."""
 
     ref: PortRef
     peer: str
@@ -69,6 +73,8 @@ class PortNow:
     bg_util: float | None
     queue_delay_s: float | None
     inflight_bytes: int
+    file_capacity_bps: int = 0
+    reported: PortStatus | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +139,8 @@ class Snapshot:
     """The alerts firing now."""
     held: Mapping[str, int]
     """Held transfers by path (``leaf>spine>leaf``)."""
+    unmodelled: tuple[tuple[PortRef, PortStatus], ...] = ()
+    """Ports the fabric file does not know that their switch reports up."""
 
     def staleness(self, switches: Iterable[str]) -> dict[str, float | None]:
         """Seconds since each of ``switches`` was sampled (None: never)."""

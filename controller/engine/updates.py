@@ -1,7 +1,7 @@
 """What the engine asks the world to do: plain data that the I/O shell applies.
 
     Update = TransferMoved | InstallFlowPin | RemoveFlowPin | SetMode
-             | LinkStatusChanged | Alert | LogRecord | Released
+             | LinkStatusChanged | CapacityChanged | Alert | LogRecord | Released
 
 A transfer needs no write of its own: its tag's source port is in the range of the
 spine the engine chose, and the leaves' static ``kv_range`` entries send that range up
@@ -19,6 +19,9 @@ that spine (p4/README.md, Spine ranges). So a decision returns no update for it.
 - :class:`LinkStatusChanged`: the audit found a cable down, miswired or back; the
   shell takes it out of (or back into) the ECMP groups, points the ranges of the
   spines it cuts off at live ones (or back), and reports it.
+- :class:`CapacityChanged`: a port's capacity in the model changed, because its switch
+  reports another speed (:mod:`~controller.engine.ports`); the shell scales what
+  reads its counters with it.
 - :class:`Alert`: an alert started (``firing``) or stopped; the shell logs it and sets
   its metric.
 - :class:`LogRecord`: one JSON-ready line of the transfer log.
@@ -38,7 +41,7 @@ from dataclasses import dataclass, field
 
 from controller.config import Mode
 from controller.engine.flow_pins import InstallFlowPin, RemoveFlowPin
-from controller.topology import LinkId, LinkStatus, SpinePath
+from controller.topology import LinkId, LinkStatus, PortRef, SpinePath
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +134,15 @@ class LinkStatusChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class CapacityChanged:
+    """Egress port ``port`` runs at ``capacity_bps`` from now on (it ran at ``was_bps``)."""
+
+    port: PortRef
+    capacity_bps: int
+    was_bps: int
+
+
+@dataclass(frozen=True, slots=True)
 class Alert:
     """An alert ``name`` for ``subject`` started (``firing``) or stopped."""
 
@@ -173,6 +185,7 @@ Update = (
     | RemoveFlowPin
     | SetMode
     | LinkStatusChanged
+    | CapacityChanged
     | Alert
     | LogRecord
     | Released

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from controller.engine.events import PortStatus
 from controller.engine.inflight import InFlight
 from controller.engine.updates import LogRecord
 
@@ -95,9 +96,20 @@ def transfer_record(
     return LogRecord("transfer", fields)
 
 
+def _oper(reported: PortStatus | None) -> str | None:
+    """A port's last reported oper-status: ``up``, ``down``, or None before a report."""
+    if reported is None:
+        return None
+    return "up" if reported.up else "down"
+
+
 def fabric_view(engine: Engine, now: float) -> dict[str, object]:
     """The whole picture, JSON-ready: mode, ports, links, transfers, flow pins, tiers,
     safety, totals (``GET /v1/fabric``; the service adds its own part).
+
+    Each port shows its capacity in force and the fabric file's, and the speed and
+    oper-status its switch last reported (None before a report); ``unmodelled_ports``
+    lists the ports the switches report up that the fabric file does not know.
 
     ``static_pins`` repeats ``flow_pins`` under its old name, deprecated: it goes in the
     next release."""
@@ -109,6 +121,9 @@ def fabric_view(engine: Engine, now: float) -> dict[str, object]:
             "peer": p.peer,
             "tier": str(p.tier),
             "capacity_bps": p.capacity_bps,
+            "file_capacity_bps": p.file_capacity_bps,
+            "speed_bps": p.reported.speed_bps if p.reported is not None else None,
+            "oper_status": _oper(p.reported),
             "util": p.util,
             "bg_util": p.bg_util,
             "queue_delay_s": p.queue_delay_s,
@@ -147,6 +162,10 @@ def fabric_view(engine: Engine, now: float) -> dict[str, object]:
             {"link": str(link), "status": str(topo.link_status(link))} for link in topo.links
         ],
         "ports": ports,
+        "unmodelled_ports": [
+            {"port": str(ref), "name": st.name, "speed_bps": st.speed_bps, "oper_status": "up"}
+            for ref, st in s.unmodelled
+        ],
         "staleness_s": s.staleness(sw.name for sw in topo.config.switches),
         "transfers": transfers,
         "flow_pins": flow_pins,

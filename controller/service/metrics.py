@@ -6,7 +6,8 @@ Two kinds of metric live here:
   telemetry polls, audit rounds, alert transitions, switch channels): ordinary
   counters, gauges and histograms updated as things happen;
 - what the engine knows (placements, completions, reroutes, fallbacks, efficiency,
-  per-tier utilisation, staleness, active alerts, link status): read at scrape time
+  per-tier utilisation, staleness, active alerts, link status, each port's capacity
+  against the fabric file's and what its switch reports of it): read at scrape time
   from a :class:`Scrape` the service builds from the engine's snapshot
   (:class:`~controller.engine.snapshot.Snapshot`), so the numbers are the engine's own
   and never drift from ``GET /v1/fabric``.
@@ -56,6 +57,21 @@ class Scrape:
     modes: Sequence[str] = field(default_factory=tuple)
     flow_pins: Mapping[str, int] = field(default_factory=dict)
     held: Mapping[str, int] = field(default_factory=dict)
+    ports: Sequence[PortFigures] = ()
+    unmodelled: Sequence[str] = ()
+    """Ports a switch reports up that the fabric file does not know."""
+
+
+@dataclass(frozen=True, slots=True)
+class PortFigures:
+    """One egress port at a scrape: its capacity in force and in the fabric file, and the
+    speed and oper-status its switch last reported (None: unknown, or no report)."""
+
+    port: str
+    capacity_bps: int
+    file_capacity_bps: int
+    speed_bps: int | None = None
+    up: bool | None = None
 
 
 class Metrics:
@@ -152,6 +168,16 @@ class Metrics:
             "Alerts that started firing, by name and severity",
             "name",
             "severity",
+        )
+        self.port_updates = self._counter(
+            "kvfabric_port_state_updates",
+            "gNMI updates of the switches' port speeds and oper-status received, by switch",
+            "switch",
+        )
+        self.capacity_changes = self._counter(
+            "kvfabric_capacity_changes",
+            "Changes of a port's capacity in the model (its switch reported another speed)",
+            "port",
         )
         self.link_changes = self._counter(
             "kvfabric_link_status_changes", "Audit verdicts that changed a cable's status", "status"
@@ -278,6 +304,7 @@ class _EngineCollector:
         for link, status in s.links:
             links.add_metric([link, status], 1.0 if status == "up" else 0.0)
         yield links
+        yield from _port_families(s)
         yield GaugeMetricFamily(
             "kvfabric_pins", "Transfers in flight pinned on a spine by their tag's range",
             value=s.pins,
@@ -303,6 +330,46 @@ class _EngineCollector:
             "path",
             s.held,
         )
+
+
+def _port_families(s: Scrape) -> Iterator[Metric]:
+    """The ports' capacities, reported speeds and statuses, and the unmodelled ports."""
+    capacity = GaugeMetricFamily(
+        "kvfabric_port_capacity_bps",
+        "Each egress port's capacity in the model now: the fabric file's until its switch "
+        "reports another speed",
+        labels=["port"],
+    )
+    file = GaugeMetricFamily(
+        "kvfabric_port_file_capacity_bps",
+        "Each egress port's capacity in the fabric file",
+        labels=["port"],
+    )
+    speed = GaugeMetricFamily(
+        "kvfabric_port_speed_bps",
+        "The speed each port's switch reports (gNMI port-speed; no series while unknown)",
+        labels=["port"],
+    )
+    oper = GaugeMetricFamily(
+        "kvfabric_port_oper_up",
+        "1 while a port's switch reports its oper-status UP, else 0 (no series before a report)",
+        labels=["port"],
+    )
+    for p in s.ports:
+        capacity.add_metric([p.port], p.capacity_bps)
+        file.add_metric([p.port], p.file_capacity_bps)
+        if p.speed_bps is not None:
+            speed.add_metric([p.port], p.speed_bps)
+        if p.up is not None:
+            oper.add_metric([p.port], 1.0 if p.up else 0.0)
+    unmodelled = GaugeMetricFamily(
+        "kvfabric_port_unmodelled",
+        "1 for each port a switch reports up that the fabric file does not know",
+        labels=["port"],
+    )
+    for port in s.unmodelled:
+        unmodelled.add_metric([port], 1.0)
+    yield from (capacity, file, speed, oper, unmodelled)
 
 
 def _gauge_of(name: str, help_text: str, label: str, values: Mapping[str, int]) -> Metric:

@@ -24,6 +24,9 @@ side's keepers and keeps two jobs for itself, the API's operations and the loops
   judgement a slice at a time, the adopted transfers' deadlines, then the ledgers;
 - the audit loop (:mod:`~controller.service.southbound.prober`), as primary: a probe
   round every audit interval, and one PacketIn reader per switch feeding the prober;
+- the ports loop (:mod:`~controller.service.southbound.ports`), primary or backup: one
+  gNMI stream per switch keeps its ports' speeds and oper-status, and every audit
+  interval the switches whose ports changed go to ``engine.port_states``;
 - the release timer of held transfers and their senders' long polls (:mod:`starts`).
 
 Flow pins (``POST /v1/pins``) are the engine's (:mod:`controller.engine.flow_pins`);
@@ -74,13 +77,14 @@ from controller.engine import (
 )
 from controller.errors import ForcedSpineError, PinNotWrittenError, SwitchError
 from controller.service.http import schema
-from controller.service.metrics import Metrics, Scrape
+from controller.service.metrics import Metrics, PortFigures, Scrape
 from controller.service.southbound import ledger
 from controller.service.southbound.adopt import Adoptions
 from controller.service.southbound.enforce import Enforcer
 from controller.service.southbound.ledger_keeper import LedgerKeeper
 from controller.service.southbound.lifecycle import Provisioner, Switches
 from controller.service.southbound.pins import Pin, api_id, instance_of
+from controller.service.southbound.ports import PortReader
 from controller.service.southbound.prober import ETHERTYPE, Prober, Verdict
 from controller.service.southbound.readiness import SwitchState, overall_role
 from controller.service.southbound.reads import ThreadReads
@@ -160,6 +164,8 @@ class Service:
             wall=wall,
         )
         self.enforcer.mode = self.engine.effective_mode
+        self.enforcer.on_capacity.append(self.poller.set_capacity)
+        self.port_reader = PortReader(self.switches.links, s.audit_interval_s, self.metrics)
         self.starts = Starts(self.engine, self.metrics, clock)
         self.enforcer.on_released.append(self.starts.on_released)
         self.adoptions = Adoptions(self.engine)
@@ -230,6 +236,17 @@ class Service:
             in_flight=len(s.transfers) + len(self.adoptions),
             modes=[str(m) for m in Mode],
             held=s.held,
+            ports=[
+                PortFigures(
+                    str(p.ref),
+                    p.capacity_bps,
+                    p.file_capacity_bps,
+                    p.reported.speed_bps if p.reported is not None else None,
+                    p.reported.up if p.reported is not None else None,
+                )
+                for p in s.ports
+            ],
+            unmodelled=[str(ref) for ref, _ in s.unmodelled],
         )
 
     # -- the API's operations ---------------------------------------------------------
@@ -589,6 +606,16 @@ class Service:
                     await self.enforcer.refresh_all_groups()
             await asyncio.sleep(max(0.0, started + interval - self.clock()))
 
+    async def _ports_loop(self) -> None:
+        """Every audit interval, the switches whose ports changed go to the engine."""
+        interval = self.settings.audit_interval_s
+        while True:
+            started = self.clock()
+            for reading in self.port_reader.take():
+                updates = self.engine.port_states(reading, self.clock())
+                await self.enforcer.apply(updates)
+            await asyncio.sleep(max(0.0, started + interval - self.clock()))
+
     async def _packets(self, link: SwitchLink) -> None:
         async for packet in link.switch.read_packets(eth_types=[ETHERTYPE]):
             port = int(packet["ingress_port"])
@@ -608,8 +635,11 @@ class Service:
         if self.options.audit:
             tasks.append(asyncio.create_task(self._audit_loop(), name="audit"))
         tasks.append(asyncio.create_task(self.starts.run(self.apply), name="releases"))
+        tasks.append(asyncio.create_task(self._ports_loop(), name="ports"))
         for link in self.switches.links.values():
             tasks.append(asyncio.create_task(self._packets(link), name=f"packets-{link.name}"))
+            follow = self.port_reader.follow(link)
+            tasks.append(asyncio.create_task(follow, name=f"ports-{link.name}"))
         self._tasks = tasks
         try:
             if started is not None:

@@ -10,6 +10,9 @@ Modules::
     packet_path.py  one switch's packet path: ports -> ingress -> traffic manager -> egress
     p4rt/           the P4Runtime server: arbitration and roles, pipeline config, write,
                     read, stream, one-shot selector programming
+    interfaces.py   the ports' speeds and oper-status (sysfs, netlink link notifications)
+    gnmi/           the gNMI server beside P4Runtime: those speeds and statuses in
+                    OpenConfig's terms, as Stratum serves them
     control.py      the control channel: simple_switch_CLI's commands as JSON lines over TCP
     runtime_cli.py  simple_switch_CLI's commands, applied to the running switch's state
     main.py         the event loop tying packets, the pipeline and the gRPC server together

@@ -8,7 +8,7 @@ binary name::
     [--pcap [DIR]] [--thrift-port N] [--nanolog ADDR] [--dump-packet-data N]
     [--load-modules FILE.py[,FILE.py...]]
     [--queue-rate [PORT:]PPS]... [--queue-depth [PORT:]N]... [--offloads MODE]
-    [--send-buffer BYTES] [PROGRAM | --no-p4]
+    [--send-buffer BYTES] [--port-speed [PORT:]RATE]... [PROGRAM | --no-p4]
     [-- --grpc-server-addr HOST:PORT --cpu-port N --drop-port N --grpc-server-ssl
         --grpc-server-cacert F --grpc-server-cert F --grpc-server-key F
         --grpc-server-with-client-auth --priority-queues N]
@@ -48,6 +48,11 @@ Additions of this target:
 ``--offloads disable|refuse|keep``
     what to do with checksum and segmentation offloads of the named interfaces:
     turn them off (default), refuse to start, or leave them.
+``--port-speed [PORT:]RATE``
+    the speed port ``PORT`` (every port without ``PORT:``) is provisioned at, as its
+    gNMI ``port-speed`` reports it (:mod:`softswitch.switch.interfaces`): ``400G``,
+    ``20Mbps``, a number of bit/s or an OpenConfig name (``SPEED_100GB``); repeatable.
+    A port without one reports what the kernel says of its interface.
 
 ``--priority-queues N`` (1 to 8) gives every port N egress queues; as in
 simple_switch, ``standard_metadata.priority`` p goes to queue N-1-p (a larger p is
@@ -66,6 +71,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from softswitch.errors import SoftswitchError
+from softswitch.switch.interfaces import SpeedError, parse_rate
 
 USAGE = """\
 usage: kvfabric switch [-i PORT@IFACE]... [--device-id N] [--log-console | --log-file F]
@@ -73,7 +79,7 @@ usage: kvfabric switch [-i PORT@IFACE]... [--device-id N] [--log-console | --log
                        [--load-modules FILE.py[,FILE.py...]]
                        [--queue-rate [PORT:]PPS]... [--queue-depth [PORT:]N]...
                        [--offloads disable|refuse|keep] [--send-buffer BYTES]
-                       [PROGRAM | --no-p4]
+                       [--port-speed [PORT:]RATE]... [PROGRAM | --no-p4]
                        [-- [--grpc-server-addr HOST:PORT] [--cpu-port N] [--drop-port N]
                            [--grpc-server-ssl] [--grpc-server-cacert F] [--grpc-server-cert F]
                            [--grpc-server-key F] [--grpc-server-with-client-auth]
@@ -112,6 +118,7 @@ class SwitchOptions:
     dump_packet_data: int = 0
     queue_rates: tuple[tuple[int | None, int], ...] = ()
     queue_depths: tuple[tuple[int | None, int], ...] = ()
+    port_speeds: tuple[tuple[int | None, int], ...] = ()
     offloads: OffloadMode = "disable"
     send_buffer: int | None = None
     grpc_addr: str = "0.0.0.0:9559"
@@ -132,6 +139,7 @@ class _Builder:
     interfaces: list[tuple[int, str]] = field(default_factory=list)
     queue_rates: list[tuple[int | None, int]] = field(default_factory=list)
     queue_depths: list[tuple[int | None, int]] = field(default_factory=list)
+    port_speeds: list[tuple[int | None, int]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     positionals: list[str] = field(default_factory=list)
     modules: list[str] = field(default_factory=list)
@@ -162,6 +170,17 @@ def _port_value(option: str, text: str) -> tuple[int | None, int]:
     if not sep:
         return None, _int(option, text, 0)
     return _int(option, port, 0, 511), _int(option, value, 0)
+
+
+def _port_speed(option: str, text: str) -> tuple[int | None, int]:
+    port, sep, rate = text.partition(":")
+    if not sep or not port.strip().isdigit():
+        port, rate = "", text  # every port (an OpenConfig name may carry its module's prefix)
+    try:
+        bps = parse_rate(rate)
+    except SpeedError as exc:
+        raise UsageError(f"{option}: {exc}") from None
+    return (_int(option, port, 0, 511) if port else None), bps
 
 
 def _grpc_addr(option: str, text: str) -> str:
@@ -225,6 +244,7 @@ _MAIN_VALUED: dict[str, _Handler] = {
     "--dump-packet-data": _set_int("dump_packet_data"),
     "--queue-rate": lambda b, o, v: b.queue_rates.append(_port_value(o, v)),
     "--queue-depth": lambda b, o, v: b.queue_depths.append(_port_value(o, v)),
+    "--port-speed": lambda b, o, v: b.port_speeds.append(_port_speed(o, v)),
     "--offloads": _offloads,
     "--send-buffer": _set_int("send_buffer", 4096, 1 << 30),
     "--thrift-port": _set_int("thrift_port", 0, 65535),
@@ -335,6 +355,7 @@ def parse_argv(argv: Sequence[str]) -> SwitchOptions:
     if b.values.get("log_console") and b.values.get("log_file") is not None:
         raise UsageError("--log-console and --log-file exclude each other")
     _check_unique_interfaces(b.interfaces)
+    _check_port_speeds(b.port_speeds, b.interfaces)
     return SwitchOptions(
         program=program,
         no_p4=no_p4,
@@ -347,6 +368,7 @@ def parse_argv(argv: Sequence[str]) -> SwitchOptions:
         dump_packet_data=b.values.get("dump_packet_data", 0),
         queue_rates=tuple(b.queue_rates),
         queue_depths=tuple(b.queue_depths),
+        port_speeds=tuple(b.port_speeds),
         offloads=b.values.get("offloads", "disable"),
         send_buffer=_opt_int(b.values.get("send_buffer")),
         grpc_addr=str(b.values.get("grpc_addr", "0.0.0.0:9559")),
@@ -378,6 +400,16 @@ def _check_unique_interfaces(interfaces: Sequence[tuple[int, str]]) -> None:
             raise UsageError(f"-i: interface {iface} is given twice")
         ports.add(port)
         names.add(iface)
+
+
+def _check_port_speeds(
+    speeds: Sequence[tuple[int | None, int]], interfaces: Sequence[tuple[int, str]]
+) -> None:
+    ports = {port for port, _ in interfaces}
+    for port, _ in speeds:
+        if port is not None and port not in ports:
+            known = ", ".join(str(p) for p in sorted(ports)) or "none"
+            raise UsageError(f"--port-speed: port {port} has no interface (-i): ports {known}")
 
 
 def _tls_options(tls: dict[str, Any]) -> TlsOptions | None:

@@ -17,7 +17,8 @@ the connection).  ``kvfabric switch-cli`` (installed as ``simple_switch_CLI`` by
 
 ``set_queue_rate``/``set_queue_depth`` go to the switch's traffic manager
 (:class:`softswitch.switch.packet_path.Switch`), which, as BMv2's, belongs to
-the switch and keeps its settings across pipeline changes.
+the switch and keeps its settings across pipeline changes; ``show_ports`` and
+``set_port_speed`` to its ports (:class:`softswitch.switch.interfaces.Interfaces`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from collections.abc import Callable
 
 from softswitch.errors import SoftswitchError
 from softswitch.runtime.state import RuntimeState
+from softswitch.switch.interfaces import Interfaces
 from softswitch.switch.runtime_cli import CliError, QueueControl, RuntimeCli
 
 LOG = logging.getLogger("kvfabric.switch.control")
@@ -52,10 +54,13 @@ def handle_request(cli: RuntimeCli, line: bytes) -> dict[str, object]:
 
 
 async def start_control_server(
-    port: int, state_of: Callable[[], RuntimeState | None], queues: QueueControl
+    port: int,
+    state_of: Callable[[], RuntimeState | None],
+    queues: QueueControl,
+    ports: Interfaces | None = None,
 ) -> asyncio.Server:
     """Listen on 127.0.0.1:``port`` (0: any free port; see ``server.sockets``)."""
-    cli = RuntimeCli(state_of, queues)
+    cli = RuntimeCli(state_of, queues, ports)
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

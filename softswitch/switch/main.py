@@ -7,6 +7,10 @@ The gRPC server (grpc.aio) runs on the same loop, so a P4Runtime write and a
 packet are never processed at the same time and the runtime needs no locks.
 A periodic tick sends digest lists and idle-timeout notifications.
 
+The gRPC server serves P4Runtime and, on the same port as Stratum does, gNMI: the
+ports' speeds and statuses (:mod:`softswitch.switch.gnmi`), which a watch of the
+kernel's link notifications keeps current (:mod:`softswitch.switch.interfaces`).
+
 Start-up order follows what launchers expect of simple_switch_grpc: offloads
 off, ports open, program loaded, and only then the gRPC port is bound and
 ``Server listening on ADDR`` printed.  SIGTERM and SIGINT stop the loop; the
@@ -31,6 +35,8 @@ from softswitch.runtime.state import RuntimeState
 from softswitch.switch.argv import SwitchOptions
 from softswitch.switch.control import start_control_server
 from softswitch.switch.dataplane import DataplaneLoader, load_program_file, make_loader
+from softswitch.switch.gnmi.service import add_gnmi_service
+from softswitch.switch.interfaces import Interfaces, LinkWatcher
 from softswitch.switch.io import RawPort
 from softswitch.switch.offload import prepare_interfaces
 from softswitch.switch.p4rt.device import Device
@@ -119,9 +125,11 @@ async def run_switch(  # noqa: C901 - the command line's options, in simple_swit
         cpu_port=options.cpu_port,
     )
     switch = Switch(options, ports, device, clock)
+    interfaces = Interfaces(options.interfaces, port_speeds(options))
     device.inject = switch.inject
     device.on_dataplane_change = switch.on_dataplane_change
     control: asyncio.Server | None = None
+    watcher: LinkWatcher | None = None
 
     def state() -> RuntimeState | None:
         dataplane = device.dataplane
@@ -140,11 +148,20 @@ async def run_switch(  # noqa: C901 - the command line's options, in simple_swit
             config = p4r.ForwardingPipelineConfig(p4info=p4info, p4_device_config=device_config)
             device.configs.install(config, dataplane)
         if options.thrift_port is not None:
-            control = await start_control_server(options.thrift_port, state, switch)
-        server = await start_server(device, options.grpc_addr, options.tls)
+            control = await start_control_server(options.thrift_port, state, switch, interfaces)
+        watcher = LinkWatcher(interfaces)
+        watcher.attach(loop)
+        server = await start_server(
+            device,
+            options.grpc_addr,
+            options.tls,
+            services=[lambda server: add_gnmi_service(server, interfaces)],
+        )
     except BaseException:
         if control is not None:
             control.close()
+        if watcher is not None:
+            watcher.close()
         switch.close(loop)
         raise
     signals = (signal.SIGTERM, signal.SIGINT) if stop is None else ()
@@ -167,8 +184,21 @@ async def run_switch(  # noqa: C901 - the command line's options, in simple_swit
         await server.stop(0.5)
         if control is not None:
             control.close()
+        watcher.close()
         switch.close(loop)
     return 0
+
+
+def port_speeds(options: SwitchOptions) -> dict[int, int]:
+    """The speed of each port the command line provisions (``--port-speed``): a speed
+    without a port applies to every port, one with a port overrides it there."""
+    speeds: dict[int, int] = {}
+    for port, bps in sorted(options.port_speeds, key=lambda item: item[0] is not None):
+        if port is None:
+            speeds.update(dict.fromkeys((n for n, _ in options.interfaces), bps))
+        else:
+            speeds[port] = bps
+    return speeds
 
 
 async def _tick(device: Device) -> None:

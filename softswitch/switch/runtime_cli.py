@@ -17,6 +17,7 @@ Commands (BMv2's grammar)::
     mc_node_update HANDLE PORT...   mc_node_destroy HANDLE
     mc_node_associate MGID HANDLE   mc_node_dissociate MGID HANDLE   mc_dump
     set_queue_rate PPS [PORT [PRIORITY]]   set_queue_depth N [PORT [PRIORITY]]
+    show_ports     set_port_speed PORT RATE|default
     help
 
 Names resolve exactly or by a unique dotted suffix, as in BMv2's CLI.  Values
@@ -28,6 +29,11 @@ smaller number wins; the runtime, which prefers the larger, gets
 until the pipeline changes; entries written over P4Runtime get one when first
 dumped.  Queue settings go to the :class:`QueueControl`: the switch's traffic
 manager, which keeps them across pipeline changes, as BMv2's does.
+
+``show_ports`` lists the ports as BMv2's does (number, interface, status), with the
+speed each reports over gNMI; ``set_port_speed`` provisions a port at a speed
+(``400G``, ``20Mbps``, ``SPEED_100GB``), or back at its default one
+(:class:`~softswitch.switch.interfaces.Interfaces`).
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from softswitch.runtime.actions import ActionCall, ActionSpec
 from softswitch.runtime.externs import Counter, DirectCounter
 from softswitch.runtime.state import RuntimeState
 from softswitch.runtime.tables import Table, TableEntry
+from softswitch.switch.interfaces import Interfaces, SpeedError, parse_rate, speed_name
 
 PRIORITY_BASE = 2**31 - 1
 
@@ -151,9 +158,15 @@ def _resolve_action(name: str, actions: Sequence[ActionSpec], table: str) -> Act
 class RuntimeCli:
     """Runs CLI command lines against ``state_of()`` (the current pipeline's state)."""
 
-    def __init__(self, state_of: Callable[[], RuntimeState | None], queues: QueueControl) -> None:
+    def __init__(
+        self,
+        state_of: Callable[[], RuntimeState | None],
+        queues: QueueControl,
+        ports: Interfaces | None = None,
+    ) -> None:
         self._state_of = state_of
         self._queues = queues
+        self._ports = ports
         self._for: RuntimeState | None = None
         self._handles: dict[str, dict[int, TableEntry]] = {}
         self._by_id: dict[int, int] = {}
@@ -428,6 +441,42 @@ class RuntimeCli:
         depth, port, priority = self._queue_args(args, "depth")
         self._queues.set_queue_depth(port, depth, priority)
         return ""
+
+    # --------------------------------------------------------------- ports
+
+    def _interfaces(self) -> Interfaces:
+        if self._ports is None:
+            raise CliError("this switch reports no ports")
+        return self._ports
+
+    def do_show_ports(self, args: list[str]) -> str:
+        lines = [f"{'port #':<8}{'iface name':<17}{'status':<9}{'speed':<14}extra info",
+                 "=" * 60]  # fmt: skip
+        for view in self._interfaces().views():
+            status = "UP" if view.oper_status == "UP" else "DOWN"
+            speed = speed_name(view.speed_bps)
+            shown = (
+                speed
+                if view.speed_bps is None or speed != "SPEED_UNKNOWN"
+                else (f"{view.speed_bps} b/s")
+            )
+            extra = f"oper-status {view.oper_status}" + (
+                ", provisioned" if view.provisioned else ""
+            )
+            lines.append(f"{view.number:<8}{view.name:<17}{status:<9}{shown:<14}{extra}")
+        return "\n".join(lines)
+
+    def do_set_port_speed(self, args: list[str]) -> str:
+        if len(args) != 2:
+            raise CliError("set_port_speed PORT RATE|default")
+        port = _int(args[0], "port")
+        try:
+            bps = None if args[1] == "default" else parse_rate(args[1])
+            self._interfaces().set_speed(port, bps)
+        except SpeedError as exc:
+            raise CliError(f"set_port_speed: {exc}") from None
+        view = self._interfaces().view(port)
+        return f"port {port} ({view.name}) at {speed_name(view.speed_bps)} ({view.speed_bps} b/s)"
 
     def do_help(self, args: list[str]) -> str:
         commands = sorted(name[3:] for name in dir(self) if name.startswith("do_"))

@@ -5,7 +5,8 @@
   shape of topologies/lab-2x2.yaml) on ephemeral gRPC ports, optionally cabled by
   veth pairs so that probes really cross from switch to switch (and some host ports
   given a veth whose far end a test sends frames from), and the fabric file naming
-  their real addresses;
+  their real addresses; every port is provisioned at the file's 20 Mb/s
+  (``--port-speed``), which is what it reports over gNMI (a veth alone says 10 Gb/s);
 - :class:`ControllerProc`: ``kvfabric controller`` as a child process, stopped or
   killed by its pid; its API port is read from the line it prints;
 - :class:`Api`: a blocking HTTP client for the API, and :func:`metric` to read one
@@ -48,6 +49,8 @@ from tests.support.netns import veth
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = ROOT / "p4" / "kv_fabric.p4"
 CPU_PORT = 255
+LINK_RATE = "20Mbps"
+"""Every link's capacity in the fabric file, and the speed every port reports."""
 READY = "kvfabric controller: API listening on "
 _ids = itertools.count()
 
@@ -108,8 +111,8 @@ class RunningSwitches:
                 ports[leaf] += ["-i", f"{port}@{a}"]
                 self.host_ends[host] = b  # the host's end: frames sent here enter the leaf
         for name, _role, device in SWITCHES:
-            argv = [*ports[name], "--device-id", str(device), *self.switch_args.get(name, ()),
-                    "--no-p4", "--",
+            argv = [*ports[name], "--device-id", str(device), "--port-speed", LINK_RATE,
+                    *self.switch_args.get(name, ()), "--no-p4", "--",
                     "--grpc-server-addr", "127.0.0.1:0", "--cpu-port", str(CPU_PORT),
                     *self.target_args]  # fmt: skip
             self.switches[name] = self.stack.enter_context(SwitchProcess(argv))
@@ -153,11 +156,12 @@ class RunningSwitches:
         for name, leaf, port, ip, pool in HOSTS:
             mac = f"08:00:00:00:0{leaf[-1]}:0{port}"
             lines.append(f"  - {{name: {name}, leaf: {leaf}, port: {port}, ipv4: {ip}/24, "
-                         f"mac: \"{mac}\", pool: {pool}, capacity: 20Mbps}}")  # fmt: skip
+                         f"mac: \"{mac}\", pool: {pool}, capacity: {LINK_RATE}}}")  # fmt: skip
         lines.append("links:")
         for leaf, lport, spine, sport in CABLES:
             lines.append(f"  - {{a: {{switch: {leaf}, port: {lport}}}, "
-                         f"b: {{switch: {spine}, port: {sport}}}, capacity: 20Mbps}}")  # fmt: skip
+                         f"b: {{switch: {spine}, port: {sport}}}, "
+                         f"capacity: {LINK_RATE}}}")  # fmt: skip
         lines.append("controller:")
         lines.append("  telemetry: {poll_interval: 100ms, staleness_limit: 500ms}")
         lines.append("  audit_interval: 100ms")

@@ -130,11 +130,15 @@ def test_a_held_transfer_is_released_at_max_wait(
     fabric: RunningSwitches, controllers: Controllers, tmp_path: Path
 ) -> None:
     api = start(controllers, scheduled(fabric, tmp_path, "{policy: srpt, max_wait: 300ms}"))
-    _, _, held = three(api, MB // 2)  # 200 ms each: the third's start is within max_wait
+    ahead, other, held = three(api, MB // 2)  # 200 ms each: the third's start is within max_wait
     assert held["wait_ms"] <= 300
     thread, out = long_poll(api, held["id"], 50_000)  # nothing completes meanwhile
     thread.join(50)
     assert out == [(200, {"id": held["id"], "released": True, "wait_ms": 0})]
+    # none left in the leaves' ledgers, where the next test's controller would adopt them
+    # (and hold its first transfer behind them, or not, as the adoption races it)
+    for t in (ahead, other, held):
+        assert api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 0.2})[0] == 200
 
 
 def test_bad_deadlines_timeouts_and_ids_are_4xx(

@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 
 from controller.engine.snapshot import Counts
-from controller.service.metrics import Metrics, Scrape
+from controller.service.metrics import Metrics, PortFigures, Scrape
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "deploy" / "prometheus" / "kvfabric-rules.yml"
@@ -28,6 +28,9 @@ ALERTS = {
     "KvTierUtilisationP95High",
     "KvSchedulerFallbackEcmp",
     "KvLinkDown",
+    "KvPortCapacityMismatch",
+    "KvPortDown",
+    "KvPortUnmodelled",
 }
 
 
@@ -40,7 +43,7 @@ def _promtool(*args: str) -> subprocess.CompletedProcess[str]:
 def test_promtool_checks_the_rules() -> None:
     result = _promtool("check", "rules", str(RULES))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "SUCCESS: 9 rules found" in result.stdout, result.stdout
+    assert "SUCCESS: 12 rules found" in result.stdout, result.stdout
 
 
 def test_promtool_unit_tests_pass() -> None:
@@ -81,6 +84,8 @@ def _exposed_names() -> set[str]:
         tiers={"spine": (0.1, 0.2)}, staleness_s={"leaf1": 0.1}, alerts=[("a", "b", "warning")],
         links=[("leaf1:3-spine1:1", "up")], pins=0, in_flight=0, modes=["kv-aware"],
         flow_pins={"pinned": 0},
+        ports=[PortFigures("leaf1:3", 20_000_000, 20_000_000, 20_000_000, True)],
+        unmodelled=["leaf1:7"],
     )  # fmt: skip
     text = Metrics(lambda: scrape).render().decode()
     return {line.split("{")[0].split(" ")[0] for line in text.splitlines() if line[:1] != "#"}

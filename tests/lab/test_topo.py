@@ -85,3 +85,28 @@ def test_no_netem_here():
     assert cmds == ["%s qdisc add dev %s  parent 5:1  handle 10: pfifo limit 40"]
     assert parent == " parent 10:1 "
     assert ShapedIntf.delayCmds(" root ") == ([], " root ")
+
+
+def test_a_lab_switch_declares_its_shaped_rates():
+    # the command line alone (no Mininet node is started): each shaped port reports the
+    # rate its link is shaped to; BMv2, which has no port speeds, is not given them
+    from types import SimpleNamespace
+
+    from lab.nodes import Bmv2Switch, P4Switch
+
+    class Intf(SimpleNamespace):
+        __hash__ = object.__hash__  # type: ignore[assignment]  # a key of the ports map
+
+    intfs = [Intf(name="s1p3", params={"bw": 20.0}), Intf(name="s1p1", params={"bw": 0.5}),
+             Intf(name="lo", params={})]  # fmt: skip
+    for cls in (P4Switch, Bmv2Switch):
+        switch = object.__new__(cls)
+        switch.intfList = lambda: intfs
+        switch.ports = {intfs[0]: 3, intfs[1]: 1, intfs[2]: 0}
+        switch.device_id, switch.extra_args, switch.program = 1, (), None
+        switch.grpc_addr, switch.cpu_port = "127.0.0.1:50001", 255
+        assert switch.port_rates() == [(1, 500_000), (3, 20_000_000)]
+        argv = switch.launch_command()
+        speeds = [argv[i + 1] for i, a in enumerate(argv) if a == "--port-speed"]
+        assert speeds == (["1:500000", "3:20000000"] if cls is P4Switch else [])
+        assert argv.index("-i") < argv.index("--")

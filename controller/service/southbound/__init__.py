@@ -19,6 +19,8 @@ follow the data:
 - ``telemetry``: counters and queue banks of every switch, polled concurrently, read by
   ``reads`` on a worker thread;
 - ``prober``: link probes (PacketOut) and their PacketIns, for the topology audit;
+- ``ports``: the ports' speeds and oper-status each switch reports over gNMI (one
+  ON_CHANGE stream per switch), for the engine's capacities and carriers;
 - ``pins``: the metadata that lets a restarted controller, or a backup taking over,
   adopt a pin, and the transfers' API ids; ``ledger``: the transfers in flight kept in
   the range entries' metadata, which ``ledger_keeper`` writes every poll interval and

@@ -13,6 +13,8 @@ into P4Runtime writes:
   written (only what changed: a range whose path broke points at a live spine, and
   back when it is repaired), and, in flowlet mode, a new flowlet generation so no
   flowlet keeps sending into a port that left its group;
+- ``CapacityChanged`` -> a log line, the metric, and each of ``on_capacity`` (the
+  telemetry poller turns queueing delays into depths at the port's capacity);
 - ``Alert`` -> a log line (warning or error) and the alert metrics;
 - ``LogRecord`` -> a line of the transfer log;
 - ``Released`` -> each of ``on_released`` (the service wakes the sender's long poll,
@@ -32,6 +34,7 @@ from typing import Any
 from controller.config import Mode
 from controller.engine import (
     Alert,
+    CapacityChanged,
     InstallFlowPin,
     LinkStatusChanged,
     LogRecord,
@@ -82,6 +85,7 @@ class Enforcer:
         self.generation = 0
         self.mode = Mode.KV_AWARE
         self.on_released: list[Callable[[Released], None]] = []
+        self.on_capacity: list[Callable[[CapacityChanged], None]] = []
 
     async def apply(self, updates: Iterable[Update]) -> None:
         """Apply ``updates`` in order."""
@@ -117,6 +121,12 @@ class Enforcer:
         elif isinstance(u, Released):
             for listener in self.on_released:
                 listener(u)
+        elif isinstance(u, CapacityChanged):
+            log.info("%s: capacity %s bit/s (was %s): its switch reports it", u.port,
+                     f"{u.capacity_bps:,}", f"{u.was_bps:,}")  # fmt: skip
+            self.metrics.capacity_changes.labels(str(u.port)).inc()
+            for on_capacity in self.on_capacity:
+                on_capacity(u)
 
     # -- the ledger ----------------------------------------------------------------------
 

@@ -37,7 +37,7 @@ import finsy as fy
 from finsy.p4schema import P4Schema
 from finsy.proto import p4r
 
-from controller.engine import SwitchReading
+from controller.engine import CapacityChanged, SwitchReading
 from controller.engine.telemetry_math import DEFAULT_PACKET_BYTES, PortCounters, counter_delta
 from controller.service.southbound import intent
 from controller.service.southbound.reads import ThreadReads
@@ -134,6 +134,11 @@ class Poller:
             return self.reading(link.name, cells)
         answer = await link.read_raw(request.message)
         return self.reading(link.name, decode_cells(answer, names))
+
+    def set_capacity(self, change: CapacityChanged) -> None:
+        """A port's capacity changed (its switch reports another speed): queueing delays
+        are turned into depths at the new one."""
+        self.capacity.setdefault(change.port.switch, {})[change.port.port] = change.capacity_bps
 
     def _request(self, link: SwitchLink) -> _Request | None:
         """``link``'s ReadRequest, encoded on its first poll (again if its P4Info changed)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -161,11 +161,17 @@ def server_credentials(tls: TlsOptions) -> grpc.ServerCredentials:
 
 
 async def start_server(
-    device: Device, address: str, tls: TlsOptions | None = None
+    device: Device,
+    address: str,
+    tls: TlsOptions | None = None,
+    *,
+    services: Sequence[Callable[[grpc.aio.Server], None]] = (),
 ) -> grpc.aio.Server:
     """Bind ``address`` and serve P4Runtime for ``device``; returns the started server.
 
-    The bound port is in ``server.kvfabric_port`` (useful with port 0).
+    Each of ``services`` adds another service to the same server and port (gNMI, as
+    Stratum serves it beside P4Runtime). The bound port is in ``server.kvfabric_port``
+    (useful with port 0).
     """
     server = grpc.aio.server(
         options=[
@@ -175,6 +181,8 @@ async def start_server(
         ]
     )
     p4r_grpc.add_P4RuntimeServicer_to_server(P4RuntimeService(device), server)
+    for add in services:
+        add(server)
     if tls is None:
         port = server.add_insecure_port(address)
     else:
