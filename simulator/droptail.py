@@ -37,13 +37,15 @@ def constant_rates(
         zero = np.zeros(nlinks)
         return zero, zero.copy(), np.zeros(0)
     kept = np.ones(nlinks)  # each link's fraction of what it is offered
-    offered = np.zeros(nlinks)
+    offered: FloatArray = np.zeros(nlinks)
     for _ in range(paths.shape[1] + 1):
         hop = kept[paths]
         before = np.ones_like(hop)
         before[:, 1:] = np.cumprod(hop[:, :-1], axis=1)  # kept by the links upstream
         arriving = rates[:, None] * before
-        offered = np.bincount(paths.ravel(), weights=arriving.ravel(), minlength=nlinks)
+        offered = np.bincount(paths.ravel(), weights=arriving.ravel(), minlength=nlinks).astype(
+            np.float64
+        )
         over = offered > capacity
         new = np.ones(nlinks)
         new[over] = capacity[over] / offered[over]

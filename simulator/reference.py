@@ -185,10 +185,10 @@ def fabric_states(
     capacities as :meth:`Driver._cable_event` does, and each failure or repair rewrites
     the groups ``regroup_delay`` later (:meth:`Driver._regroup`)."""
     changes: list[tuple[float, int, LinkEvent | None]] = []
-    for e in events:
-        changes.append((e.at_s, 0, e))
-        if e.capacity_bps is None:
-            changes.append((e.at_s + regroup_delay, 1, None))
+    for event in events:
+        changes.append((event.at_s, 0, event))
+        if event.capacity_bps is None:
+            changes.append((event.at_s + regroup_delay, 1, None))
     changes.sort(key=lambda c: (c[0], c[1]))
     provisioned = net.capacity.copy()
     capacity = net.capacity.copy()
