@@ -56,6 +56,7 @@ its own source ports (:func:`for_flowlet`), steered for a flowlet slot's first s
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -402,8 +403,7 @@ def _choose_port(template: FlowKey, steer: Steer, ports: Sequence[int], taken: s
     sequence change only their low bits and may keep missing an uplink for thousands
     of tries.
     """
-    order = random.Random(f"kvfabric-bg:{len(ports)}:{ports[0] if ports else 0}")
-    for port in order.sample(list(ports), len(ports)):
+    for port in _search_order(tuple(ports)):
         if port in taken:
             continue
         key = dataclasses.replace(template, src_port=port)
@@ -416,6 +416,13 @@ def _choose_port(template: FlowKey, steer: Steer, ports: Sequence[int], taken: s
         "background",
         f"no source port puts {template.src}->{template.dst} on {steer.spine}{after} by ECMP",
     )
+
+
+@functools.lru_cache(maxsize=16)
+def _search_order(ports: tuple[int, ...]) -> tuple[int, ...]:
+    """``ports`` in the fixed pseudo-random order the search tries them (computed once)."""
+    order = random.Random(f"kvfabric-bg:{len(ports)}:{ports[0] if ports else 0}")
+    return tuple(order.sample(list(ports), len(ports)))
 
 
 def resteer(
