@@ -204,6 +204,7 @@ def test_shifting_failure_background_moves_where_the_scenario_says():
     }  # fmt: skip
 
 
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # after_failure: deprecated, honoured
 def test_after_failure_onto_a_cut_off_or_unknown_spine_is_an_error():
     fabric = leaf_spine(3, 2, 2)
     s = parse_scenario(
