@@ -77,6 +77,9 @@ class FlowEngine(FabricEngine):
         self.load_bps: FloatArray = np.zeros(n)
         self.kv_load_bps: FloatArray = np.zeros(n)
         self._carried: FloatArray = np.zeros(n)  # flows and fixed background, per link
+        cap = network.capacity
+        ok = np.isfinite(cap) & (cap > 0)
+        self._nominal: FloatArray = np.where(ok, cap, np.inf)  # utilisation's divisor
         self._fixed_carried: FloatArray = np.zeros(n)
         size = 64
         self._paths = np.full((size, network.path_width), network.pad, dtype=np.int64)
@@ -208,11 +211,7 @@ class FlowEngine(FabricEngine):
         """Each link's current load over its nominal capacity (0 for a link at 0)."""
         if self._dirty:
             self._reallocate()
-        total = self.load_bps + self._fixed_carried
-        cap = self.network.capacity
-        out: FloatArray = np.zeros_like(total)
-        ok = np.isfinite(cap) & (cap > 0)
-        out[ok] = np.minimum(total[ok] / cap[ok], 1.0)
+        out: FloatArray = np.minimum((self.load_bps + self._fixed_carried) / self._nominal, 1.0)
         return out
 
     # -- the loop -------------------------------------------------------------------

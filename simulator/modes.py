@@ -152,7 +152,14 @@ class Driver:
         self.controller = self.settings.controller or workload.fabric.controller
         self.run_record = ModeRun(self.mode, repeat)
         self.series: TierSeries = {tier: [] for tier in self.net.tiers}
-        self._hist = {tier: np.zeros(HIST_BINS + 1, dtype=np.int64) for tier in self.net.tiers}
+        tiers = list(self.net.tiers.values())
+        sizes = np.array([t.size for t in tiers], dtype=np.int64)
+        self._tier_links = np.concatenate(tiers) if tiers else np.zeros(0, dtype=np.int64)
+        self._tier_of = np.repeat(np.arange(len(tiers)), sizes)  # per sampled link
+        self._tier_sizes = np.maximum(sizes, 1)
+        hist = np.zeros((len(tiers), HIST_BINS + 1), dtype=np.int64)
+        self._hist_all = hist.reshape(-1)  # every tier's histogram, one after the other
+        self._hist = dict(zip(self.net.tiers, hist, strict=True))
         self._on_transfer = on_transfer
         self.t0 = self.scenario.run.warmup_s
         self.ip = {h.name: h.ipv4 for h in workload.fabric.hosts}
@@ -512,13 +519,15 @@ class Driver:
     # -- samples --------------------------------------------------------------------
 
     def _sample(self) -> None:
-        u = self.engine.utilisation()
+        u = self.engine.utilisation()[self._tier_links]
         now = self.engine.now
-        for tier, idx in self.net.tiers.items():
-            values = u[idx]
-            bins = np.minimum((values * HIST_BINS).astype(np.int64), HIST_BINS)
-            self._hist[tier] += np.bincount(bins, minlength=HIST_BINS + 1)
-            self.series[tier].append((now - self.t0, float(values.mean()) if values.size else 0.0))
+        bins = np.minimum((u * HIST_BINS).astype(np.int64), HIST_BINS)
+        self._hist_all += np.bincount(
+            bins + self._tier_of * (HIST_BINS + 1), minlength=self._hist_all.size
+        )
+        means = np.bincount(self._tier_of, u, minlength=self._tier_sizes.size) / self._tier_sizes
+        for tier, mean in zip(self.net.tiers, means, strict=True):
+            self.series[tier].append((now - self.t0, float(mean)))
         self.engine.at(now + self.interval, self._sample, daemon=True)
 
 
