@@ -44,18 +44,25 @@ cable, capacity-change events and the ``simulation`` section (:mod:`experiment.s
 Each parse names its tool, and a key the tool does not honour is a located error that
 names the tool that does.
 
-``after_failure`` says where a background load runs once the scenario's first failure
-(the cables its earliest ``down`` events take down) is out of the ECMP groups: a
-failure re-hashes every flow of the groups that lose a member, and the flows' source
-ports are chosen so that ECMP puts them on ``spine`` before and on ``after_failure``
-after (:mod:`lab.traffic`). It needs a ``down`` event, and a spine the failure leaves
-connected to the flows' leaves (checked when the background is planned).
+A failure re-hashes every flow of the ECMP groups that lose a member, the background
+included, in the lab and in both simulator engines alike: they hash the same planned
+5-tuples (:mod:`experiment.background`). ``after_failure`` is **deprecated** (accepted
+by both tools for this release, with a warning): it no longer moves anything, it only
+restricts the planner to source ports that ECMP puts on ``spine`` before the
+scenario's first failure (the cables its earliest ``down`` events take down) *and* on
+``after_failure`` after it, which stages one outcome of the re-hash. It is kept one
+release so that the lab's records of ``shifting-failure.yaml`` stay reproducible and
+all three engines can be checked against them; a scenario should describe its
+traffic, and let the hash decide where a failure moves it. It needs a ``down`` event,
+and a spine the failure leaves connected to the flows' leaves (checked when the
+background is planned).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+import warnings
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -88,7 +95,6 @@ ONLY_FOR: dict[str, Tool] = {
     "fabric.spine_uplinks": Tool.SIMULATE,
     "fabric.superspine_rate": Tool.SIMULATE,
     "background[].link": Tool.SIMULATE,
-    "background[].after_failure": Tool.LAB,
     "events[].capacity": Tool.SIMULATE,
     "simulation": Tool.SIMULATE,
 }
@@ -240,8 +246,9 @@ class BackgroundLoad:
     """Load ``spine`` (None: every spine) to ``load`` of its capacity with iperf3 flows.
 
     ``link`` (the simulator only) loads one leaf-spine cable instead, both directions.
-    ``after_failure``: the spine the flows move to when the scenario's failure re-hashes
-    ECMP (None: wherever the hash puts them).
+    ``after_failure`` (deprecated): the spine the flows' source ports must make ECMP move
+    them to when the scenario's failure re-hashes them (None: wherever the hash puts
+    them).
     """
 
     spine: str | None
@@ -627,6 +634,20 @@ def _parse_phase(node: Node) -> Phase:
     )
 
 
+AFTER_FAILURE_DEPRECATED = (
+    "deprecated, and dropped in the next release: the background re-hashes by itself in "
+    "the lab and in both simulator engines; this key only restricts the source ports it "
+    "is planned with, to stage where the failure moves it. Remove it to let the hash "
+    "decide."
+)
+
+
+def _deprecated(node: Node, message: str) -> None:
+    """A :class:`FutureWarning` located at ``node`` (file, line, key path)."""
+    where = node.error(message)
+    warnings.warn_explicit(f"{where.path}: {message}", FutureWarning, where.file, where.line or 0)
+
+
 # background: [{spine: NAME | all, load, protocol, after_failure: NAME}
 #              | {link: {leaf, spine}, load, protocol}]
 _BACKGROUND_KEYS = (["load"], ["spine", "link", "protocol", "after_failure"])
@@ -646,6 +667,8 @@ def _parse_background(node: Node) -> BackgroundLoad:
     if "spine" not in f:
         raise node.error("expected 'spine' (a spine name or 'all') or 'link' ({leaf, spine})")
     spine_text = f["spine"].text("a spine name or 'all'")
+    if "after_failure" in f:
+        _deprecated(f["after_failure"], AFTER_FAILURE_DEPRECATED)
     return BackgroundLoad(
         spine=None if spine_text == "all" else located.name(f["spine"]),
         load=load,

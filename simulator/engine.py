@@ -9,8 +9,12 @@ of how the engine computes rates. The contract:
 - ``at(t, fn, daemon=False)`` / ``cancel(timer)``: timers;
 - ``start_flow(links, nbytes, on_done, kv=, cap_bps=)``: a flow over a path of link
   indexes; ``on_done(flow, now)`` when its last byte arrives;
-- ``reroute(flow, links)``, ``stop_flow(flow)``, ``is_active(flow)``, ``path_of(flow)``;
-- ``set_capacity(link, bps)`` (a failure is 0) and ``set_fixed_background(link, bps)``;
+- ``start_background(links, bps, elastic=)``: background between two hosts, never
+  ending: TCP (elastic, capped at ``bps``) or UDP (constant-rate: it does not back off,
+  and a link it overloads drops the excess);
+- ``reroute(flow, links)`` (a transfer or a background flow), ``stop_flow(flow)``,
+  ``is_active(flow)``, ``path_of(flow)``;
+- ``set_capacity(link, bps)`` (a failure is 0);
 - ``sent_bytes`` / ``kv_bytes``: every link's cumulative counters, as a switch's
   egress counters read them; ``utilisation()``: every link's load now;
 - ``run(until=inf)``.
@@ -161,8 +165,9 @@ class FabricEngine(TimerQueue, ABC):
         """A link's capacity from now on."""
 
     @abstractmethod
-    def set_fixed_background(self, link: int, bps: float) -> None:
-        """Constant-rate traffic on a link from now on."""
+    def start_background(self, links: Sequence[int], bps: float, *, elastic: bool) -> int:
+        """Background over ``links`` from now on, until stopped: TCP capped at ``bps``
+        (``elastic``) or UDP at a constant ``bps``."""
 
     @abstractmethod
     def utilisation(self) -> FloatArray:

@@ -1,13 +1,16 @@
 """The flow-level engine: event-driven, max-min fair rates between events.
 
 Between two events every flow runs at a constant rate: its max-min fair share
-(:mod:`simulator.maxmin`) of the links it crosses, after the fixed-rate background
-(constant-rate UDP, which does not back off) has taken its part of each link. An
-event is anything that changes the picture:
+(:mod:`simulator.maxmin`) of the links it crosses, after the constant-rate flows
+(UDP background, which does not back off) have taken their part of each link. A
+constant-rate flow crosses a path like any flow and may be moved; where such flows
+offer a link more than its capacity, the link drops the excess in proportion
+(:mod:`simulator.droptail`), so no link carries more than its capacity and the links
+downstream see what is left. An event is anything that changes the picture:
 
 - a flow starts, finishes, moves to another path or is dropped;
 - a link's capacity changes (a cable fails: capacity 0; it comes back; it is
-  re-provisioned at another rate) or its fixed background changes;
+  re-provisioned at another rate), or a constant-rate flow starts, moves or stops;
 - a timer fires (the drivers of the modes use timers for arrivals, telemetry polls,
   pin writes, flowlet gaps, time-outs and utilisation samples).
 
@@ -30,7 +33,7 @@ older flow).
 
 **Pools.** A flow may cross the network's pool links (a sprayed transfer,
 :mod:`simulator.reference`). A pool's capacity is its members' capacities less their
-fixed background, recomputed with them, so a cable that fails or is re-provisioned
+constant-rate traffic, recomputed with them, so a cable that fails or is re-provisioned
 changes its pool at once; after every allocation the pools' load is spread back over
 their member links (:func:`simulator.kernels.spread_pools`), so that counters and
 ``utilisation()`` describe the physical links.
@@ -48,6 +51,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from simulator import kernels
+from simulator.droptail import constant_rates
 from simulator.engine import DoneCallback, FabricEngine, RatePolicy
 from simulator.maxmin import FloatArray, max_min_rates
 from simulator.network import Network
@@ -67,11 +71,15 @@ class FlowEngine(FabricEngine):
         n = network.nlinks
         self.base_capacity: FloatArray = network.capacity.copy()
         self.fixed_bg: FloatArray = np.zeros(n)
+        """What constant-rate flows offer each link (after the drops upstream)."""
         self.sent_bytes: FloatArray = np.zeros(n)
         self.kv_bytes: FloatArray = np.zeros(n)
         self.load_bps: FloatArray = np.zeros(n)
         self.kv_load_bps: FloatArray = np.zeros(n)
         self._carried: FloatArray = np.zeros(n)  # flows and fixed background, per link
+        cap = network.capacity
+        ok = np.isfinite(cap) & (cap > 0)
+        self._nominal: FloatArray = np.where(ok, cap, np.inf)  # utilisation's divisor
         self._fixed_carried: FloatArray = np.zeros(n)
         size = 64
         self._paths = np.full((size, network.path_width), network.pad, dtype=np.int64)
@@ -87,6 +95,9 @@ class FlowEngine(FabricEngine):
         self._dirty = False
         self._capacity: FloatArray | None = None  # left for flows; None: recompute
         self.reallocations = 0
+        self._constant: dict[int, tuple[tuple[int, ...], float]] = {}  # id < 0: path, bps
+        self._delivered: dict[int, float] = {}
+        self._constants = itertools.count(1)
 
     # -- flows ----------------------------------------------------------------------
 
@@ -108,8 +119,28 @@ class FlowEngine(FabricEngine):
         self._dirty = True
         return f
 
+    def start_background(self, links: Sequence[int], bps: float, *, elastic: bool) -> int:
+        """Background over ``links`` from now on: an elastic flow capped at ``bps`` (TCP),
+        or a constant-rate flow (UDP, its id negative) that the links clip."""
+        if bps <= 0:
+            raise ValueError(f"background needs a positive rate, got {bps}")
+        if elastic:
+            return self._start(links, math.inf, None, False, bps)
+        flow = -next(self._constants)
+        self._constant[flow] = (tuple(links), float(bps))
+        self._changed_constant()
+        return flow
+
+    def _changed_constant(self) -> None:
+        self._capacity = None
+        self._dirty = True
+
     def reroute(self, flow: int, links: Sequence[int]) -> None:
         """Move an active flow onto ``links`` now."""
+        if flow < 0:
+            self._constant[flow] = (tuple(links), self._check_constant(flow)[1])
+            self._changed_constant()
+            return
         self._check(flow)
         self._paths[flow] = self.network.pad
         self._paths[flow, : len(links)] = links
@@ -117,29 +148,47 @@ class FlowEngine(FabricEngine):
 
     def stop_flow(self, flow: int) -> float:
         """Drop an active flow now (a time-out); return the bytes it had left."""
+        if flow < 0:
+            self._check_constant(flow)
+            del self._constant[flow]
+            self._changed_constant()
+            return math.inf
         self._check(flow)
         left = float(self._remaining[flow])
         self._release(flow)
         return left
 
     def is_active(self, flow: int) -> bool:
-        """True while ``flow`` has bytes left."""
-        return 0 <= flow < self._active.size and bool(self._active[flow])
+        """True while ``flow`` has bytes left (a constant-rate flow: until stopped)."""
+        if flow < 0:
+            return flow in self._constant
+        return flow < self._active.size and bool(self._active[flow])
 
     def path_of(self, flow: int) -> tuple[int, ...]:
         """The links ``flow`` crosses now (without padding)."""
+        if flow < 0:
+            return tuple(x for x in self._check_constant(flow)[0] if x != self.network.pad)
         self._check(flow)
         return tuple(int(x) for x in self._paths[flow] if x != self.network.pad)
 
     def rate_of(self, flow: int) -> float:
-        """The current rate of ``flow`` in bit/s."""
+        """The current rate of ``flow`` in bit/s (a constant-rate flow: what it delivers)."""
         if self._dirty:
             self._reallocate()
+        if flow < 0:
+            self._check_constant(flow)
+            return self._delivered[flow]
         return float(self._rate[flow])
+
+    def _check_constant(self, flow: int) -> tuple[tuple[int, ...], float]:
+        got = self._constant.get(flow)
+        if got is None:
+            raise KeyError(f"no constant-rate flow {flow}")
+        return got
 
     @property
     def active_flows(self) -> int:
-        """Flows with bytes left."""
+        """Flows with bytes left (constant-rate flows not counted)."""
         return int(self._active.sum())
 
     # -- links ----------------------------------------------------------------------
@@ -151,21 +200,18 @@ class FlowEngine(FabricEngine):
         self._capacity = None
         self._dirty = True
 
-    def set_fixed_background(self, link: int, bps: float) -> None:
-        """Constant-rate traffic (UDP) that takes ``bps`` of ``link`` before any flow."""
-        self.fixed_bg[link] = bps
-        self._capacity = None
-        self._dirty = True
+    def carried_bps(self) -> FloatArray:
+        """Each link's carried rate now: its flows' and its constant-rate traffic's (never
+        more than its capacity)."""
+        if self._dirty:
+            self._reallocate()
+        return self._carried.copy()
 
     def utilisation(self) -> FloatArray:
         """Each link's current load over its nominal capacity (0 for a link at 0)."""
         if self._dirty:
             self._reallocate()
-        total = self.load_bps + np.minimum(self.fixed_bg, self.base_capacity)
-        cap = self.network.capacity
-        out: FloatArray = np.zeros_like(total)
-        ok = np.isfinite(cap) & (cap > 0)
-        out[ok] = np.minimum(total[ok] / cap[ok], 1.0)
+        out: FloatArray = np.minimum((self.load_bps + self._fixed_carried) / self._nominal, 1.0)
         return out
 
     # -- the loop -------------------------------------------------------------------
@@ -227,12 +273,11 @@ class FlowEngine(FabricEngine):
         idx = np.flatnonzero(self._active)
         net = self.network
         if self._capacity is None:
+            self._clip_constant()
             self._capacity = np.maximum(self.base_capacity - self.fixed_bg, 0.0)
             self._capacity[net.pad] = np.inf
             self._capacity[net.pool_links] = 0.0
             np.add.at(self._capacity, net.pool_owner, self._capacity[net.pool_member])
-            self._fixed_carried = np.minimum(self.fixed_bg, self.base_capacity)
-            self._fixed_carried[net.pool_links] = 0.0
         if self.policy is RatePolicy.SRPT:
             rates = srpt_rates(
                 self._paths[idx], self._capacity, self._cap[idx], self._remaining[idx],
@@ -251,6 +296,24 @@ class FlowEngine(FabricEngine):
             )  # fmt: skip
         self._carried = self.load_bps + self._fixed_carried
 
+    def _clip_constant(self) -> None:
+        """What the constant-rate flows offer, and the links carry, at today's capacities."""
+        net = self.network
+        ids = list(self._constant)
+        paths = np.full((len(ids), net.path_width), net.pad, dtype=np.int64)
+        rates = np.zeros(len(ids))
+        for i, flow in enumerate(ids):
+            links, bps = self._constant[flow]
+            paths[i, : len(links)] = links
+            rates[i] = bps
+        capacity = self.base_capacity.copy()
+        capacity[net.pad] = np.inf
+        self.fixed_bg, self._fixed_carried, delivered = constant_rates(paths, rates, capacity)
+        self.fixed_bg[net.pad] = 0.0
+        self._fixed_carried[net.pad] = 0.0
+        self._fixed_carried[net.pool_links] = 0.0
+        self._delivered = {flow: float(d) for flow, d in zip(ids, delivered, strict=True)}
+
     def _release(self, f: int) -> None:
         self._active[f] = False
         self._rate[f] = 0.0
@@ -260,7 +323,7 @@ class FlowEngine(FabricEngine):
         self._dirty = True
 
     def _check(self, flow: int) -> None:
-        if not self.is_active(flow):
+        if flow < 0 or not self.is_active(flow):
             raise KeyError(f"no active flow {flow}")
 
     def _grow(self) -> None:

@@ -8,15 +8,25 @@ lives here:
   after the previous one ended, the other kinds at their offsets;
 - transfers start after the scenario's warm-up (the background and, in kv-aware, the
   telemetry polls run from time 0), and one that has not finished after the
-  scenario's ``transfer_timeout`` fails;
+  scenario's ``transfer_timeout`` times out: a censored result (it took at least
+  that long), as in the lab;
 - a transfer's completion time runs from its arrival (its request) to its last byte,
   as in the lab: a staggered burst's hold (``Arrival.hold_s``: the transfer is placed
   that much later) and a controller's hold (``scheduled``) count;
 - the scenario's cable events (relative to the end of the warm-up) change link
-  capacities; a cable that goes down leaves the leaves' ECMP groups after the audit
-  would find it (``audit_misses`` rounds of ``audit_interval``), as the controller
-  then rewrites the groups; flows hashed onto it stall until then and are hashed
-  again over the remaining members;
+  capacities; a cable that goes down leaves the ECMP groups after the audit would
+  find it (``audit_misses`` rounds of ``audit_interval``), as the controller then
+  rewrites the groups; flows hashed onto it stall until then and are hashed again
+  over the remaining members. As the controller does, a leaf keeps one group per
+  destination leaf: a spine is out of it when the cable from the source leaf *or* the
+  one to the destination leaf is down (:meth:`Driver.group`);
+- the background (:class:`BackgroundRun`) runs in every mode from time 0, each flow
+  of the plan (:mod:`experiment.background`, the lab's 5-tuples) on the spine the
+  source leaf's group hashes it to: UDP at a constant rate (a link it overloads drops
+  the excess), TCP elastic and capped at its rate. When the groups are rewritten it is
+  hashed again, as the data plane hashes it, whatever the mode: placement modes
+  steer the KV transfers, not the other traffic. A capacity change moves nothing
+  (the groups are unweighted), but what the background gets follows it at once;
 - ``utilisation()`` is sampled on a timer, per tier.
 
 ECMP is the data plane's own choice (:mod:`experiment.ecmp`): the CRC-16/ARC hash of
@@ -42,7 +52,12 @@ flow's choices independently. The modes:
 - ``flowlet``: LetFlow. A flow's flowlets start at (discretely) exponential intervals
   of mean ``flowlet_period`` (a fluid model has no packet gaps, so the gaps are a
   parameter); each new flowlet takes the next salt, as the data plane's flowlet table
-  does, and is hashed again;
+  does, and is hashed again. The background sends without gaps longer than the
+  flowlet timeout (the lab's UDP datagrams are tens of milliseconds apart at most),
+  so each of its flows keeps its first flowlet's salt, with its own source ports
+  (:func:`experiment.background.for_flowlet`, as in the lab); a rewrite of the groups
+  starts a new flowlet generation, and every background flow re-hashes with the next
+  salt;
 - ``isolated``: every transfer alone (one after the other, as the lab runs them) on
   the spine with the most capacity left by the background: the bound no placement
   beats.
@@ -64,11 +79,13 @@ from functools import partial
 import numpy as np
 
 from experiment.arrivals import Arrival, Schedule
-from experiment.ecmp import FLOWLET_STEP, crc16_arc, pack, uplink_order
+from experiment.background import BackgroundFlow, for_flowlet
+from experiment.ecmp import FLOWLET_STEP, PROTOCOLS, crc16_arc, pack, selector_hash, uplink_order
 from experiment.flows import ECMP_PORTS, RECEIVER_PORT
 from experiment.results import ModeRun, TransferResult
 from experiment.scenario import LinkEvent
 from simulator.engine import FabricEngine, RatePolicy, Timer
+from simulator.maxmin import FloatArray
 from simulator.workload import Workload
 
 TCP = 6
@@ -99,6 +116,17 @@ class Live:
     held_s: float = 0.0  # from the arrival to its first flow's start
 
 
+@dataclass(slots=True)
+class BackgroundRun:
+    """A background flow in a run: its plan, its engine flow, where its hash puts it now
+    and the salt it is hashed with."""
+
+    plan: BackgroundFlow
+    flow: int
+    spine: str
+    salt: int
+
+
 class Driver:
     """One mode's run of one schedule (see the module docstring)."""
 
@@ -124,12 +152,26 @@ class Driver:
         self.controller = self.settings.controller or workload.fabric.controller
         self.run_record = ModeRun(self.mode, repeat)
         self.series: TierSeries = {tier: [] for tier in self.net.tiers}
-        self._hist = {tier: np.zeros(HIST_BINS + 1, dtype=np.int64) for tier in self.net.tiers}
+        tiers = list(self.net.tiers.values())
+        sizes = np.array([t.size for t in tiers], dtype=np.int64)
+        self._tier_links = np.concatenate(tiers) if tiers else np.zeros(0, dtype=np.int64)
+        self._tier_of = np.repeat(np.arange(len(tiers)), sizes)  # per sampled link
+        self._tier_sizes = np.maximum(sizes, 1)
+        hist = np.zeros((len(tiers), HIST_BINS + 1), dtype=np.int64)
+        self._hist_all = hist.reshape(-1)  # every tier's histogram, one after the other
+        self._hist = dict(zip(self.net.tiers, hist, strict=True))
         self._on_transfer = on_transfer
         self.t0 = self.scenario.run.warmup_s
         self.ip = {h.name: h.ipv4 for h in workload.fabric.hosts}
         self.groups = {leaf: uplink_order(workload.fabric, leaf) for leaf in self.net.leaves}
+        """Each leaf's uplinks in member order (every member, up or down)."""
         self.down: set[tuple[str, str]] = set()
+        self.grouped_down: frozenset[tuple[str, str]] = frozenset()
+        """The cables down when the controller last rewrote the groups."""
+        self._live: dict[tuple[str, str], list[str]] = {}  # (src, dst leaf) -> live group
+        self.repeat = repeat
+        self.background: list[BackgroundRun] = []
+        self._bg_load: FloatArray | None = None
         self.live: dict[int, Live] = {}
         self.flow_owner: dict[int, int] = {}
         self._phase = 0
@@ -147,12 +189,12 @@ class Driver:
 
     def run(self) -> ModeRun:
         """Simulate the whole schedule; the mode's record, as the lab makes it."""
-        for bg in self.work.background:
-            if bg.elastic:
-                links = self.background_links(bg.link)
-                self.engine.start_flow(links, math.inf, kv=False, cap_bps=bg.bps)
-            else:
-                self.engine.set_fixed_background(bg.link, bg.bps)
+        for plan in self.background_plan():
+            spine = self.background_spine(plan, self.background_salt)
+            flow = self.engine.start_background(
+                self.background_path(plan, spine), plan.rate_bps, elastic=plan.elastic
+            )
+            self.background.append(BackgroundRun(plan, flow, spine, self.background_salt))
         for e in self.scenario.events:
             self.engine.at(self.t0 + e.at_s, partial(self._cable_event, e))
         self.prepare()
@@ -167,9 +209,37 @@ class Driver:
         self.finish()
         return self.run_record
 
-    def background_links(self, link: int) -> list[int]:
-        """The links an elastic background flow on cable link ``link`` crosses."""
-        return [link]
+    background_salt = 0
+    """The salt the background is hashed with (flowlet mode: a slot's first flowlet's)."""
+
+    def background_plan(self) -> Sequence[BackgroundFlow]:
+        """The background flows of this mode's run (the ECMP plan)."""
+        return self.work.background
+
+    def background_path(self, plan: BackgroundFlow, spine: str) -> tuple[int, ...]:
+        """The links a background flow crosses through ``spine``."""
+        return self.net.path(plan.key.src, plan.key.dst, spine)
+
+    def background_spine(
+        self, plan: BackgroundFlow, salt: int, down: frozenset[tuple[str, str]] | None = None
+    ) -> str:
+        """The spine the groups (those of the ``down`` cables; default: today's) hash a
+        background flow to: ``kv_fabric.p4``'s hash of its 5-tuple and ``salt``."""
+        group = self.group(plan.src_leaf, plan.dst_leaf, down)
+        k = plan.key
+        h = selector_hash(self.ip[k.src], self.ip[k.dst], PROTOCOLS[k.protocol], k.src_port,
+                          k.dst_port, salt=salt)  # fmt: skip
+        return group[h % len(group)]
+
+    def background_load(self) -> FloatArray:
+        """Each link's background as planned (UDP's rate, TCP's cap) where it runs now."""
+        if self._bg_load is None:
+            load = np.zeros(self.net.nlinks)
+            for bg in self.background:
+                for link in self.engine.path_of(bg.flow):
+                    load[link] += bg.plan.rate_bps
+            self._bg_load = load
+        return self._bg_load
 
     def prepare(self) -> None:
         """Set up before the first transfer (kv-aware starts its polls here)."""
@@ -215,7 +285,8 @@ class Driver:
         self.live[a.index] = live
         timeout = self.scenario.run.transfer_timeout_s
         live.timeout = self.engine.at(
-            self.engine.now + timeout, lambda: self._fail(live, f"timed out after {timeout:g}s")
+            self.engine.now + timeout,
+            lambda: self._fail(live, f"timed out after {timeout:g}s", censored_s=timeout),
         )
         self._then[a.index] = then
         if a.hold_s > 0:
@@ -279,7 +350,9 @@ class Driver:
     def completed(self, live: Live, fct: float, now: float) -> None:
         """A transfer ended (kv-aware tells the controller here)."""
 
-    def _fail(self, live: Live, why: str) -> None:
+    def _fail(self, live: Live, why: str, *, censored_s: float | None = None) -> None:
+        """End a transfer without its last byte: timed out (``censored_s``: it took at least
+        that long, a censored result as in the lab) or failed."""
         a = live.arrival
         if a.index not in self.live:
             return
@@ -288,14 +361,16 @@ class Driver:
             self.flow_owner.pop(flow, None)
             if self.engine.is_active(flow):
                 self.engine.stop_flow(flow)
-        self.record(live, None, why)
+        self.record(live, None, why, censored_s=censored_s)
         self.failed(live, self.engine.now)
         self._ended(a.index)
 
     def failed(self, live: Live, now: float) -> None:
         """A transfer failed (kv-aware lets the controller time it out)."""
 
-    def record(self, live: Live, fct: float | None, error: str | None) -> None:
+    def record(
+        self, live: Live, fct: float | None, error: str | None, *, censored_s: float | None = None
+    ) -> None:
         """Add the transfer's result to the record."""
         a = live.arrival
         self.run_record.transfers.append(
@@ -303,7 +378,7 @@ class Driver:
                 a.index, a.src, a.dst, a.nbytes, fct, live.spine, error, live.decision_s,
                 held_s=live.held_s, deadline_s=a.deadline_s, phase=a.phase,
                 phase_kind=str(self.schedule.phases[a.phase].phase.kind),
-                floor_s=self.floor(a),
+                floor_s=self.floor(a), censored_s=censored_s,
             )
         )  # fmt: skip
         if self._on_transfer is not None:
@@ -329,7 +404,7 @@ class Driver:
         a, b = self.net.leaf_of[src], self.net.leaf_of[dst]
         if a == b:
             return None
-        group = self.groups[a]
+        group = self.group(a, b)
         key = (src, dst, sport)
         prefix = self._prefix.get(key)
         if prefix is None:  # the 13 bytes before the salt; the salt's 2 continue the CRC
@@ -381,13 +456,46 @@ class Driver:
     def cable_changed(self, e: LinkEvent) -> None:
         """A cable went down or up (kv-aware's audit notices it on its own)."""
 
+    def group(
+        self, src_leaf: str, dst_leaf: str, down: frozenset[tuple[str, str]] | None = None
+    ) -> list[str]:
+        """The members of ``src_leaf``'s group towards ``dst_leaf``, in member order: its
+        uplinks but those whose cable, or whose spine's cable to ``dst_leaf``, was down
+        when the groups were written (``down``: those cables instead); every uplink when
+        none would be left."""
+        if down is not None and down != self.grouped_down:
+            return self._members(src_leaf, dst_leaf, down)
+        key = (src_leaf, dst_leaf)
+        group = self._live.get(key)
+        if group is None:
+            group = self._live[key] = self._members(src_leaf, dst_leaf, self.grouped_down)
+        return group
+
+    def _members(self, a: str, b: str, down: frozenset[tuple[str, str]]) -> list[str]:
+        full = self.groups[a]
+        return [s for s in full if (a, s) not in down and (b, s) not in down] or full
+
     def _regroup(self) -> None:
         """The controller rewrote the ECMP groups: dead uplinks out, live ones in."""
-        for leaf in self.net.leaves:
-            full = uplink_order(self.work.fabric, leaf)
-            alive = [s for s in full if (leaf, s) not in self.down]
-            self.groups[leaf] = alive or full
+        self.grouped_down = frozenset(self.down)
+        self._live.clear()
         self.rehash()
+        self.rehash_background()
+
+    def rehash_background(self) -> None:
+        """Hash every background flow again over the new groups (with the salt of the
+        flowlet generation the rewrite starts)."""
+        for bg in self.background:
+            bg.salt = self.regroup_salt(bg.salt)
+            spine = self.background_spine(bg.plan, bg.salt)
+            if spine != bg.spine:
+                self.engine.reroute(bg.flow, self.background_path(bg.plan, spine))
+                bg.spine = spine
+                self._bg_load = None
+
+    def regroup_salt(self, salt: int) -> int:
+        """A background flow's salt after the groups are rewritten (ECMP: unchanged)."""
+        return salt
 
     def rehash(self) -> None:
         """Hash the flows left to ECMP again over the new groups."""
@@ -411,13 +519,15 @@ class Driver:
     # -- samples --------------------------------------------------------------------
 
     def _sample(self) -> None:
-        u = self.engine.utilisation()
+        u = self.engine.utilisation()[self._tier_links]
         now = self.engine.now
-        for tier, idx in self.net.tiers.items():
-            values = u[idx]
-            bins = np.minimum((values * HIST_BINS).astype(np.int64), HIST_BINS)
-            self._hist[tier] += np.bincount(bins, minlength=HIST_BINS + 1)
-            self.series[tier].append((now - self.t0, float(values.mean()) if values.size else 0.0))
+        bins = np.minimum((u * HIST_BINS).astype(np.int64), HIST_BINS)
+        self._hist_all += np.bincount(
+            bins + self._tier_of * (HIST_BINS + 1), minlength=self._hist_all.size
+        )
+        means = np.bincount(self._tier_of, u, minlength=self._tier_sizes.size) / self._tier_sizes
+        for tier, mean in zip(self.net.tiers, means, strict=True):
+            self.series[tier].append((now - self.t0, float(mean)))
         self.engine.at(now + self.interval, self._sample, daemon=True)
 
 
@@ -477,6 +587,16 @@ class Flowlet(Driver):
     """
 
     mode = "flowlet"
+    background_salt = FLOWLET_STEP
+
+    def background_plan(self) -> Sequence[BackgroundFlow]:
+        """Flowlet mode's own source ports, fresh for each run, as in the lab."""
+        plan = self.work.background
+        return for_flowlet(plan, self.work.fabric, self.repeat, self.scenario.failed_cables)
+
+    def regroup_salt(self, salt: int) -> int:
+        """A new flowlet generation: the background's next packet starts a new flowlet."""
+        return (salt + FLOWLET_STEP) & 0xFFFF
 
     def prepare(self) -> None:
         """Start the flowlet tick."""
@@ -526,7 +646,7 @@ class Isolated(Driver):
         src, dst = self.net.leaf_of[a.src], self.net.leaf_of[a.dst]
         best = None
         if src != dst:
-            left = self.provisioned - self.background_bps
+            left = self.provisioned - self.background_load()
             scored = [
                 (min(left[link] for link in self.net.path(a.src, a.dst, r)[1:-1]), -i, r)
                 for i, r in enumerate(self.net.routes(src, dst))
@@ -536,12 +656,6 @@ class Isolated(Driver):
             best = max(scored)[2] if scored else fallback
         live.spine = best
         self.start(live, best, a.nbytes, a.ecmp_port)
-
-    def prepare(self) -> None:
-        """The background's load per link, which placement subtracts."""
-        self.background_bps = np.zeros(self.net.nlinks)
-        for flow in self.work.background:
-            self.background_bps[flow.link] += flow.bps
 
     def _up(self, src: str, dst: str, route: str) -> bool:
         """Whether the leaf-spine cables of ``route`` are up."""

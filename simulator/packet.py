@@ -19,8 +19,10 @@ The model (``ns3`` from PyPI, 3.44, through cppyy; :file:`packet_model.cpp`):
   the spine its driver chose (the ECMP hash of ``kv_fabric.p4`` from
   :mod:`experiment.ecmp`, a pin, a flowlet's salt), so both engines put a flow on the same
   spine, and moving a flow rewrites that choice without touching the connection;
-- background is ns-3's ``OnOffApplication`` over one cable direction: UDP at a
-  constant rate, or TCP capped at the target rate;
+- background flows run between background hosts like transfers, on the spine their
+  driver hashes them to (and move when it hashes them again): ns-3's
+  ``OnOffApplication``, UDP at a constant rate (the queue it overloads drops the
+  excess), or TCP writing at most its target rate into its socket;
 - a cable that fails drops every packet it carries until it comes back; a
   re-provisioned cable changes its devices' rate.
 
@@ -195,11 +197,10 @@ class PacketEngine(FabricEngine):
                 up, down,
             )  # fmt: skip
             self._uplink_spine[up] = spine
-        m.Ready()
         self.sent_bytes: FloatArray = np.zeros(n)
         self.kv_bytes: FloatArray = np.zeros(n)
         self._flows: dict[int, _Flow] = {}
-        self._background = 0
+        self._background: dict[int, tuple[int, ...]] = {}  # flow -> path
         self._last_sent: FloatArray = np.zeros(n)
         self._last_t = 0.0
 
@@ -207,14 +208,12 @@ class PacketEngine(FabricEngine):
 
     def _start(self, links: Sequence[int], nbytes: float, on_done: DoneCallback | None,
                kv: bool, cap_bps: float) -> int:  # fmt: skip
-        """A TCP connection over ``links`` now (a host-to-host path), or, on a single cable
-        link with ``nbytes`` inf, TCP background capped at ``cap_bps``."""
-        if len(links) == 1 and math.isinf(nbytes) and math.isfinite(cap_bps):
-            self.model.Background(links[0], cap_bps * self.scale, True, SEGMENT)
-            self._background += 1
-            return -self._background
+        """A TCP connection over ``links`` now (a host-to-host path)."""
         if math.isinf(nbytes) or math.isfinite(cap_bps):
-            raise ValueError("the packet engine runs host-to-host transfers of a finite size")
+            raise ValueError(
+                "the packet engine runs host-to-host transfers of a finite size "
+                "(background: start_background)"
+            )
         src, dst, spine = self._ends(links)
         scaled = max(1, round(nbytes * self.scale))
         f = int(self.model.StartFlow(self.host_node[src], self.host_node[dst], spine, scaled, kv,
@@ -222,6 +221,19 @@ class PacketEngine(FabricEngine):
         if f < 0:
             raise RuntimeError(f"more than {MAX_FLOWS} connections in one packet-engine run")
         self._flows[f] = _Flow(tuple(links), scaled, on_done)
+        return f
+
+    def start_background(self, links: Sequence[int], bps: float, *, elastic: bool) -> int:
+        """Background from host to host over ``links``: TCP writing at most ``bps``
+        (``elastic``), or UDP at a constant ``bps``."""
+        if bps <= 0:
+            raise ValueError(f"background needs a positive rate, got {bps}")
+        src, dst, spine = self._ends(links)
+        f = int(self.model.StartBackground(self.host_node[src], self.host_node[dst], spine,
+                                           bps * self.scale, elastic, SEGMENT))  # fmt: skip
+        if f < 0:
+            raise RuntimeError(f"more than {MAX_FLOWS} connections in one packet-engine run")
+        self._background[f] = tuple(links)
         return f
 
     def _ends(self, links: Sequence[int]) -> tuple[str, str, int]:
@@ -236,24 +248,34 @@ class PacketEngine(FabricEngine):
 
     def reroute(self, flow: int, links: Sequence[int]) -> None:
         """The leaves send the flow's next packets on the new path."""
-        f = self._check(flow)
-        self.model.Reroute(flow, self._ends(links)[2])
-        f.links = tuple(links)
+        spine = self._ends(links)[2]
+        if flow in self._background:
+            self._background[flow] = tuple(links)
+        else:
+            self._check(flow).links = tuple(links)
+        self.model.Reroute(flow, spine)
 
     def stop_flow(self, flow: int) -> float:
-        """Close the sender now; the bytes (at full scale) not yet received."""
+        """Close the sender now; the bytes (at full scale) not yet received (background:
+        inf, it never ends)."""
+        if self._background.pop(flow, None) is not None:
+            self.model.StopBackground(flow)
+            return math.inf
         f = self._check(flow)
         got = int(self.model.StopFlow(flow))
         del self._flows[flow]
         return max(f.nbytes - got, 0) / self.scale
 
     def is_active(self, flow: int) -> bool:
-        """True until the flow's last byte has arrived."""
-        return flow in self._flows
+        """True until the flow's last byte has arrived (background: until stopped)."""
+        return flow in self._flows or flow in self._background
 
     def path_of(self, flow: int) -> tuple[int, ...]:
         """The links the flow's packets take now."""
-        return tuple(x for x in self._check(flow).links if x != self.network.pad)
+        links = self._background.get(flow)
+        if links is None:
+            links = self._check(flow).links
+        return tuple(x for x in links if x != self.network.pad)
 
     def _check(self, flow: int) -> _Flow:
         f = self._flows.get(flow)
@@ -266,10 +288,6 @@ class PacketEngine(FabricEngine):
     def set_capacity(self, link: int, bps: float) -> None:
         """A link's rate from now on (0: it drops every packet)."""
         self.model.SetRate(link, bps * self.scale)
-
-    def set_fixed_background(self, link: int, bps: float) -> None:
-        """Constant-rate UDP on a cable link from now on."""
-        self.model.Background(link, bps * self.scale, False, SEGMENT)
 
     def utilisation(self) -> FloatArray:
         """Each link's load since the previous call, over its nominal capacity."""

@@ -11,6 +11,9 @@
 // binds P and the receiver's sink listens on P, so data and ACKs carry P both ways
 // and a leaf forwards a packet bound off-rack to the spine the flow's entry in
 // spineOf names (the drivers choose it: the ECMP hash of kv_fabric.p4, a pin...).
+// Background flows are flows too, between background hosts, with their own ports:
+// UDP at a constant rate, or TCP sending at most its rate (an OnOffApplication each),
+// forwarded and moved the same way.
 
 #include <cstdint>
 #include <string>
@@ -22,7 +25,6 @@ using namespace ns3;
 
 constexpr uint16_t kBasePort = 10000;
 constexpr uint32_t kMaxFlows = 65535 - kBasePort;
-constexpr uint16_t kBackgroundPort = 9;
 constexpr int32_t kDropped = -2;  // spineOf: a flow the leaves drop
 
 class Model;
@@ -94,7 +96,6 @@ class Model
     std::vector<Ptr<Node>> txNode;
     std::vector<Ptr<Node>> rxNode;
     std::vector<Ipv4Address> rxAddr;
-    std::vector<Ptr<Application>> fixedBg;
     uint32_t cables = 0;
 
     std::string queueDisc;  // ns-3 TypeId of every egress queue disc
@@ -107,7 +108,7 @@ class Model
           uint32_t segment, uint32_t buffer, double minRto)
         : tx(nlinks), sent(nlinks, 0.0), kv(nlinks, 0.0), rate(nlinks, 0.0), cut(nlinks),
           spineOf(kMaxFlows, -1), isKv(kMaxFlows, 0), target(kMaxFlows, 0), got(kMaxFlows, 0),
-          sender(kMaxFlows), txNode(nlinks), rxNode(nlinks), rxAddr(nlinks), fixedBg(nlinks),
+          sender(kMaxFlows), txNode(nlinks), rxNode(nlinks), rxAddr(nlinks),
           queuePackets(queue), ecnPackets(ecn), delayS(delay)
     {
         Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue(tcp));
@@ -256,19 +257,6 @@ class Model
         rate[down] = downBps;
     }
 
-    // Sinks for background traffic on every switch (it ends at the cable's far end).
-    void Ready()
-    {
-        for (auto* set : {&leaves, &spines})
-        {
-            for (const char* f : {"ns3::UdpSocketFactory", "ns3::TcpSocketFactory"})
-            {
-                PacketSinkHelper sink(f, InetSocketAddress(Ipv4Address::GetAny(), kBackgroundPort));
-                sink.Install(*set).Start(Seconds(0));
-            }
-        }
-    }
-
     // A flow of `bytes` (0: endless) from host src to host dst through spine (-1: same leaf).
     int64_t StartFlow(uint32_t src, uint32_t dst, int32_t spine, uint64_t bytes, bool kvFlow,
                       uint32_t sendSize)
@@ -316,27 +304,41 @@ class Model
         return got[f];
     }
 
-    // Background on one directed cable link: constant-rate UDP, or TCP capped at bps.
-    void Background(uint32_t link, double bps, bool elastic, uint32_t segment)
+    // Background from host src to host dst through spine (never ending): UDP at a
+    // constant bps, or TCP (elastic) writing at most bps into its socket.
+    int64_t StartBackground(uint32_t src, uint32_t dst, int32_t spine, double bps, bool elastic,
+                            uint32_t segment)
     {
-        if (!elastic && fixedBg[link])
+        if (flows >= kMaxFlows)
         {
-            DynamicCast<OnOffApplication>(fixedBg[link])->SetStopTime(Seconds(0));
-            fixedBg[link] = nullptr;
+            return -1;
         }
-        if (bps <= 0)
-        {
-            return;
-        }
-        const char* f = elastic ? "ns3::TcpSocketFactory" : "ns3::UdpSocketFactory";
-        OnOffHelper app(f, InetSocketAddress(rxAddr[link], kBackgroundPort));
+        uint32_t f = flows++;
+        uint16_t port = kBasePort + f;
+        spineOf[f] = spine;
+        const char* factory = elastic ? "ns3::TcpSocketFactory" : "ns3::UdpSocketFactory";
+        PacketSinkHelper sink(factory, InetSocketAddress(Ipv4Address::GetAny(), port));
+        sink.Install(hosts.Get(dst)).Start(Seconds(0));
+        OnOffHelper app(factory, InetSocketAddress(hostAddr[dst], port));
         app.SetConstantRate(DataRate(static_cast<uint64_t>(bps)), segment);
-        ApplicationContainer a = app.Install(txNode[link]);
+        app.SetAttribute("Local", AddressValue(InetSocketAddress(hostAddr[src], port)));
+        ApplicationContainer a = app.Install(hosts.Get(src));
         a.Start(Seconds(0));
-        if (!elastic)
+        sender[f] = a.Get(0);
+        return f;
+    }
+
+    // Stop a background flow now: its sender falls silent (a rate of 1 bit/s puts its
+    // next packet hours away; an application's stop time cannot be moved once it has
+    // started) and the leaves drop what it still sends.
+    void StopBackground(uint32_t f)
+    {
+        if (sender[f])
         {
-            fixedBg[link] = a.Get(0);
+            sender[f]->SetAttribute("DataRate", DataRateValue(DataRate(1)));
+            sender[f] = nullptr;
         }
+        spineOf[f] = kDropped;
     }
 
     // A link's rate from now on; 0 drops everything it carries (a cable that is down).
@@ -428,13 +430,24 @@ inline bool SpineRouting::RouteInput(Ptr<const Packet> p, const Ipv4Header& h,
                                      const ErrorCallback& ecb)
 {
     uint32_t d = h.GetDestination().Get();
-    if ((d >> 24) != 10 || h.GetProtocol() != 6)
+    uint8_t protocol = h.GetProtocol();
+    if ((d >> 24) != 10 || (protocol != 6 && protocol != 17))
     {
         return false;  // not between hosts: the static routes decide
     }
-    TcpHeader tcp;
-    p->PeekHeader(tcp);
-    uint32_t port = tcp.GetDestinationPort();
+    uint32_t port;
+    if (protocol == 6)
+    {
+        TcpHeader tcp;
+        p->PeekHeader(tcp);
+        port = tcp.GetDestinationPort();
+    }
+    else
+    {
+        UdpHeader udp;
+        p->PeekHeader(udp);
+        port = udp.GetDestinationPort();
+    }
     int32_t spine = port >= kBasePort ? model->spineOf[port - kBasePort] : -1;
     if (spine == kDropped)
     {

@@ -15,10 +15,13 @@ Transfer size: a scenario written for the lab (``lab_bytes`` or ``time_scale``) 
 as the lab runs it, with the lab's bytes at the fabric's (lab) rates; otherwise every
 transfer carries the real KV cache at the fabric's rates (the production regime).
 
-Background: a spine's (or a cable's) load is put on both directions of each of its
-cables. UDP is constant-rate traffic that takes its share of a link before any flow;
-TCP is a flow per cable direction capped at the target rate, which gives way under
-max-min sharing as a TCP sender would.
+Background: flows between background hosts, planned as the lab plans them
+(:mod:`experiment.background`, the same 5-tuples for the same scenario), which the
+drivers start in every mode and hash as the data plane does (:mod:`simulator.modes`).
+A scenario written for the simulator's scale names no background host: the simulator
+then gives each leaf one (:func:`with_background_hosts`), a stand-in for the rack's
+other traffic, and plans a ``ring`` (every cable of a loaded spine carries the load
+both ways, a few flows per cable) instead of the lab's ``racks`` pairing.
 """
 
 from __future__ import annotations
@@ -26,25 +29,22 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from dataclasses import dataclass
+from ipaddress import IPv4Address, IPv4Network
 
-from controller.config import FabricConfig, Pool
+from controller.config import FabricConfig, HostConfig, Pool
 from experiment.arrivals import Schedule, generate
-from experiment.errors import ScenarioError
+from experiment.background import BackgroundFlow, Pairing, plan_background, port_block
+from experiment.ecmp import EcmpOracle
+from experiment.errors import FabricError, ScenarioError
 from experiment.fabric import fabric_from_params, lab_fabric
 from experiment.kvsize import Scaling, Setting, scale_to_lab
 from experiment.roles import Roles, resolve_roles
-from experiment.scenario import BackgroundLoad, FabricParams, Protocol, Scenario
+from experiment.scenario import FabricParams, Scenario
 from simulator import pods
 from simulator.network import Network
 
-
-@dataclass(frozen=True, slots=True)
-class BackgroundFlow:
-    """Background on one directed link: constant (UDP) or capped elastic (TCP)."""
-
-    link: int
-    bps: float
-    elastic: bool
+BACKGROUND_HOST = "{leaf}-bg"
+"""The name of the background host the simulator gives a leaf (see the module docstring)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +58,8 @@ class Workload:
     nbytes: int
     scaling: Scaling | None
     background: tuple[BackgroundFlow, ...]
+    """The background flows, planned for ECMP (flowlet mode steers its own ports)."""
+    pairing: Pairing = Pairing.RACKS
 
     def schedule(self, seed: int) -> Schedule:
         """The transfers of one run (the lab's generator, the lab's seed)."""
@@ -76,16 +78,81 @@ class Workload:
 def build_workload(scenario: Scenario) -> Workload:
     """The fabric, roles, transfer size and background of ``scenario``."""
     fabric = build_fabric(scenario.fabric, scenario)
+    pairing = Pairing.RACKS
+    if scenario.background and not _names_background_hosts(scenario, fabric):
+        fabric = with_background_hosts(fabric)
+        pairing = Pairing.RING
     network = Network(fabric)
-    # the simulator puts background on cables directly: it needs no background hosts
-    roles = resolve_roles(dataclasses.replace(scenario, background=()), fabric)
+    _check_cables(scenario, network)
+    roles = resolve_roles(scenario, fabric)
     scaling = _scaling(scenario, fabric)
     nbytes = scaling.lab_bytes if scaling is not None else scenario.transfer.real_bytes
-    background = tuple(
-        flow for load in scenario.background for flow in _background(load, network, scenario)
+    background = plan_scenario_background(scenario, fabric, roles, pairing)
+    return Workload(scenario, fabric, network, roles, nbytes, scaling, background, pairing)
+
+
+def plan_scenario_background(
+    scenario: Scenario, fabric: FabricConfig, roles: Roles, pairing: Pairing = Pairing.RACKS
+) -> tuple[BackgroundFlow, ...]:
+    """The scenario's background flows on ``fabric``, steered as the lab steers them: onto
+    their spines by ECMP's own hash (salt 0), from the first block of source ports, each
+    recording where the scenario's first failure re-hashes it."""
+    failed = scenario.failed_cables
+    after = EcmpOracle(fabric, salts=(0,), down=failed) if failed else None
+    flows = plan_background(
+        scenario.background,
+        fabric,
+        roles,
+        oracle=EcmpOracle(fabric, salts=(0,)),
+        after=after,
+        failed=failed,
+        source=scenario.source,
+        ports=port_block(0),
+        pairing=pairing,
     )
-    _check_events(scenario, network)
-    return Workload(scenario, fabric, network, roles, nbytes, scaling, background)
+    return tuple(flows)
+
+
+def _names_background_hosts(scenario: Scenario, fabric: FabricConfig) -> bool:
+    """Whether the scenario or the fabric says which hosts carry the background."""
+    return scenario.hosts.background is not None or any(h.pool is Pool.OTHER for h in fabric.hosts)
+
+
+def with_background_hosts(fabric: FabricConfig) -> FabricConfig:
+    """``fabric`` with one background host per leaf (:data:`BACKGROUND_HOST`): pool
+    ``other``, on the leaf's next free port and the highest free address of its subnet,
+    its link as fast as the leaf's uplinks together (it never limits the background)."""
+    uplinks: dict[str, int] = {}
+    ports: dict[str, set[int]] = {}
+    for link in fabric.links:
+        for end in (link.a, link.b):
+            ports.setdefault(end.switch, set()).add(end.port)
+            uplinks[end.switch] = uplinks.get(end.switch, 0) + link.capacity_bps
+    hosts = list(fabric.hosts)
+    for leaf in fabric.leaves:
+        mine = [h for h in fabric.hosts if h.leaf == leaf.name]
+        used = ports.get(leaf.name, set()) | {h.port for h in mine}
+        net = leaf.subnet or (
+            IPv4Network(f"{mine[0].ipv4}/{mine[0].prefix_len}", strict=False) if mine else None
+        )
+        if net is None:
+            raise FabricError(f"leaf {leaf.name} has no subnet and no host: no address for "
+                              "its background host")  # fmt: skip
+        taken = {h.ipv4 for h in mine}
+        address = next(a for a in reversed(list(net.hosts())) if a not in taken)
+        hosts.append(
+            HostConfig(
+                name=BACKGROUND_HOST.format(leaf=leaf.name),
+                leaf=leaf.name,
+                port=max(used, default=0) + 1,
+                ipv4=IPv4Address(address),
+                prefix_len=net.prefixlen,
+                mac=f"08:00:00:ff:{len(hosts) >> 8 & 0xFF:02x}:{len(hosts) & 0xFF:02x}",
+                pool=Pool.OTHER,
+                capacity_bps=uplinks.get(leaf.name, 0),
+            )
+        )
+    return dataclasses.replace(fabric, hosts=tuple(hosts))
 
 
 def build_fabric(params: FabricParams, scenario: Scenario) -> FabricConfig:
@@ -131,30 +198,16 @@ def _scaling(scenario: Scenario, fabric: FabricConfig) -> Scaling | None:
     )
 
 
-def _background(load: BackgroundLoad, net: Network, scenario: Scenario) -> list[BackgroundFlow]:
-    if load.link is not None:
-        leaf, spine = load.link
-        _check_cable(net, scenario, "background", leaf, spine)
-        cables = [(leaf, spine)]
-    else:
-        spines = net.spines if load.spine is None else (load.spine,)
-        if load.spine is not None and load.spine not in net.spines:
+def _check_cables(scenario: Scenario, net: Network) -> None:
+    for load in scenario.background:
+        if load.link is not None:
+            _check_cable(net, scenario, "background", *load.link)
+        elif load.spine is not None and load.spine not in net.spines:
             raise ScenarioError(
                 scenario.source,
                 "background",
                 f"no spine {load.spine!r} (spines: {', '.join(net.spines)})",
             )
-        cables = [(leaf, s) for s in spines for leaf in net.leaves if (leaf, s) in net.up]
-    out = []
-    for leaf, spine in cables:
-        for link in net.cable_links(leaf, spine):
-            bps = load.load * net.capacity[link]
-            if bps > 0:
-                out.append(BackgroundFlow(link, bps, load.protocol is Protocol.TCP))
-    return out
-
-
-def _check_events(scenario: Scenario, net: Network) -> None:
     for e in scenario.events:
         _check_cable(net, scenario, "events", e.leaf, e.spine)
 

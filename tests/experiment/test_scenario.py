@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
@@ -118,10 +119,11 @@ modes: [ecmp, kv-aware]
             "events[0].state",
             "expected 'down' or 'up'",
         ),
-        (
+        pytest.param(
             MINIMAL + "background: [{spine: spine1, load: 80%, after_failure: spine2}]\n",
             "x.yaml:5:56: background[0].after_failure",
             "needs a failure: no event takes a cable 'down'",
+            marks=pytest.mark.filterwarnings("ignore::FutureWarning"),  # and deprecated
         ),
         (
             MINIMAL + "background: [{spine: spine1, load: 80%, after_falure: spine2}]\n",
@@ -169,9 +171,13 @@ def test_after_failure_and_the_failure_it_is_planned_for():
         "  - {at: 10s, link: {leaf: leaf2, spine: spine2}, state: down}\n"
         "  - {at: 20s, link: {leaf: leaf1, spine: spine1}, state: down}\n"
     )
-    s = parse_scenario(
-        MINIMAL + "background: [{spine: spine1, load: 80%, after_failure: spine2}]\n" + events
-    )
+    text = MINIMAL + "background: [{spine: spine1, load: 80%, after_failure: spine2}]\n" + events
+    for tool in Tool:  # deprecated: both tools still honour it, with a located warning
+        with pytest.warns(FutureWarning) as seen:
+            s = parse_scenario(text, "x.yaml", tool)
+        assert str(seen[0].message).startswith("background[0].after_failure: deprecated")
+        assert (seen[0].filename, seen[0].lineno) == ("x.yaml", 5)
+        assert "re-hashes by itself" in str(seen[0].message)
     assert s.background[0].after_failure == "spine2"
     # the first failure: every cable taken down at the earliest 'down' time
     assert s.failed_cables == {("leaf1", "spine3"), ("leaf2", "spine2")}
@@ -243,9 +249,15 @@ def test_shipped_scenarios_load(path):
         if path.name == "sweep.yaml":  # the lab's; the simulator's runs ecmp-k
             assert len(load_sweep(path).points()) == points
         return
-    try:
-        s = load_scenario(path)
-    except ScenarioError as exc:  # a scenario for the simulator only says so
-        assert "honoured only by `kvfabric simulate`" in str(exc)
-        s = load_scenario(path, Tool.SIMULATE)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        try:
+            s = load_scenario(path)
+        except ScenarioError as exc:  # a scenario for the simulator only says so
+            assert "honoured only by `kvfabric simulate`" in str(exc)
+            s = load_scenario(path, Tool.SIMULATE)
     assert s.transfers > 0
+    # only shifting-failure keeps a deprecated key, for one release (after_failure)
+    deprecated = {str(w.message).split(":")[0] for w in seen}
+    staged = {f"background[{i}].after_failure" for i in range(3)}
+    assert deprecated == (staged if path.name == "shifting-failure.yaml" else set())

@@ -79,7 +79,7 @@ def test_fixed_background_and_a_capacity_change(net):
     # the other 7.5 MB.
     def setup(engine):
         up, down = net.up["leaf1", "spine1"], net.down["spine1", "leaf2"]
-        engine.set_fixed_background(up, 5 * MBPS)
+        engine.start_background([up], 5 * MBPS, elastic=False)
         engine.at(4.0, lambda: engine.set_capacity(up, 20 * MBPS))
         engine.at(4.0, lambda: engine.set_capacity(down, 20 * MBPS))
 

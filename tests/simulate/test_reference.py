@@ -128,7 +128,7 @@ def test_a_pools_load_is_spread_over_its_cables_by_their_room(net: Network) -> N
     engine = FlowEngine(net)
     up1, up2 = net.up["leaf1", "spine1"], net.up["leaf1", "spine2"]
     down1, down2 = net.down["spine1", "leaf2"], net.down["spine2", "leaf2"]
-    engine.set_fixed_background(up1, 40 * GBPS)
+    engine.start_background([up1], 40 * GBPS, elastic=False)
     engine.start_flow(net.spray_path("h11", "h21"), 1e9, cap_bps=80 * GBPS)
     u = engine.utilisation()
     assert u[up1] == pytest.approx(0.7) and u[up2] == pytest.approx(0.5)
