@@ -11,7 +11,8 @@ Modules, in the order data flows through them:
   own topology;
 - ``engine``: the interface an engine offers to the drivers of the modes;
 - ``flow``: the flow-level engine (event-driven, max-min fair between events, or SRPT),
-  whose per-event loops ``kernels`` compiles with numba;
+  whose per-event loops ``kernels`` compiles with numba; ``droptail`` is what links
+  overloaded by constant-rate (UDP) flows carry of each;
 - ``packet``: the packet-level engine, ns-3 (``packet_model.cpp`` is its C++ side);
 - ``pods``: the optional third tier (pods joined by superspines);
 - ``workload``: the scenario's transfers, background and events for one run;
