@@ -825,7 +825,17 @@ class Engine:
         else:
             self.counts.timeouts += 1
         rerouted = False
-        if slow and t.path is not None and not d.local and self.effective_mode is Mode.KV_AWARE:
+        # between pods the engine places the first two hops only (its spine and
+        # superspine); the far side is the superspine's ECMP, so a slow completion there
+        # is no evidence against the spine it chose (a timeout still is)
+        attributable = duration_s is None or t.path is None or t.path.path.superspine is None
+        if (
+            slow
+            and attributable
+            and t.path is not None
+            and not d.local
+            and self.effective_mode is Mode.KV_AWARE
+        ):
             spine = t.path.path.spine
             if memory.avoiding(now) != spine:
                 memory.avoid_spine = spine

@@ -18,7 +18,14 @@ kept kv-aware placement off (ECMP) for 89% of the run. A transfer with no expect
 (left to ECMP) keeps the per-byte median (``seconds per byte`` times its bytes). Until
 ``baseline_min_samples`` completions exist there is no baseline and nothing is slow.
 
-Reroutes. A pinned transfer slower than ``slow_factor`` times its baseline (or one
+Reroutes. Between pods (the simulator's three-tier fabrics) a path is placed on its
+first two hops only, and its far side is the superspine's ECMP: a slow completion
+there is no evidence against the spine chosen, and marks nothing (a timeout does).
+Counted, the bursts' congestion on the destination racks' downlinks, which no placement
+of the first hops changes, tripped the fallback in design-cluster-3tier.yaml within
+seconds and left kv-aware worse than ECMP at p99 (1,622 ms against 1,317).
+
+A pinned transfer slower than ``slow_factor`` times its baseline (or one
 that timed out) marks its pair: for one ``reroute_window`` the pair's transfers avoid
 the spine that was slow (the counters did not show what slowed it, so the picture
 of that path is not trusted), unless every other candidate is expected to take more
