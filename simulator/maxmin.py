@@ -53,15 +53,20 @@ def max_min_rates(
         rates,
         REL_TOL,
     )
-    if status == NEGATIVE:
-        raise ValueError("link capacities must not be negative")
-    if status == UNBOUNDED:
-        raise ValueError("a flow crosses no finite link and has no cap: its rate is unbounded")
+    check(status)
     return rates
 
 
 OK, UNBOUNDED, NEGATIVE = 0, 1, 2
-"""What :func:`_fill` found."""
+"""What :func:`_fill` (and :mod:`simulator.srpt`'s loop) found."""
+
+
+def check(status: int) -> None:
+    """Raise what a compiled allocation's ``status`` says went wrong (ValueError)."""
+    if status == NEGATIVE:
+        raise ValueError("link capacities must not be negative")
+    if status == UNBOUNDED:
+        raise ValueError("a flow crosses no finite link and has no cap: its rate is unbounded")
 
 
 @numba.njit(cache=True, nogil=True)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from simulator.maxmin import FloatArray, IntArray
+from simulator.maxmin import FloatArray, IntArray, check
 
 
 def srpt_rates(
@@ -44,15 +44,8 @@ def srpt_rates(
         np.ascontiguousarray(order, dtype=np.int64),
         rates,
     )
-    if status == NEGATIVE:
-        raise ValueError("link capacities must not be negative")
-    if status == UNBOUNDED:
-        raise ValueError("a flow crosses no finite link and has no cap: its rate is unbounded")
+    check(status)
     return rates
-
-
-OK, UNBOUNDED, NEGATIVE = 0, 1, 2
-"""What :func:`_serve` found."""
 
 
 @numba.njit(cache=True, nogil=True)

@@ -30,11 +30,19 @@ class Running:
 
 
 @contextmanager
-def controlled_lab(out: Path, spines: int, *, transfer_log: bool = False) -> Iterator[Running]:
+def controlled_lab(
+    out: Path,
+    spines: int,
+    *,
+    transfer_log: bool = False,
+    host_bps: int | None = None,
+    queue_packets: int = 10,
+) -> Iterator[Running]:
     """The fabric of ``spines`` spines under ``out`` and a ready controller; with
-    ``transfer_log``, the controller writes its transfer log (``Running.log``)."""
-    fabric = lab_fabric(leaf_spine(spines, 2, 2, link_bps=20_000_000))
-    lab = Lab(FabricTopo(fabric, queue_packets=10), log_dir=out / "logs")
+    ``transfer_log``, the controller writes its transfer log (``Running.log``).
+    ``host_bps``: the hosts' links (default: the cables' 20 Mb/s)."""
+    fabric = lab_fabric(leaf_spine(spines, 2, 2, link_bps=20_000_000, host_bps=host_bps))
+    lab = Lab(FabricTopo(fabric, queue_packets=queue_packets), log_dir=out / "logs")
     lab.start()
     try:
         log = out / "logs" / "transfers.jsonl" if transfer_log else None

@@ -13,48 +13,26 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import pytest
 
-from controller.config import FabricConfig
-from controller.config.generate import leaf_spine
-from experiment.fabric import lab_fabric, write_fabric
 from experiment.flows import RECEIVER_PORT
-from lab.control import ControllerProcess, HttpControl
 from lab.kvtransfer import Outcome, Receiver, TransferJob, send
-from lab.net import Lab, leftovers
 from lab.netns import factory_in, socket_in
-from lab.topo import FabricTopo
+from lab.topo import DEFAULT_QUEUE
+from tests.lab.controlled import Running, controlled_lab
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
 NBYTES = 2_000_000  # 0.8 s alone on one 20 Mb/s cable
 
 
-@dataclass
-class Running:
-    lab: Lab
-    fabric: FabricConfig
-    control: HttpControl
-
-
 @pytest.fixture(scope="module")
 def two_spines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
-    out = tmp_path_factory.mktemp("kvslices")
-    fabric = lab_fabric(leaf_spine(2, 2, 2, link_bps=20_000_000, host_bps=40_000_000))
-    lab = Lab(FabricTopo(fabric), log_dir=out / "logs")
-    lab.start()
-    try:
-        fabric_file = write_fabric(fabric, out / "fabric.yaml")
-        ControllerProcess(fabric_file, out / "logs" / "controller.log", lab.processes).start()
-        control = HttpControl.for_fabric(fabric)
-        asyncio.run(control.ready(90))
-        yield Running(lab, fabric, control)
-    finally:
-        lab.stop(check=False)
-    assert lab.footprint is not None
-    assert leftovers(lab.footprint, wait_s=0) == []
+    with controlled_lab(
+        tmp_path_factory.mktemp("kvslices"), 2, host_bps=40_000_000, queue_packets=DEFAULT_QUEUE
+    ) as running:
+        yield running
 
 
 def _send(run: Running, spine: str | None) -> Outcome:
