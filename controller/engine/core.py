@@ -1412,7 +1412,9 @@ class Engine:
                 valid_until = min(valid_until, t + limit)
             else:
                 left.append(c.path.spine)
-        result = (tuple(fresh), tuple(left))
+        # all fresh: the same tuple as before, so that what is cached by its identity
+        # (the candidates' port arrays, :func:`selection._ports`) stays cached
+        result = (usable if not left else tuple(fresh), tuple(left))
         self._fresh[pair] = (table.fresh_epoch, valid_until, *result)
         return result
 

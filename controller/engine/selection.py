@@ -159,10 +159,11 @@ def _evaluate_all(
     if fluid.counting:
         n_up, n_down = fluid.counts[ups], fluid.counts[downs]
         q_up, q_down = fluid.waiting[ups], fluid.waiting[downs]  # copies: fancy indexing
-        for k in np.flatnonzero(n_up).tolist():
-            q_up[k] += fluid.queued(int(ups[k]), size, now)
-        for k in np.flatnonzero(n_down).tolist():
-            q_down[k] += fluid.queued(int(downs[k]), size, now)
+        busy_up, busy_down = np.flatnonzero(n_up), np.flatnonzero(n_down)
+        if len(busy_up):
+            q_up[busy_up] += fluid.queued_on(ups[busy_up].tolist(), size, now)
+        if len(busy_down):
+            q_down[busy_down] += fluid.queued_on(downs[busy_down].tolist(), size, now)
         t = 8.0 * np.maximum((size + q_up) / a_up, (size + q_down) / a_down)
         share_up, share_down = a_up / (n_up + 1.0), a_down / (n_down + 1.0)
     else:
@@ -173,8 +174,10 @@ def _evaluate_all(
     if alone is not None:
         alone.extend((8.0 * size / worse + delay).tolist())
     if seen is not None:
-        four = (arr.util[ups], arr.util[downs], arr.inflight[ups], arr.inflight[downs])
-        seen.extend(np.column_stack(four).ravel().tolist())
+        four = np.empty((len(candidates), 4))
+        four[:, 0], four[:, 1] = arr.util[ups], arr.util[downs]
+        four[:, 2], four[:, 3] = arr.inflight[ups], arr.inflight[downs]
+        seen.extend(four.ravel().tolist())
     costs: list[float] = (t + delay).tolist()
     return costs, loads.tolist()
 

@@ -9,10 +9,10 @@ port 0 learns the port (as ``kvfabric switch`` does with its gRPC port).
 from __future__ import annotations
 
 import asyncio
-import gc
 import signal
 import sys
 
+from controller import collector
 from controller.service.http.api import Api
 from controller.service.http.lane import Lanes
 from controller.service.http.server import HttpServer
@@ -37,7 +37,7 @@ async def serve(options: ServiceOptions, host: str, port: int, token: str | None
     async def started() -> None:
         # what is loaded by now (the P4Info, the topology, the libraries) lives as long
         # as the process: the collector's full passes need not walk it again and again
-        gc.freeze()
+        collector.settle()
         bound_host, bound_port = await server.start(host, port)
         print(f"{READY_PREFIX}{bound_host}:{bound_port}", flush=True)
         print(
