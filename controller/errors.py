@@ -50,6 +50,11 @@ class LocatedError(Exception):
         self.col = col
         super().__init__(self._render())
 
+    def __reduce__(self) -> tuple[type[LocatedError], tuple[str, str, str, int | None, int | None]]:
+        # what a worker process (a simulation's run, a sweep's task) raises reaches the
+        # parent pickled; the default would call the class with the rendered text alone
+        return type(self), (self.file, self.path, self.message, self.line, self.col)
+
     def _render(self) -> str:
         where = self.file
         if self.line is not None:

@@ -107,6 +107,8 @@ class Simulation:
     repeat: int = 1
     seed: int = 1
     engine: str = "flow"
+    jobs: int = 1
+    """Worker processes for the runs (:mod:`simulator.parallel`); 1: in this one."""
     runs: list[ModeRun] = field(default_factory=list)
     series: dict[str, TierSeries] = field(default_factory=dict)
     stats: dict[str, ModeStats] = field(default_factory=dict)
@@ -172,6 +174,17 @@ def simulate(sim: Simulation, on_transfer: Callable[[], None] | None = None,
         check_mode(sim.scenario, mode, sim.engine)
     work = sim.workload or build_workload(sim.scenario)
     sim.workload = work
+    runs = [(r + 1, mode) for r in range(sim.repeat) for mode in sim.modes]
+    if sim.jobs > 1 and len(runs) > 1:
+        from simulator.parallel import run_parallel
+
+        schedules = {r: work.schedule(sim.seed + r - 1) for r in range(1, sim.repeat + 1)}
+        for result in run_parallel(
+            work, schedules, runs, jobs=sim.jobs, engine=sim.engine,
+            on_transfer=on_transfer, on_stage=on_stage,
+        ):  # fmt: skip
+            record(sim, result)
+        return results_document(sim)
     for r in range(sim.repeat):
         schedule = work.schedule(sim.seed + r)
         for mode in sim.modes:

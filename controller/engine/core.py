@@ -593,7 +593,7 @@ class Engine:
         for plan, duration in options:
             ports = tuple(p for i, _ in plan for p in (candidates[i].up, candidates[i].down))
             h = queue.candidate(tid, ports, now, duration, due)
-            start = queue.plan(busy, now, h)[tid]
+            start = queue.start_of(busy, now, h)
             end = start + duration
             if now < start <= h.latest and end <= best_end:
                 best, best_end = (plan, start, duration), end - _TIE_S
@@ -601,9 +601,17 @@ class Engine:
 
     def _busy_until(self, now: float) -> Callable[[int], float]:
         """When the flows running on a port are expected to be done, by the fluid picture
-        at ``now`` (0.0: none runs there)."""
-        fluid = self.fluid
-        return lambda port: fluid.busy_until(port, now)
+        at ``now`` (0.0: none runs there); each port worked out once (the picture does
+        not change while a plan reads it, and one decision plans several times)."""
+        fluid, known = self.fluid, dict[int, float]()
+
+        def busy(port: int) -> float:
+            b = known.get(port)
+            if b is None:
+                b = known[port] = fluid.busy_until(port, now)
+            return b
+
+        return busy
 
     def _hold(self, t: InFlight, now: float, due: float | None) -> None:
         """Queue a transfer the decision held (``due``: its deadline, if any)."""

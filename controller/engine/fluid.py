@@ -77,7 +77,9 @@ class Fluid:
         "_at",
         "_done",
         "_left",
+        "_left_memo",
         "_members",
+        "_memo_at",
         "_ports",
         "_rate",
         "_waiting",
@@ -85,6 +87,7 @@ class Fluid:
         "avail",
         "counting",
         "counts",
+        "version",
         "waiting",
     )
 
@@ -103,6 +106,11 @@ class Fluid:
         self._done: dict[FlowKey, float] = {}
         self._waiting: dict[FlowKey, tuple[tuple[int, ...], float]] = {}
         self._waiting_on: dict[int, float] = {}
+        self.version = 0
+        """Grows whenever a flow starts, ends or is re-rated: what :meth:`left_on` keeps
+        for one instant holds until then."""
+        self._left_memo: dict[int, float] = {}
+        self._memo_at: tuple[float, int] = (float("nan"), -1)
 
     def __len__(self) -> int:
         return len(self._ports)
@@ -206,11 +214,28 @@ class Fluid:
         return self._rate.get(key, 0.0)
 
     def left_on(self, port: int, now: float) -> float:
-        """Bytes the flows on ``port`` have left at ``now``."""
+        """Bytes the flows on ``port`` have left at ``now`` (kept for ``now`` until the
+        picture changes: the scheduler's plans ask for the same ports at one instant
+        again and again)."""
         on = self._members.get(port)
         if not on:
             return 0.0
-        return sum(self._left_at(k, now) for k in on)
+        memo = self._left_memo
+        if self._memo_at != (now, self.version):
+            memo.clear()
+            self._memo_at = (now, self.version)
+        else:
+            hit = memo.get(port)
+            if hit is not None:
+                return hit
+        left, rate, at = self._left, self._rate, self._at
+        total = 0.0
+        for k in on:
+            b = left[k] - rate[k] * (now - at[k]) / 8.0
+            if b > 0.0:
+                total += b
+        memo[port] = total
+        return total
 
     def share(self, port: int) -> float:
         """The rate a new flow would get on ``port`` alone (bit/s)."""
@@ -358,6 +383,7 @@ class Fluid:
     def _rerate(self, flows: Iterable[FlowKey]) -> None:
         """Recompute the rate of each of ``flows`` (settled first) from its ports'
         availability and counts now."""
+        self.version += 1
         members, avail, ports_of, rate_of = self._members, self.avail, self._ports, self._rate
         for k in flows:
             ports = ports_of.get(k)

@@ -155,17 +155,17 @@ class Queue:
             queue.append(extra)
             queue.sort(key=lambda h: h.key)
         free: dict[int, float] = {}
-        starts: dict[int, float] = {}
-        for h in queue:
-            for port in h.ports:
-                if port not in free:
-                    free[port] = max(now, busy_until(port))
-            start = max(free[port] for port in h.ports)
-            starts[h.transfer_id] = start
-            end = start + h.alone_s
-            for port in h.ports:
-                free[port] = max(free[port], end)
-        return starts
+        return {h.transfer_id: _book(h, free, busy_until, now) for h in queue}
+
+    def start_of(self, busy_until: Callable[[int], float], now: float, extra: Held) -> float:
+        """:meth:`plan`'s start for ``extra`` alone: the same greedy pass, stopped at
+        ``extra`` (what goes after it in the order never moves its start)."""
+        free: dict[int, float] = {}
+        for h in self.ordered():
+            if h.key > extra.key:
+                break
+            _book(h, free, busy_until, now)
+        return _book(extra, free, busy_until, now)
 
     def replan(self, busy_until: Callable[[int], float], now: float) -> None:
         """Refresh every held transfer's ``start_at`` (never past its ``latest``)."""
@@ -191,3 +191,25 @@ class Queue:
     def next_due(self) -> float | None:
         """The earliest time a held transfer is released whatever runs (None: none held)."""
         return min((h.latest for h in self.held.values()), default=None)
+
+
+def _book(
+    h: Held, free: dict[int, float], busy_until: Callable[[int], float], now: float
+) -> float:
+    """One step of the greedy plan: ``h`` starts when all its ports are free (``free``,
+    filled from ``busy_until`` on first sight), and holds them for its time alone.
+    Returns its start."""
+    ports = h.ports
+    start = now
+    for port in ports:
+        f = free.get(port)
+        if f is None:
+            b = busy_until(port)
+            f = free[port] = b if b > now else now
+        if f > start:
+            start = f
+    end = start + h.alone_s
+    for port in ports:
+        if free[port] < end:
+            free[port] = end
+    return start

@@ -69,6 +69,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=1, help="arrival seed of the first run")
     parser.add_argument("--out", type=Path, help="output directory (default results/sim-NAME)")
     parser.add_argument(
+        "-j", "--jobs", type=int, default=None,
+        help="runs (modes x repeats) side by side in this many processes (default: the "
+        "CPUs available; 1: one after another in this process)",
+    )  # fmt: skip
+    parser.add_argument(
         "--scheduler",
         help="with --sweep: a Dask scheduler, tcp://HOST:8786 (default: a local in-process "
         "cluster)",
@@ -80,6 +85,10 @@ def run(args: argparse.Namespace) -> int:
     from experiment.errors import ExperimentError
     from experiment.scenario import ModeName
 
+    if args.jobs is not None and args.jobs < 1:
+        print(f"kvfabric simulate: error: --jobs must be 1 or more, got {args.jobs}",
+              file=sys.stderr)  # fmt: skip
+        return 2
     if args.scheduler is not None and args.sweep is None:
         print("kvfabric simulate: error: --scheduler goes with --sweep", file=sys.stderr)
         return 2
@@ -98,6 +107,7 @@ def _scenario(args: argparse.Namespace, modes: tuple[str, ...] | None) -> int:
     from experiment.progress import Progress
     from experiment.results import markdown_table
     from experiment.scenario import Tool, load_scenario
+    from simulator.parallel import default_jobs
     from simulator.run import Simulation, simulate, write_outputs
 
     scenario = load_scenario(args.scenario, Tool.SIMULATE)
@@ -107,6 +117,7 @@ def _scenario(args: argparse.Namespace, modes: tuple[str, ...] | None) -> int:
         repeat=args.repeat,
         seed=args.seed,
         engine=args.engine,
+        jobs=args.jobs if args.jobs is not None else default_jobs(),
     )
     progress = Progress(scenario.transfers * len(sim.modes) * args.repeat)
     try:
