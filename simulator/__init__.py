@@ -23,7 +23,8 @@ Modules, in the order data flows through them:
   ideal spraying (``spray``) and SRPT over pooled links with a per-transfer floor
   (``bound``);
 - ``run``: one scenario's modes and repeats into the experiment's results document,
-  with ``plots`` (each tier's utilisation over time);
+  with ``plots`` (each tier's utilisation over time); ``parallel`` runs them side by
+  side in worker processes (``--jobs``);
 - ``sweep``: a sweep file's grid as Dask tasks (``tasks``: one run as a worker runs it;
   ``cluster``: where they run);
 - ``crossval``: the same scenarios through the flow and the packet engine, compared.

@@ -212,11 +212,18 @@ class SchedulingSettings:
     """Temporal scheduling of KV transfers (:mod:`controller.engine.schedule`).
 
     ``policy`` orders the transfers held behind others on a path; none is ever held
-    longer than ``max_wait_s``.
+    longer than ``max_wait_s``, or ``batch_max_wait_s`` for a batch's members (a burst
+    decided as one, :mod:`controller.engine.batch`; None: ``max_wait_s``).
     """
 
     policy: Policy = Policy.NONE
     max_wait_s: float = 0.05
+    batch_max_wait_s: float | None = None
+
+    @property
+    def batch_wait_s(self) -> float:
+        """The longest a batch's member is held."""
+        return self.max_wait_s if self.batch_max_wait_s is None else self.batch_max_wait_s
 
 
 MAX_WAIT_LIMIT_S = 60.0

@@ -367,12 +367,15 @@ def _parse_alerts(node: Node) -> model.AlertSettings:
 
 
 def _parse_scheduling(node: Node) -> model.SchedulingSettings:
-    f = node.fields([], ["policy", "max_wait"])
+    f = node.fields([], ["policy", "max_wait", "batch_max_wait"])
     d = model.SchedulingSettings()
     return model.SchedulingSettings(
         policy=located.optional(f, "policy", d.policy, located.choice, model.Policy),
         max_wait_s=located.optional(
             f, "max_wait", d.max_wait_s, located.duration, 0.0, model.MAX_WAIT_LIMIT_S
+        ),
+        batch_max_wait_s=located.optional(
+            f, "batch_max_wait", None, located.duration, 0.0, model.MAX_WAIT_LIMIT_S
         ),
     )
 

@@ -14,7 +14,8 @@ bytes left and rates), ``selection`` (path choice), ``slicing`` (a transfer spli
 spines),
 ``inflight`` (transfers in flight, the :class:`~controller.engine.inflight.Choice`
 behind each, and tag ports), ``safety`` (baselines, reroutes, fallback), ``schedule``
-(when held transfers start), ``audit`` and ``liveness`` (model vs probed wiring, and
+(when held transfers start), ``batch`` (a burst decided as one: its order and its
+measure), ``audit`` and ``liveness`` (model vs probed wiring, and
 when a lost probe means a dead link), ``efficiency`` (offline recomputation),
 ``flow_pins`` (flows held on a spine), ``alerts`` (windowed conditions), ``updates``
 (outputs), ``snapshot`` (the engine at one instant, read-only: all the shell reads of

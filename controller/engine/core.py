@@ -7,6 +7,8 @@ with a fake clock:
 
     decide(request, now)          -> (Decision, [LogRecord* of timeouts, Released*]):
                                      nothing to write for the transfer itself
+    decide_batch(requests, now)   -> ([Decision | EngineError, ...], the same updates):
+                                     a burst decided as one (:mod:`batch`)
     complete(id, duration, now)   -> [LogRecord, SetMode?, TransferMoved*, Alert?,
                                       Released*]
                                      (late, after a timeout: [LogRecord(late), Alert?])
@@ -67,12 +69,18 @@ whatever happens, so the shell can tick then.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from copy import deepcopy
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
 
 from controller.config import ControllerSettings, HostConfig, Mode
 from controller.engine import view
 from controller.engine.alerts import AlertBook, EfficiencyWindows, LatencyWindows, TierWindows
 from controller.engine.audit import LinkVerdict, probe_outcomes, worst
+from controller.engine.batch import batch_measure, batch_order
 from controller.engine.efficiency import offline_verdict
 from controller.engine.events import AuditRound, Demand, PortStates, SwitchReading
 from controller.engine.flow_pins import (
@@ -115,6 +123,16 @@ from controller.errors import (
     UnknownTransferError,
 )
 from controller.topology import LinkId, LinkStatus, PortRef, SpinePath, Topology
+
+
+class _Saved(NamedTuple):
+    """The engine's state that a decision changes (:meth:`Engine._saved`)."""
+
+    state: tuple[Counts, TagPool, InFlightTable, Fluid, Queue, dict[tuple[str, str], PairMemory]]
+    inflight: list[int]
+    mirror: npt.NDArray[np.float64]
+    next_id: int
+
 
 Pair = tuple[str, str]
 _Ident = tuple[int, str, str, str, int, Mode]
@@ -311,6 +329,95 @@ class Engine:
 
     def decide(self, request: Demand, now: float) -> tuple[Decision, list[Update]]:
         """Answer a transfer request (see the module docstring for the steps)."""
+        forced = self._check(request)
+        updates = self._expire(now)
+        updates += self._release(now)
+        return self._decide(request, forced, now, self.queue.max_wait_s), updates
+
+    def decide_batch(
+        self, requests: Sequence[Demand], now: float
+    ) -> tuple[list[Decision | EngineError], list[Update]]:
+        """Answer many requests at once (:mod:`batch`): each one's decision, or the
+        error that refused it (the others are still decided), in the requests' order.
+
+        They are placed in the policy's order (SRPT, or EDF when they carry deadlines:
+        :func:`~controller.engine.batch.batch_order`), each seeing the bytes of those
+        before it, and with a scheduling policy those that would share a path are held
+        one behind another, each at most ``batch_max_wait``."""
+        updates = self._expire(now)
+        updates += self._release(now)
+        out: list[Decision | EngineError] = []
+        forced: dict[int, int | None] = {}
+        for i, request in enumerate(requests):
+            try:
+                forced[i] = self._check(request)
+            except EngineError as exc:
+                out.append(exc)
+                continue
+            out.append(EngineError("not decided"))  # replaced below
+        wait = self.settings.scheduling.batch_wait_s
+        order = batch_order(
+            [(i, requests[i]) for i in forced], self.queue.policy,
+            lambda r: self.topology.hosts[r.src].capacity_bps, now=now, max_wait_s=wait,
+        )  # fmt: skip
+        before = self._saved(copy=True) if len(order) > 1 else None
+        for i in order:
+            out[i] = self._decide(requests[i], forced[i], now, wait)
+        if before is not None:
+            # never worse, by the engine's own picture, than one request at a time in
+            # the requests' order: try that too, from the same state, and keep the better
+            joint = self._saved(copy=False)
+            joint_measure = self.batch_measure(out, requests, now)
+            self._restore(before)
+            alone: list[Decision | EngineError] = list(out)
+            for i, path in forced.items():
+                alone[i] = self._decide(requests[i], path, now, self.queue.max_wait_s)
+            if joint_measure <= self.batch_measure(alone, requests, now):
+                self._restore(joint)
+            else:
+                out = alone
+        return out, updates
+
+    def batch_measure(
+        self, out: Sequence[Decision | EngineError], requests: Sequence[Demand], now: float
+    ) -> float:
+        """What :func:`~controller.engine.batch.batch_measure` says of the decided
+        members, by the engine's picture now (the held starts planned again first: a
+        member sent at once after others were held pushes their starts back)."""
+        self.queue.replan(self._busy_until(now), now)
+        ends: list[tuple[float, Demand]] = []
+        for d, r in zip(out, requests, strict=True):
+            if isinstance(d, Decision):
+                end = self.expected_end(d.transfer_id, now)
+                ends.append((now if end is None else end, r))
+        return batch_measure(self.queue.policy, ends, now)
+
+    def _saved(self, *, copy: bool) -> _Saved:
+        """What a decision changes, to try another plan from it (``copy``: a deep copy,
+        sharing only what no decision changes: the records of the transfers already in
+        flight and the candidates' paths)."""
+        table = self.table
+        state = (self.counts, self.tags, self.inflight, self.fluid, self.queue, self.pairs)
+        if copy:
+            memo: dict[int, object] = {id(table.avail_bps): table.avail_bps}
+            for t in self.inflight.transfers.values():
+                memo[id(t)] = t
+            for paths in self._paths.values():
+                memo[id(paths)] = paths
+                for c in paths:
+                    memo[id(c)] = c
+            state = deepcopy(state, memo)
+        return _Saved(state, list(table.inflight), table.arrays.inflight.copy(), self._next_id)
+
+    def _restore(self, saved: _Saved) -> None:
+        (self.counts, self.tags, self.inflight, self.fluid, self.queue, self.pairs) = saved.state
+        self.table.inflight[:] = saved.inflight
+        self.table.arrays.inflight[:] = saved.mirror
+        self._next_id = saved.next_id
+
+    def _check(self, request: Demand) -> int | None:
+        """Refuse a request the engine cannot decide (EngineError); the index of its
+        forced path, if it names a spine."""
         src, dst = self._host(request.src, "src"), self._host(request.dst, "dst")
         if request.bytes <= 0:
             raise EngineError(f"a transfer needs a positive size, got {request.bytes} bytes")
@@ -320,8 +427,12 @@ class Engine:
         forced = self._forced_path(pair, request.spine) if request.spine is not None else None
         if request.deadline_s is not None and not request.deadline_s > 0:
             raise EngineError(f"a deadline must be positive, got {request.deadline_s} s")
-        updates = self._expire(now)
-        updates += self._release(now)
+        return forced
+
+    def _decide(self, request: Demand, forced: int | None, now: float, wait: float) -> Decision:
+        """Decide a checked request; a hold lasts at most ``wait``."""
+        src, dst = self.topology.hosts[request.src], self.topology.hosts[request.dst]
+        pair = (src.leaf, dst.leaf)
         due = now + request.deadline_s if request.deadline_s is not None else None
         tid = self._next_id
         self._next_id += 1
@@ -339,20 +450,22 @@ class Engine:
         ):
             decision, choice = self._force(ident, pair, forced, now)
         else:
-            decision, choice = self._place(ident, pair, now, due, forced=forced is not None)
+            decision, choice = self._place(
+                ident, pair, now, due, forced=forced is not None, wait=wait
+            )
         deadline = now + self.timeout_s(decision.expected_s)
         if decision.held:
-            deadline += self.queue.max_wait_s
+            deadline += wait
         self.table.add(choice.contributions)
         transfer = InFlight(decision, pair, now, deadline, choice, granted=decision.start_at)
         self.inflight.add(transfer)
         if decision.held:
             self._wait_parts(transfer)
-            self._hold(transfer, now, due)
+            self._hold(transfer, now, due, wait)
         else:
             self._run_parts(transfer, now)
         self.counts.decisions += 1
-        return decision, updates
+        return decision
 
     def timeout_s(self, expected_s: float | None) -> float:
         """How long a transfer expected to take ``expected_s`` may run before it times out.
@@ -380,8 +493,10 @@ class Engine:
         due: float | None = None,
         *,
         forced: bool = False,
+        wait: float,
     ) -> tuple[Decision, Choice]:
-        """Place a transfer between two racks: a pin, or ECMP and the reasons why."""
+        """Place a transfer between two racks: a pin, or ECMP and the reasons why (a
+        hold lasts at most ``wait``)."""
         host, size = ident[2], ident[4]
         mode = self.effective_mode
         usable = self._usable_paths(pair)
@@ -448,7 +563,7 @@ class Engine:
         if self.queue.active and self.effective_mode is Mode.KV_AWARE:
             hold = self._hold_option(
                 ident, candidates, alone, now_end=now + self._drain(candidates, plan, now),
-                now=now, due=due,
+                now=now, due=due, wait=wait,
             )  # fmt: skip
         start_at = None
         if hold is not None:
@@ -562,6 +677,7 @@ class Engine:
         now_end: float,
         now: float,
         due: float | None,
+        wait: float,
     ) -> tuple[list[tuple[int, int]], float, float] | None:
         """How to hold a new transfer (its slices, by candidate index and bytes), its
         expected start and its duration alone, when that completes no later than
@@ -592,7 +708,7 @@ class Engine:
         busy = self._busy_until(now)
         for plan, duration in options:
             ports = tuple(p for i, _ in plan for p in (candidates[i].up, candidates[i].down))
-            h = queue.candidate(tid, ports, now, duration, due)
+            h = queue.candidate(tid, ports, now, duration, due, max_wait_s=wait)
             start = queue.start_of(busy, now, h)
             end = start + duration
             if now < start <= h.latest and end <= best_end:
@@ -613,12 +729,13 @@ class Engine:
 
         return busy
 
-    def _hold(self, t: InFlight, now: float, due: float | None) -> None:
-        """Queue a transfer the decision held (``due``: its deadline, if any)."""
+    def _hold(self, t: InFlight, now: float, due: float | None, wait: float) -> None:
+        """Queue a transfer the decision held (``due``: its deadline, if any; ``wait``:
+        the longest it may be held)."""
         d = t.decision
         assert t.path is not None and d.expected_s is not None and d.start_at is not None
         ports = tuple(p for part in t.choice.parts for p in part.ports)
-        h = self.queue.candidate(d.transfer_id, ports, now, d.expected_s, due)
+        h = self.queue.candidate(d.transfer_id, ports, now, d.expected_s, due, max_wait_s=wait)
         self.queue.add(h)
         self.queue.replan(self._busy_until(now), now)  # those it overtook start later
         self.counts.held += 1
@@ -861,6 +978,19 @@ class Engine:
         if t.path is not None and not t.moved and self._judge_token(now):
             self._pending.append((t, t.began if t.began is not None else t.requested, now))
         return updates
+
+    def expected_end(self, transfer_id: int, now: float) -> float | None:
+        """When the engine's picture at ``now`` has a transfer done: a held one at its
+        planned start plus its time alone, a running one when its slowest slice ends at
+        the rates it has now (None: not in flight, or not pinned)."""
+        t = self.inflight.transfers.get(transfer_id)
+        if t is None:
+            return None
+        h = self.queue.held.get(transfer_id)
+        if h is not None:
+            return h.start_at + h.alone_s
+        run = self._expected_run(t, now)
+        return None if run is None or t.began is None else t.began + run
 
     def _expected_run(self, t: InFlight, now: float) -> float | None:
         """How long a pinned transfer should have run by the fluid picture, with all that

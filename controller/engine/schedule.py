@@ -120,17 +120,21 @@ class Queue:
         requested: float,
         alone_s: float,
         deadline: float | None,
+        *,
+        max_wait_s: float | None = None,
     ) -> Held:
-        """A new transfer as it would be held on ``ports`` (not added)."""
+        """A new transfer as it would be held on ``ports`` (not added), at most
+        ``max_wait_s`` (default: the queue's; a batch's members: ``batch_max_wait``)."""
+        wait = self.max_wait_s if max_wait_s is None else max_wait_s
         key = order_key(
             self.policy,
             transfer_id=transfer_id,
             requested=requested,
             alone_s=alone_s,
             deadline=deadline,
-            max_wait_s=self.max_wait_s,
+            max_wait_s=wait,
         )
-        latest = requested + self.max_wait_s
+        latest = requested + wait
         return Held(transfer_id, ports, requested, latest, alone_s, key, requested)
 
     def add(self, held: Held) -> None:
@@ -193,9 +197,7 @@ class Queue:
         return min((h.latest for h in self.held.values()), default=None)
 
 
-def _book(
-    h: Held, free: dict[int, float], busy_until: Callable[[int], float], now: float
-) -> float:
+def _book(h: Held, free: dict[int, float], busy_until: Callable[[int], float], now: float) -> float:
     """One step of the greedy plan: ``h`` starts when all its ports are free (``free``,
     filled from ``busy_until`` on first sight), and holds them for its time alone.
     Returns its start."""
@@ -206,10 +208,8 @@ def _book(
         if f is None:
             b = busy_until(port)
             f = free[port] = b if b > now else now
-        if f > start:
-            start = f
+        start = max(start, f)
     end = start + h.alone_s
     for port in ports:
-        if free[port] < end:
-            free[port] = end
+        free[port] = max(free[port], end)
     return start
