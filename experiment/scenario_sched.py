@@ -4,6 +4,8 @@
       policy: srpt              # fifo | srpt | edf: how the controller orders a path's queue
       max_wait: 2s              # the longest the controller holds a transfer (default:
                                 # the controller's own)
+      batch_max_wait: 1s        # the longest it holds a member of a batch (a burst
+                                # decided as one; default: the controller's own)
       deadline: {min: 1s, max: 3s}   # each transfer's deadline after its request, drawn
                                      # uniformly (or one duration for all)
 
@@ -44,6 +46,7 @@ class ScenarioScheduling:
     policy: Policy = Policy.SRPT
     max_wait_s: float | None = None
     deadline_s: tuple[float, float] | None = None
+    batch_max_wait_s: float | None = None
 
 
 def with_scheduling(
@@ -53,16 +56,19 @@ def with_scheduling(
     (policy ``none``) when ``scheduling`` is None: the ``scheduled`` mode and the others."""
     base = settings.scheduling
     if scheduling is None:
-        policy = SchedulingSettings(Policy.NONE, base.max_wait_s)
+        policy = SchedulingSettings(Policy.NONE, base.max_wait_s, base.batch_max_wait_s)
     else:
         wait = scheduling.max_wait_s if scheduling.max_wait_s is not None else base.max_wait_s
-        policy = SchedulingSettings(scheduling.policy, wait)
+        batch = scheduling.batch_max_wait_s
+        policy = SchedulingSettings(
+            scheduling.policy, wait, batch if batch is not None else base.batch_max_wait_s
+        )
     return dataclasses.replace(settings, scheduling=policy)
 
 
 def parse_scheduling(node: Node) -> ScenarioScheduling:
     """Validate a ``scheduling`` section."""
-    f = node.fields([], ["policy", "max_wait", "deadline"])
+    f = node.fields([], ["policy", "max_wait", "batch_max_wait", "deadline"])
     deadline = _parse_deadline(f["deadline"]) if "deadline" in f else None
     policy = Policy.SRPT
     if "policy" in f:
@@ -83,6 +89,11 @@ def parse_scheduling(node: Node) -> ScenarioScheduling:
             located.duration(f["max_wait"], 1e-3, MAX_WAIT_LIMIT_S) if "max_wait" in f else None
         ),
         deadline_s=deadline,
+        batch_max_wait_s=(
+            located.duration(f["batch_max_wait"], 1e-3, MAX_WAIT_LIMIT_S)
+            if "batch_max_wait" in f
+            else None
+        ),
     )
 
 

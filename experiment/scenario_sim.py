@@ -7,6 +7,10 @@
       telemetry_delay: 5ms      # from a counter read to the engine's telemetry entry point
       sample_interval: 10ms     # utilisation samples (default: the poll, or a quarter of
                                 # a transfer alone on the fastest cable if that is shorter)
+      batch_window: 2ms         # kv-aware and scheduled: a burst's requests that arrive
+                                # within this of the first go to the engine as one batch
+                                # (Engine.decide_batch), as a coordinator sends them
+                                # (default 0: each alone)
       controller:               # the fabric file's controller section, same keys
         telemetry: {poll_interval: 100ms}
       packet:                   # the packet engine only (`--engine packet`)
@@ -66,13 +70,17 @@ class SimulationSettings:
     write_latency_s: float = 0.001
     telemetry_delay_s: float = 0.005
     sample_interval_s: float | None = None
+    batch_window_s: float = 0.0
     controller: ControllerSettings | None = None
     packet: PacketSettings | None = None
 
 
 def parse_simulation(node: Node, base_dir: Path) -> SimulationSettings:
     """Validate a ``simulation`` section."""
-    keys = ["ecmp_k", "flowlet_period", "write_latency", "telemetry_delay", "sample_interval"]
+    keys = [
+        "ecmp_k", "flowlet_period", "write_latency", "telemetry_delay", "sample_interval",
+        "batch_window",
+    ]  # fmt: skip
     f = node.fields([], [*keys, "controller", "packet"])
     d = SimulationSettings()
     return SimulationSettings(
@@ -88,6 +96,9 @@ def parse_simulation(node: Node, base_dir: Path) -> SimulationSettings:
         ),
         sample_interval_s=located.optional(
             f, "sample_interval", None, located.duration, 1e-6, 3600.0
+        ),
+        batch_window_s=located.optional(
+            f, "batch_window", d.batch_window_s, located.duration, 0.0, 10.0
         ),
         controller=located.optional(f, "controller", None, parse_controller_settings, base_dir),
         packet=located.optional(f, "packet", None, parse_packet),

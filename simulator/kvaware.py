@@ -52,6 +52,7 @@ import numpy as np
 from controller.config import ControllerSettings, Mode
 from controller.engine import (
     AuditRound,
+    Decision,
     Demand,
     Engine,
     PortStates,
@@ -65,6 +66,7 @@ from controller.engine import (
 )
 from controller.engine.telemetry_math import PortCounters
 from controller.topology import PortRef, SpinePath
+from experiment.scenario import PhaseKind
 from experiment.scenario_sched import with_scheduling
 from simulator.modes import Driver, Live
 
@@ -105,6 +107,10 @@ class KvAware(Driver):
         self.held: dict[int, tuple[Live, float]] = {}  # engine id -> (held, earliest start)
         self.asked: dict[int, float] = {}  # transfer index -> when it asked (or was released)
         self._release_timer: float | None = None
+        self._batch: list[Live] = []  # a burst's requests waiting to go as one
+        self._burst_phases = {
+            i for i, plan in enumerate(self.schedule.phases) if plan.phase.kind is PhaseKind.BURST
+        }
         self.switch_ports: dict[str, list[tuple[int, int]]] = {}
         for ref, link in self.net.port_link.items():
             if self.net.links[link].tier != "intra-rack":
@@ -204,12 +210,40 @@ class KvAware(Driver):
     # -- transfers ------------------------------------------------------------------
 
     def place(self, live: Live) -> None:
-        """Ask the engine; start now (unless held), each slice pinned on its spine, or the
+        """Ask the engine (a burst's request waits up to ``batch_window`` for the others
+        of its batch); start now (unless held), each slice pinned on its spine, or the
         whole transfer on ECMP."""
+        window = self.settings.batch_window_s
+        if window > 0 and live.arrival.phase in self._burst_phases:
+            if not self._batch:
+                self.engine.at(self.engine.now + window, self._send_batch)
+            self._batch.append(live)
+            return
+        decision, updates = self.ctl.decide(self._demand(live), self.engine.now)
+        self._answered(live, decision)
+        self._apply(updates)
+
+    def _send_batch(self) -> None:
+        """The batch's requests go to the engine as one (``Engine.decide_batch``)."""
+        batch, self._batch = self._batch, []
+        batch = [live for live in batch if live.arrival.index in self.live]
+        if not batch:
+            return
+        answers, updates = self.ctl.decide_batch([self._demand(v) for v in batch], self.engine.now)
+        for live, decision in zip(batch, answers, strict=True):
+            assert isinstance(decision, Decision), decision  # the workload's requests are valid
+            self._answered(live, decision)
+        self._apply(updates)
+
+    @staticmethod
+    def _demand(live: Live) -> Demand:
+        a = live.arrival
+        return Demand(a.src, a.dst, a.nbytes, f"t{a.index}", deadline_s=a.deadline_s)
+
+    def _answered(self, live: Live, decision: Decision) -> None:
+        """Start (or hold) a transfer as the engine decided."""
         a = live.arrival
         now = self.engine.now
-        request = Demand(a.src, a.dst, a.nbytes, f"t{a.index}", deadline_s=a.deadline_s)
-        decision, updates = self.ctl.decide(request, now)
         self.tid[a.index] = decision.transfer_id
         self.by_tid[decision.transfer_id] = live
         self.asked[a.index] = now
@@ -230,7 +264,6 @@ class KvAware(Driver):
             self.runs[a.index] = [SliceRun(sport, a.nbytes, None)]
             live.spine = self.ecmp_spine(a.src, a.dst, sport)
             self._go(live)
-        self._apply(updates)
 
     def _go(self, live: Live) -> None:
         """Start a transfer's flows now (each slice on its pinned spine, or hashed from

@@ -372,7 +372,7 @@ class Engine:
             alone: list[Decision | EngineError] = list(out)
             for i, path in forced.items():
                 alone[i] = self._decide(requests[i], path, now, self.queue.max_wait_s)
-            if joint_measure <= self.batch_measure(alone, requests, now):
+            if joint_measure <= self.batch_measure(alone, requests, now) * (1 + 1e-9) + 1e-12:
                 self._restore(joint)
             else:
                 out = alone

@@ -176,3 +176,22 @@ def test_scheduled_holds_nothing_past_max_wait():
     )
     assert _fcts(doc, "scheduled") == pytest.approx(_fcts(doc, "kv-aware"), abs=1.0)
     assert all(t["held_ms"] <= 50.0 for t in doc["modes"]["scheduled"]["transfers"])
+
+
+def test_a_bursts_requests_go_as_one_batch_and_may_wait_up_to_batch_max_wait():
+    # the same bursts, max_wait 50 ms: alone the second of each pair would go at once;
+    # as one batch (batch_window) it may wait batch_max_wait (1 s), so it is held behind
+    # the first, and every request of a burst waits the 5 ms window for the others
+    text = ONE_PATH.replace("max_wait: 1s", "max_wait: 50ms, batch_max_wait: 1s")
+    text += "simulation: {batch_window: 5ms}\n"
+    doc = simulate(
+        Simulation(parse_scenario(text, "one.yaml", Tool.SIMULATE), ("kv-aware", "scheduled"))
+    )
+    ms = pytest.approx
+    fcts = _fcts(doc, "scheduled")
+    assert fcts[:2] == [ms(100.0, abs=2)] * 2  # the sequential phase is no batch
+    assert sorted(fcts[2:]) == [ms(105.0, abs=2)] * 3 + [ms(205.0, abs=2)] * 3
+    held = [t["held_ms"] for t in doc["modes"]["scheduled"]["transfers"]]
+    assert sum(1 for h in held if h > 50.0) == 3
+    # kv-aware (no policy) batches too, but holds nothing: both share, 5 ms late
+    assert _fcts(doc, "kv-aware")[2:] == [ms(205.0, abs=2)] * 6
