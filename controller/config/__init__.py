@@ -17,7 +17,7 @@ settings. An example::
     controller:
       telemetry: {poll_interval: 100ms, staleness_limit: 500ms}
       api: {bind: 127.0.0.1:8080}
-      scheduling: {policy: srpt, max_wait: 50ms}
+      scheduling: {policy: srpt, max_wait: 50ms, batch_max_wait: 1s}
 
 Loading validates everything once, so the rest of kvfabric can trust the model:
 

@@ -30,6 +30,7 @@ from controller.config.model import (
     LinkEnd,
     Pool,
     Role,
+    SchedulingSettings,
     SwitchConfig,
 )
 from controller.config.units import format_capacity, format_duration
@@ -190,14 +191,26 @@ _SETTINGS: tuple[tuple[str, str, str, str], ...] = (
 )
 
 
+def _scheduling(c: SchedulingSettings, d: SchedulingSettings) -> dict[str, object]:
+    """The scheduling keys that differ from the defaults (``max_wait`` goes with the
+    other durations of :data:`_SETTINGS`)."""
+    out: dict[str, object] = {}
+    if c.policy != d.policy:
+        out["policy"] = str(c.policy)
+    if c.batch_max_wait_s is not None:
+        out["batch_max_wait"] = format_duration(c.batch_max_wait_s)
+    return out
+
+
 def _controller(c: ControllerSettings) -> dict[str, object]:
     """The settings that differ from the defaults, in the file's units."""
     d = ControllerSettings()
     out: dict[str, object] = {}
     if c.mode != d.mode:
         out["mode"] = str(c.mode)
-    if c.scheduling.policy != d.scheduling.policy:
-        out["scheduling"] = {"policy": str(c.scheduling.policy)}
+    scheduling = _scheduling(c.scheduling, d.scheduling)
+    if scheduling:
+        out["scheduling"] = scheduling
     for section, key, attr, unit in _SETTINGS:
         value, default = getattr(getattr(c, section), attr), getattr(getattr(d, section), attr)
         if value != default:

@@ -57,8 +57,8 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import Callable, Coroutine, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Coroutine, Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +75,12 @@ from controller.engine import (
     Update,
     fabric_view,
 )
-from controller.errors import ForcedSpineError, PinNotWrittenError, SwitchError
+from controller.errors import (
+    ForcedSpineError,
+    PinNotWrittenError,
+    ServiceError,
+    SwitchError,
+)
 from controller.service.http import schema
 from controller.service.metrics import Metrics, PortFigures, Scrape
 from controller.service.southbound import ledger
@@ -257,27 +262,69 @@ class Service:
         pin that a timed-out transfer's reroute brought). Nothing is written: the leaves'
         static spine ranges pin the tag's port (a held transfer's too: only its start
         waits, :mod:`starts`)."""
+        request = self._demand(ask)
+        t0, wall0 = self.clock(), self.wall()
+        decision, updates = self.engine.decide(request, t0)
+        t1 = self.clock()
+        rest = self.enforcer.apply_now(updates)  # the log records of transfers timed out
+        t2 = self.clock()
+        self.metrics.decision_seconds.observe(t2 - t0)
+        return self._answered(decision, Timing(wall0, wall0 + t1 - t0, wall0 + t2 - t0, 0.0),
+                              t0), rest  # fmt: skip
+
+    def decide_batch(
+        self, asks: Sequence[schema.TransferRequest]
+    ) -> tuple[list[schema.TransferAnswer | Exception], list[Update]]:
+        """Decide many transfers as one (``POST /v1/transfers/batch``,
+        ``Engine.decide_batch``): each one's answer, or the error that refused it (the
+        others are still decided), in order; and the updates left to apply."""
+        out: list[schema.TransferAnswer | Exception] = []
+        demands: list[Demand] = []
+        where: list[int] = []
+        for ask in asks:
+            try:
+                demands.append(self._demand(ask))
+            except (ServiceError, EngineError) as exc:
+                out.append(exc)
+                continue
+            where.append(len(out))
+            out.append(EngineError("not decided"))  # replaced below
+        t0, wall0 = self.clock(), self.wall()
+        decisions, updates = self.engine.decide_batch(demands, t0) if demands else ([], [])
+        t1 = self.clock()
+        rest = self.enforcer.apply_now(updates)
+        t2 = self.clock()
+        timing = Timing(wall0, wall0 + t1 - t0, wall0 + t2 - t0, 0.0)
+        for i, decision in zip(where, decisions, strict=True):
+            if isinstance(decision, EngineError):
+                out[i] = decision
+                continue
+            self.metrics.decision_seconds.observe(t2 - t0)
+            out[i] = self._answered(decision, timing, t0)
+        return out, rest
+
+    def _demand(self, ask: schema.TransferRequest) -> Demand:
+        """The engine's request for ``ask``, once its switches are ready and a forced
+        spine is on its path (NotReadyError, ForcedSpineError)."""
         src, dst, trace_id, spine = ask.src, ask.dst, ask.trace_id, ask.spine
         self.switches.refuse(*self.switches.needed(src, dst))
-        t0, wall0 = self.clock(), self.wall()
         if trace_id is None:
             self._traces += 1
             trace_id = f"kv-{self.instance}-{self._traces}"
         if spine is not None:
             self._check_spine(src, dst, spine)
         deadline_s = ask.deadline_ms / 1e3 if ask.deadline_ms is not None else None
-        request = Demand(src, dst, ask.bytes, trace_id, spine=spine, deadline_s=deadline_s)
-        decision, updates = self.engine.decide(request, t0)
+        return Demand(src, dst, ask.bytes, trace_id, spine=spine, deadline_s=deadline_s)
+
+    def _answered(self, decision: Decision, timing: Timing, t0: float) -> schema.TransferAnswer:
+        """The answer to a decided transfer (its start's waiters told, its span opened)."""
         self.starts.decided(decision.transfer_id, decision.held)
-        t1 = self.clock()
-        rest = self.enforcer.apply_now(updates)  # the log records of transfers timed out
-        t2 = self.clock()
-        self.metrics.decision_seconds.observe(t2 - t0)
         answer = self._answer(decision)
         if self.tracer.enabled:
-            self._trace(decision, answer, Timing(wall0, wall0 + t1 - t0, wall0 + t2 - t0,
-                                                 wall0 + self.clock() - t0))  # fmt: skip
-        return answer, rest
+            self._trace(
+                decision, answer, replace(timing, answered=timing.requested + self.clock() - t0)
+            )
+        return answer
 
     def _trace(self, d: Decision, answer: schema.TransferAnswer, timing: Timing) -> None:
         """Open the transfer's span (:mod:`tracing`) with what the engine saw."""

@@ -29,12 +29,13 @@ policies, both flavours share it), ``_sync`` (:class:`Client`, over ``http.clien
 
 Public API::
 
-    Client, AsyncClient, Transfer, AsyncTransfer, Placement, Slice, Tag, Result,
+    Client, AsyncClient, Transfer, AsyncTransfer, Placement, Slice, Tag, Result, Ask,
     ClientError, Refused, Unavailable
 """
 
 from kvfabric.client._async import AsyncClient, AsyncTransfer
 from kvfabric.client._core import (
+    Ask,
     ClientError,
     Placement,
     Refused,
@@ -47,6 +48,7 @@ from kvfabric.client._core import (
 from kvfabric.client._sync import Client
 
 __all__ = [
+    "Ask",
     "AsyncClient",
     "AsyncTransfer",
     "Client",

@@ -4,11 +4,12 @@ kept-alive connections per controller (many transfers ask at once)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 from kvfabric.client._core import (
+    Ask,
     BaseClient,
     ClientError,
     Endpoint,
@@ -20,6 +21,8 @@ from kvfabric.client._core import (
     SocketFactory,
     TransferBase,
     Unavailable,
+    batch_placements,
+    batch_request,
     connections_of,
     request_bytes,
     tagged_socket,
@@ -67,6 +70,14 @@ class AsyncClient(BaseClient):
         except Unavailable as exc:
             return Placement.fallback(exc)
         return Placement.from_answer(answer, str(endpoint))
+
+    async def transfers(self, asks: Sequence[Ask]) -> list[Placement | Refused]:
+        """See :meth:`kvfabric.client.Client.transfers`."""
+        try:
+            answer, endpoint = await self.call("POST", "/v1/transfers/batch", batch_request(asks))
+        except Unavailable as exc:
+            return [Placement.fallback(exc) for _ in asks]
+        return batch_placements(answer, str(endpoint), len(asks))
 
     async def report(self, transfer_id: str, duration_s: float) -> None:
         """See :meth:`kvfabric.client.Client.report`."""

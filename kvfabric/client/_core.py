@@ -477,6 +477,46 @@ def transfer_request(
     return body
 
 
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """One transfer of a batch (:meth:`Client.transfers <kvfabric.client.Client.transfers>`):
+    the fields of ``POST /v1/transfers``."""
+
+    src: str
+    dst: str
+    nbytes: int
+    spine: str | None = None
+    trace_id: str | None = None
+    deadline_ms: int | None = None
+
+
+def batch_request(asks: Sequence[Ask]) -> dict[str, object]:
+    """The body of ``POST /v1/transfers/batch``."""
+    return {
+        "transfers": [
+            transfer_request(a.src, a.dst, a.nbytes, a.spine, a.trace_id, deadline_ms=a.deadline_ms)
+            for a in asks
+        ]
+    }
+
+
+def batch_placements(
+    answer: Mapping[str, Any], controller: str, count: int
+) -> list[Placement | Refused]:
+    """Each member's placement, or its refusal (the status and error of its answer), in
+    order."""
+    rows = answer.get("transfers") if isinstance(answer, Mapping) else None
+    if not isinstance(rows, list) or len(rows) != count:
+        raise ClientError(f"a batch of {count} was answered with {answer!r:.200}")
+    out: list[Placement | Refused] = []
+    for row in rows:
+        if isinstance(row, Mapping) and "error" in row:
+            out.append(Refused(int(row.get("status") or 422), str(row["error"])))
+        else:
+            out.append(Placement.from_answer(row, controller))
+    return out
+
+
 def request_bytes(
     method: str, path: str, body: object, endpoint: Endpoint, token: str | None
 ) -> tuple[bytes, dict[str, str]]:

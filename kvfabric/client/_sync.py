@@ -6,11 +6,12 @@ from __future__ import annotations
 import http.client
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from kvfabric.client._core import (
+    Ask,
     BaseClient,
     ClientError,
     Endpoint,
@@ -22,6 +23,8 @@ from kvfabric.client._core import (
     SocketFactory,
     Transfer,
     Unavailable,
+    batch_placements,
+    batch_request,
     connections_of,
     request_bytes,
     tagged_socket,
@@ -69,6 +72,19 @@ class Client(BaseClient):
         except Unavailable as exc:
             return Placement.fallback(exc)
         return Placement.from_answer(answer, str(endpoint))
+
+    def transfers(self, asks: Sequence[Ask]) -> list[Placement | Refused]:
+        """``POST /v1/transfers/batch``: many transfers decided as one by the controller
+        (the design's burst: ``Engine.decide_batch`` places them together and orders
+        those that share a path), for a coordinator that holds many completions. Each
+        member's :class:`Placement`, or the :class:`Refused` that turned it down (the
+        others are still decided), in order; every member falls back to plain ECMP when
+        no controller answers in time. A wrong batch as a whole raises :class:`Refused`."""
+        try:
+            answer, endpoint = self.call("POST", "/v1/transfers/batch", batch_request(asks))
+        except Unavailable as exc:
+            return [Placement.fallback(exc) for _ in asks]
+        return batch_placements(answer, str(endpoint), len(asks))
 
     def report(self, transfer_id: str, duration_s: float) -> None:
         """``POST /v1/transfers/{id}/complete``; :class:`Unavailable` or :class:`Refused`."""

@@ -17,7 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from kvfabric.client import AsyncClient, AsyncTransfer, Client, Refused, Transfer
+from kvfabric.client import (
+    Ask,
+    AsyncClient,
+    AsyncTransfer,
+    Client,
+    Placement,
+    Refused,
+    Transfer,
+)
 from tests.controller_service.harness import Api, RunningSwitches, metric, wait_for
 from tests.support.controllers import Controllers
 from tests.support.ports import free_port
@@ -233,3 +241,51 @@ async def _one(client: AsyncClient) -> AsyncTransfer:
     async with client.transfer("h12", "h22", MB) as t:
         pass
     return t
+
+
+def test_a_batch_is_decided_as_one_each_member_placed_or_refused(
+    fabric: RunningSwitches, controllers: Controllers, tmp_path: Path
+) -> None:
+    c, _api = controllers.ready(_scheduled(fabric, tmp_path, "60s"), "--no-audit")
+    asks = [
+        Ask("h11", "h21", 3 * MB, trace_id="big"),
+        Ask("h11", "h21", MB, spine="spine9"),
+        Ask("h11", "h21", MB, trace_id="small"),
+        Ask("h12", "h22", 2 * MB),
+    ]
+    with Client([address(c)], deadline_s=5) as client:
+        big, refused, small, mid = client.transfers(asks)
+        assert isinstance(refused, Refused) and refused.status == 422
+        assert "spine9" in refused.message
+        assert isinstance(big, Placement) and isinstance(small, Placement)
+        assert isinstance(mid, Placement)
+        # first come, first served (the fabric's policy is fifo): the first two take
+        # the two spines, the third is held behind the shorter of them
+        assert (
+            not big.held
+            and not small.held
+            and {big.spine, small.spine}
+            == {
+                "spine1",
+                "spine2",
+            }
+        )
+        assert mid.held and mid.spine == small.spine and mid.wait_s > 0
+        for p in (small, mid, big):
+            assert p.transfer_id is not None and p.tag is not None
+            client.report(p.transfer_id, 0.01)
+
+    async def ask_async() -> list[Placement | Refused]:
+        async with AsyncClient([address(c)], deadline_s=5) as client:
+            return await client.transfers([Ask("h11", "h21", MB), Ask("h11", "h11", MB)])
+
+    one, same_host = asyncio.run(ask_async())
+    assert isinstance(one, Placement) and one.placement == "pinned"
+    assert isinstance(same_host, Refused) and "both 'h11'" in same_host.message
+
+
+def test_a_batch_with_no_controller_falls_back_member_by_member() -> None:
+    dead = [f"127.0.0.1:{free_port()}"]
+    with Client(dead, deadline_s=0.2) as client:
+        placements = client.transfers([Ask("h11", "h21", 10), Ask("h12", "h22", 10)])
+    assert [p.placement for p in placements if isinstance(p, Placement)] == ["fallback"] * 2

@@ -664,3 +664,20 @@ def test_check_config_never_prints_a_traceback(tmp_path: Path) -> None:
     )
     assert proc.returncode == 1
     assert proc.stderr == f"error: {bad}:1:11: switches: expected a list, got a mapping\n"
+
+
+def test_a_batch_wait_round_trips_and_is_bounded() -> None:
+    from controller.config import ControllerSettings, Policy, SchedulingSettings
+
+    settings = ControllerSettings(
+        scheduling=SchedulingSettings(Policy.SRPT, 0.1, batch_max_wait_s=1.5)
+    )
+    cfg = leaf_spine(2, 2, 1, link_bps=10**9, controller=settings, name="gen")
+    text = to_yaml(cfg)
+    assert "batch_max_wait: 1.5s" in text
+    back = parse_config(text, "<generated>")
+    assert back.controller.scheduling.batch_wait_s == 1.5
+    assert back.controller.scheduling.max_wait_s == 0.1
+    bad = text.replace("batch_max_wait: 1.5s", "batch_max_wait: 2min")
+    with pytest.raises(ConfigError, match=r"controller\.scheduling\.batch_max_wait"):
+        parse_config(bad, "f.yaml")

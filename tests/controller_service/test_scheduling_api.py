@@ -177,3 +177,31 @@ def test_without_a_policy_nothing_is_held(
     assert (status, go) == (200, {"id": answers[3]["id"], "released": True, "wait_ms": 0})
     status, started = api.call("DELETE", f"/v1/transfers/{answers[3]['id']}")
     assert status == 409, started
+
+
+def test_a_batch_is_decided_as_one_and_may_wait_up_to_batch_max_wait(
+    fabric: RunningSwitches, controllers: Controllers, tmp_path: Path
+) -> None:
+    # alone, a transfer is held at most 50 ms, less than 1 MB takes here (0.4 s): a lone
+    # request is never held. In a batch it may wait 60 s: the shortest go first on the
+    # two spines, the longest is held behind one of them, and a refused member is its
+    # own error body while the others are decided
+    api = start(controllers, scheduled(
+        fabric, tmp_path, "{policy: srpt, max_wait: 50ms, batch_max_wait: 60s}"))  # fmt: skip
+    status, body = api.call("POST", "/v1/transfers/batch", {"transfers": [
+        {"src": "h11", "dst": "h21", "bytes": 3 * MB, "trace_id": "big"},
+        {"src": "h11", "dst": "nope", "bytes": MB},
+        {"src": "h11", "dst": "h21", "bytes": MB, "trace_id": "small"},
+        {"src": "h12", "dst": "h22", "bytes": 2 * MB, "trace_id": "mid"},
+    ]})  # fmt: skip
+    assert status == 200, body
+    big, refused, small, mid = body["transfers"]
+    assert "nope" in refused["error"] and refused["status"] == 422, refused
+    assert not small["held"] and not mid["held"]
+    assert {small["spine"], mid["spine"]} == {"spine1", "spine2"}
+    assert big["held"] and big["spine"] == small["spine"] and big["wait_ms"] > 50, big
+    assert big["trace_id"] == "big"
+    lone = ask(api, bytes=3 * MB)
+    assert not lone["held"]
+    for t in (small, mid, big, lone):
+        assert api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 0.4})[0] == 200

@@ -305,18 +305,16 @@ class Api:
         return Response(201, schema.encode(answer), headers=location), rest
 
     def _batch(self, r: Request, _p: Params) -> tuple[Response, list[Update]]:
-        """Decide every transfer in order, as the single endpoint would."""
+        """Decide the transfers as one (``Engine.decide_batch``): each answered as the
+        single endpoint would, in order, a refused one by its error body."""
         batch = schema.decode(schema.BatchRequest, r.json())
+        outcomes, rest = self.service.decide_batch(batch.transfers)
         answers: list[object] = []
-        rest: list[Update] = []
-        for ask in batch.transfers:
-            try:
-                with _engine_errors():
-                    answer, more = self.service.decide(ask)
-                answers.append(schema.encode(answer))
-                rest += more
-            except HttpError as exc:
-                answers.append(error_response(exc).body)
+        for outcome in outcomes:
+            if isinstance(outcome, Exception):
+                answers.append(error_response(_http_error(outcome)).body)
+            else:
+                answers.append(schema.encode(outcome))
         return Response(200, {"transfers": answers}), rest
 
     async def _start(self, r: Request, p: Params) -> Response:
@@ -409,6 +407,16 @@ def _engine_errors() -> Iterator[None]:
         raise HttpError(502, str(exc)) from None
     except EngineError as exc:
         raise HttpError(422, str(exc)) from None
+
+
+def _http_error(exc: Exception) -> HttpError:
+    """The HTTP error a refusal of the service or the engine is answered with."""
+    try:
+        with _engine_errors():
+            raise exc
+    except HttpError as http:
+        return http
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _query_int(r: Request, param: QueryInt) -> int:
