@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simulator.maxmin import link_loads, max_min_rates
+from tests.simulate.flow_problems import links_and_paths
 
 INF = math.inf
 
@@ -69,17 +70,11 @@ def test_link_loads_add_the_rates_of_each_link():
 
 @st.composite
 def problems(draw):
-    nlinks = draw(st.integers(1, 6))
-    caps = draw(st.lists(st.floats(0.0, 100.0), min_size=nlinks, max_size=nlinks))
-    nflows = draw(st.integers(1, 8))
-    paths = []
-    for _ in range(nflows):
-        links = draw(st.lists(st.integers(0, nlinks - 1), min_size=1, max_size=3, unique=True))
-        paths.append(links + [nlinks] * (3 - len(links)))  # pad link
+    nflows, paths, capacity = links_and_paths(draw)
     demand = draw(
         st.lists(st.one_of(st.just(INF), st.floats(0.0, 50.0)), min_size=nflows, max_size=nflows)
     )
-    return np.array(paths, dtype=np.int64), np.array([*caps, INF]), np.array(demand)
+    return paths, capacity, np.array(demand)
 
 
 @settings(max_examples=300, deadline=None)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from simulator.maxmin import link_loads
 from simulator.srpt import srpt_rates
+from tests.simulate.flow_problems import links_and_paths
 
 INF = math.inf
 
@@ -53,15 +54,9 @@ def test_errors():
 
 @st.composite
 def problems(draw):
-    nlinks = draw(st.integers(1, 6))
-    caps = draw(st.lists(st.floats(0.0, 100.0), min_size=nlinks, max_size=nlinks))
-    nflows = draw(st.integers(1, 8))
-    paths = []
-    for _ in range(nflows):
-        links = draw(st.lists(st.integers(0, nlinks - 1), min_size=1, max_size=3, unique=True))
-        paths.append(links + [nlinks] * (3 - len(links)))  # pad link
+    nflows, paths, capacity = links_and_paths(draw)
     left = draw(st.lists(st.floats(1.0, 1e6), min_size=nflows, max_size=nflows))
-    return np.array(paths, dtype=np.int64), np.array([*caps, INF]), np.array(left)
+    return paths, capacity, np.array(left)
 
 
 @settings(max_examples=300, deadline=None)
