@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from experiment.arrivals import Schedule
 from experiment.errors import ScenarioError
@@ -24,8 +24,19 @@ from simulator.engine import FabricEngine, RatePolicy
 from simulator.flow import FlowEngine
 from simulator.kvaware import KvAware, Scheduled
 from simulator.modes import DRIVERS, Driver, TierSeries
+from simulator.parallel import run_parallel
 from simulator.reference import Bound, Spray
 from simulator.workload import Workload, build_workload
+
+
+class _Run(NamedTuple):
+    """One run of :func:`simulate`: its repeat (from 1) and its mode."""
+
+    repeat: int
+    mode: str
+
+    def __str__(self) -> str:
+        return f"{self.mode}, repeat {self.repeat}"
 
 
 def _flow_engine(work: Workload, policy: RatePolicy) -> FabricEngine:
@@ -176,11 +187,15 @@ def simulate(sim: Simulation, on_transfer: Callable[[], None] | None = None,
     sim.workload = work
     runs = [(r + 1, mode) for r in range(sim.repeat) for mode in sim.modes]
     if sim.jobs > 1 and len(runs) > 1:
-        from simulator.parallel import run_parallel
-
         schedules = {r: work.schedule(sim.seed + r - 1) for r in range(1, sim.repeat + 1)}
+
+        def run_one(run: tuple[int, str], count: Callable[[], None]) -> ModeResult:
+            repeat, mode = run
+            return run_mode(work, schedules[repeat], mode, repeat=repeat, engine=sim.engine,
+                            on_transfer=count)  # fmt: skip
+
         for result in run_parallel(
-            work, schedules, runs, jobs=sim.jobs, engine=sim.engine,
+            [_Run(r, m) for r, m in runs], run_one, jobs=sim.jobs,
             on_transfer=on_transfer, on_stage=on_stage,
         ):  # fmt: skip
             record(sim, result)

@@ -244,9 +244,10 @@ async def _one(client: AsyncClient) -> AsyncTransfer:
 
 
 def test_a_batch_is_decided_as_one_each_member_placed_or_refused(
-    fabric: RunningSwitches, controllers: Controllers, tmp_path: Path
+    fresh_fabric: RunningSwitches, controllers: Controllers, tmp_path: Path
 ) -> None:
-    c, _api = controllers.ready(_scheduled(fabric, tmp_path, "60s"), "--no-audit")
+    # its own switches: nothing in flight to adopt from an earlier test's controller
+    c, _api = controllers.ready(_scheduled(fresh_fabric, tmp_path, "60s"), "--no-audit")
     asks = [
         Ask("h11", "h21", 3 * MB, trace_id="big"),
         Ask("h11", "h21", MB, spine="spine9"),

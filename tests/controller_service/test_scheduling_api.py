@@ -180,14 +180,15 @@ def test_without_a_policy_nothing_is_held(
 
 
 def test_a_batch_is_decided_as_one_and_may_wait_up_to_batch_max_wait(
-    fabric: RunningSwitches, controllers: Controllers, tmp_path: Path
+    fresh_fabric: RunningSwitches, controllers: Controllers, tmp_path: Path
 ) -> None:
     # alone, a transfer is held at most 50 ms, less than 1 MB takes here (0.4 s): a lone
     # request is never held. In a batch it may wait 60 s: the shortest go first on the
     # two spines, the longest is held behind one of them, and a refused member is its
     # own error body while the others are decided
+    # its own switches: nothing in flight to adopt from an earlier test's controller
     api = start(controllers, scheduled(
-        fabric, tmp_path, "{policy: srpt, max_wait: 50ms, batch_max_wait: 60s}"))  # fmt: skip
+        fresh_fabric, tmp_path, "{policy: srpt, max_wait: 50ms, batch_max_wait: 60s}"))  # fmt: skip
     status, body = api.call("POST", "/v1/transfers/batch", {"transfers": [
         {"src": "h11", "dst": "h21", "bytes": 3 * MB, "trace_id": "big"},
         {"src": "h11", "dst": "nope", "bytes": MB},
