@@ -360,7 +360,10 @@ class Engine:
             [(i, requests[i]) for i in forced], self.queue.policy,
             lambda r: self.topology.hosts[r.src].capacity_bps, now=now, max_wait_s=wait,
         )  # fmt: skip
-        before = self._saved(copy=True) if len(order) > 1 else None
+        # the same order and the same longest hold as one by one: the same plan, nothing
+        # to compare (a batch of equal transfers without a policy, say)
+        same = order == list(forced) and wait == self.queue.max_wait_s
+        before = self._saved(copy=True) if len(order) > 1 and not same else None
         for i in order:
             out[i] = self._decide(requests[i], forced[i], now, wait)
         if before is not None:
