@@ -34,11 +34,32 @@ _Conn = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 _MAX_IDLE = 16
 
 
+BATCH_MAX = 512
+"""The most transfers ``POST /v1/transfers/batch`` takes at once."""
+
+
 class AsyncClient(BaseClient):
-    """The asyncio flavour of :class:`kvfabric.client.Client`: the same calls, awaited."""
+    """The asyncio flavour of :class:`kvfabric.client.Client`: the same calls, awaited.
+
+    ``batch_window_s`` (default 0: off) makes it a coordinator's client: the path
+    requests (``request_path``, and so ``transfer``) made within that long of the first
+    one go to the controller as one ``POST /v1/transfers/batch``, which it decides as
+    one (the design's burst), each caller getting its own answer.
+    """
 
     _idle: dict[Endpoint, list[_Conn]]
     _loop: asyncio.AbstractEventLoop | None
+
+    def __init__(
+        self, controllers: Sequence[str | tuple[str, int]], *, batch_window_s: float = 0.0,
+        **options: Any,
+    ) -> None:  # fmt: skip
+        if batch_window_s < 0:
+            raise ValueError(f"batch_window_s must be 0 or more, got {batch_window_s}")
+        self.batch_window_s = batch_window_s
+        self._waiting: list[tuple[Ask, asyncio.Future[Placement]]] = []
+        self._sending: set[asyncio.Task[None]] = set()
+        super().__init__(controllers, **options)
 
     def _reset(self) -> None:
         self._idle = {}
@@ -63,13 +84,52 @@ class AsyncClient(BaseClient):
         self, src: str, dst: str, nbytes: int, *, spine: str | None = None,
         trace_id: str | None = None, deadline_ms: int | None = None,
     ) -> Placement:  # fmt: skip
-        """See :meth:`kvfabric.client.Client.request_path`."""
+        """See :meth:`kvfabric.client.Client.request_path` (gathered into a batch with
+        ``batch_window_s``)."""
+        if self.batch_window_s > 0:
+            return await self._in_batch(Ask(src, dst, nbytes, spine, trace_id, deadline_ms))
         body = transfer_request(src, dst, nbytes, spine, trace_id, deadline_ms=deadline_ms)
         try:
             answer, endpoint = await self.call("POST", "/v1/transfers", body)
         except Unavailable as exc:
             return Placement.fallback(exc)
         return Placement.from_answer(answer, str(endpoint))
+
+    async def _in_batch(self, ask: Ask) -> Placement:
+        """Wait for the batch ``ask`` goes in; its placement (:class:`Refused` raised)."""
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[Placement] = loop.create_future()
+        if not self._waiting:
+            loop.call_later(self.batch_window_s, self._send_batch)
+        self._waiting.append((ask, answer))
+        if len(self._waiting) >= BATCH_MAX:
+            self._send_batch()
+        return await answer
+
+    def _send_batch(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        if waiting:
+            task = asyncio.ensure_future(self._answer_batch(waiting))
+            self._sending.add(task)
+            task.add_done_callback(self._sending.discard)
+
+    async def _answer_batch(self, waiting: list[tuple[Ask, asyncio.Future[Placement]]]) -> None:
+        outcomes: list[Placement | ClientError] | None = None
+        try:
+            outcomes = list(await self.transfers([ask for ask, _ in waiting]))
+        except ClientError as exc:  # every caller learns why, as if it had asked alone
+            outcomes = [exc] * len(waiting)
+        finally:
+            for k, (_, answer) in enumerate(waiting):
+                if answer.done():  # its caller gave up (cancelled)
+                    continue
+                outcome = outcomes[k] if outcomes is not None else None
+                if outcome is None:  # cancelled, or a bug: the callers do not hang
+                    answer.cancel()
+                elif isinstance(outcome, ClientError):
+                    answer.set_exception(outcome)
+                else:
+                    answer.set_result(outcome)
 
     async def transfers(self, asks: Sequence[Ask]) -> list[Placement | Refused]:
         """See :meth:`kvfabric.client.Client.transfers`."""

@@ -290,3 +290,26 @@ def test_a_batch_with_no_controller_falls_back_member_by_member() -> None:
     with Client(dead, deadline_s=0.2) as client:
         placements = client.transfers([Ask("h11", "h21", 10), Ask("h12", "h22", 10)])
     assert [p.placement for p in placements if isinstance(p, Placement)] == ["fallback"] * 2
+
+
+def test_an_async_coordinator_gathers_its_path_requests_into_one_batch(
+    fresh_fabric: RunningSwitches, controllers: Controllers, tmp_path: Path
+) -> None:
+    c, api = controllers.ready(_scheduled(fresh_fabric, tmp_path, "60s"), "--no-audit")
+
+    async def burst() -> list[Placement | BaseException]:
+        async with AsyncClient([address(c)], deadline_s=5, batch_window_s=0.05) as client:
+            asks = [client.request_path("h11", "h21", MB) for _ in range(3)]
+            asks.append(client.request_path("h11", "nope", MB))
+            return await asyncio.gather(*asks, return_exceptions=True)
+
+    *placed, refused = asyncio.run(burst())
+    assert isinstance(refused, Refused) and refused.status == 422 and "nope" in refused.message
+    assert all(isinstance(p, Placement) and p.placement == "pinned" for p in placed)
+    ids = {p.transfer_id for p in placed if isinstance(p, Placement)}
+    assert len(ids) == 3
+    scrape = api.call("GET", "/metrics")[1]
+    assert metric(scrape, "kvfabric_api_requests_total", endpoint="batch", status="200") == 1
+    assert metric(scrape, "kvfabric_api_requests_total", endpoint="transfers", status="201") is None
+    with pytest.raises(ValueError, match="batch_window_s must be 0 or more"):
+        AsyncClient([address(c)], batch_window_s=-1)
