@@ -73,13 +73,20 @@ def main() -> None:
     parser.add_argument(
         "--window-ms", type=float, default=10.0, help="the paced burst's sending window"
     )
+    parser.add_argument(
+        "--coalesce-ms", type=float, default=0.0,
+        help="the controller's api.coalesce_window (default 0: each request decided alone)",
+    )  # fmt: skip
     args = parser.parse_args()
+    section = "  mode: kv-aware"
+    if args.coalesce_ms > 0:
+        section += f"\n  api: {{coalesce_window: {args.coalesce_ms:g}ms}}"
     load0 = os.getloadavg()[0]
     times0 = cpu_times()
 
     with (
         tempfile.TemporaryDirectory(prefix="kvfabric-bench-") as tmp,
-        served_fabric(Path(tmp)) as served,
+        served_fabric(Path(tmp), section) as served,
     ):
         controller, api = served.controller, served.api
         assert controller.proc is not None
@@ -151,6 +158,7 @@ def main() -> None:
         "idle_cpu_share": round(idle, 3),
         "load": [round(load0, 2), round(os.getloadavg()[0], 2)],
         "steal_share": round(_stolen(times0), 3),
+        "coalesce_ms": args.coalesce_ms,
     }
     result["goal_met"] = (
         result["p99_ms"] < result["goal_p99_ms"]

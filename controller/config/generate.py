@@ -23,6 +23,7 @@ import yaml
 
 from controller.config.model import (
     MAX_PORT,
+    ApiSettings,
     ControllerSettings,
     FabricConfig,
     HostConfig,
@@ -202,6 +203,18 @@ def _scheduling(c: SchedulingSettings, d: SchedulingSettings) -> dict[str, objec
     return out
 
 
+def _api(c: ApiSettings, d: ApiSettings) -> dict[str, object]:
+    """The API keys that differ from the defaults."""
+    out: dict[str, object] = {}
+    if (c.host, c.port) != (d.host, d.port):
+        out["bind"] = f"{c.host}:{c.port}"
+    if c.token is not None:
+        out["token"] = c.token
+    if c.coalesce_window_s:
+        out["coalesce_window"] = format_duration(c.coalesce_window_s)
+    return out
+
+
 def _controller(c: ControllerSettings) -> dict[str, object]:
     """The settings that differ from the defaults, in the file's units."""
     d = ControllerSettings()
@@ -230,11 +243,7 @@ def _controller(c: ControllerSettings) -> dict[str, object]:
             "dscp": c.kv_class.dscp,
             "tag_ports": f"{c.kv_class.tag_port_first}-{c.kv_class.tag_port_last}",
         }
-    api: dict[str, object] = {}
-    if (c.api.host, c.api.port) != (d.api.host, d.api.port):
-        api["bind"] = f"{c.api.host}:{c.api.port}"
-    if c.api.token is not None:
-        api["token"] = c.api.token
+    api = _api(c.api, d.api)
     if api:
         out["api"] = api
     if c.p4runtime_tls is not None:

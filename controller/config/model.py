@@ -176,11 +176,18 @@ class KvClassSettings:
 
 @dataclass(frozen=True, slots=True)
 class ApiSettings:
-    """The coordinators' HTTP API: where it listens and its optional bearer token."""
+    """The coordinators' HTTP API: where it listens, its optional bearer token, and how
+    long single path requests wait to be decided together (``coalesce_window_s``, 0:
+    each at once)."""
 
     host: str = "127.0.0.1"
     port: int = 8080
     token: str | None = field(default=None, repr=False)
+    coalesce_window_s: float = 0.0
+
+
+COALESCE_LIMIT_S = 0.1
+"""The longest ``api.coalesce_window`` the fabric file accepts."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -296,7 +296,7 @@ def _parse_kv_class(node: Node) -> model.KvClassSettings:
 
 
 def _parse_api(node: Node, base_dir: Path) -> model.ApiSettings:
-    f = node.fields([], ["bind", "token", "token_file"])
+    f = node.fields([], ["bind", "token", "token_file", "coalesce_window"])
     located.one_of_keys(node, f, ["token", "token_file"])
     d = model.ApiSettings()
     host, port = (
@@ -314,7 +314,10 @@ def _parse_api(node: Node, base_dir: Path) -> model.ApiSettings:
     if token is not None and (not token or any(c.isspace() for c in token)):
         where = f.get("token") or f["token_file"]
         raise where.error("a bearer token must be non-empty and contain no whitespace")
-    return model.ApiSettings(host, port, token)
+    window = located.optional(
+        f, "coalesce_window", d.coalesce_window_s, located.duration, 0.0, model.COALESCE_LIMIT_S
+    )
+    return model.ApiSettings(host, port, token, window)
 
 
 def _parse_tls(node: Node, base_dir: Path) -> model.TlsSettings:

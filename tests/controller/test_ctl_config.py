@@ -681,3 +681,16 @@ def test_a_batch_wait_round_trips_and_is_bounded() -> None:
     bad = text.replace("batch_max_wait: 1.5s", "batch_max_wait: 2min")
     with pytest.raises(ConfigError, match=r"controller\.scheduling\.batch_max_wait"):
         parse_config(bad, "f.yaml")
+
+
+def test_a_coalesce_window_round_trips_and_is_bounded() -> None:
+    from controller.config import ApiSettings, ControllerSettings
+
+    settings = ControllerSettings(api=ApiSettings(coalesce_window_s=0.002))
+    cfg = leaf_spine(2, 2, 1, link_bps=10**9, controller=settings, name="gen")
+    text = to_yaml(cfg)
+    assert "coalesce_window: 2ms" in text
+    assert parse_config(text, "<generated>").controller.api.coalesce_window_s == 0.002
+    bad = text.replace("coalesce_window: 2ms", "coalesce_window: 1s")
+    with pytest.raises(ConfigError, match=r"controller\.api\.coalesce_window"):
+        parse_config(bad, "f.yaml")

@@ -294,10 +294,12 @@ class Served:
 
 
 @contextmanager
-def served_fabric(work: Path) -> Iterator[Served]:
-    """:class:`Served` in ``work``; the controller and the switches are stopped on exit."""
+def served_fabric(work: Path, controller_section: str = "") -> Iterator[Served]:
+    """:class:`Served` in ``work`` (``controller_section``: the fabric file's controller
+    lines after telemetry and audit; default ``mode: kv-aware``); the controller and
+    the switches are stopped on exit."""
     pipeline = compile_pipeline(work)
-    fabric = RunningSwitches(work).start()
+    fabric = RunningSwitches(work, controller=controller_section).start()
     controller: ControllerProc | None = None
     try:  # the switches are stopped however the rest fails
         controller = ControllerProc(fabric.path, pipeline, "--no-audit")

@@ -206,3 +206,45 @@ def test_a_batch_is_decided_as_one_and_may_wait_up_to_batch_max_wait(
     assert not lone["held"]
     for t in (small, mid, big, lone):
         assert api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 0.4})[0] == 200
+
+
+def test_single_requests_within_the_coalesce_window_are_decided_as_one_batch(
+    fresh_fabric: RunningSwitches, controllers: Controllers, tmp_path: Path
+) -> None:
+    # with api.coalesce_window, single requests that arrive within it go to the engine
+    # together: as a batch, the longest of three waits behind the shortest past max_wait
+    # (50 ms), which no request alone would; a refused one is its own 4xx
+    path = scheduled(fresh_fabric, tmp_path, "{policy: srpt, max_wait: 50ms, batch_max_wait: 60s}")
+    path.write_text(path.read_text() + "  api: {coalesce_window: 100ms}\n")
+    api = start(controllers, path)
+    asks = [
+        {"src": "h11", "dst": "h21", "bytes": 3 * MB},
+        {"src": "h11", "dst": "h21", "bytes": MB},
+        {"src": "h12", "dst": "h22", "bytes": 2 * MB},
+        {"src": "h11", "dst": "nope", "bytes": MB},
+    ]
+    out: list[tuple[int, Any]] = [(0, None)] * len(asks)
+    conns = [Api(api.host, api.port, api.token) for _ in asks]
+    for conn in conns:  # connected before: the four requests leave together
+        assert conn.call("GET", "/healthz")[0] in (200, 503)
+    together = threading.Barrier(len(asks))
+
+    def send(k: int) -> None:
+        together.wait(10)
+        out[k] = conns[k].call("POST", "/v1/transfers", asks[k])
+        conns[k].close()
+
+    threads = [threading.Thread(target=send, args=(k,), daemon=True) for k in range(len(asks))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    (s_big, big), (s_small, small), (s_mid, mid), (s_bad, bad) = out
+    assert (s_big, s_small, s_mid) == (201, 201, 201), out
+    assert s_bad == 422 and "nope" in bad["error"], bad
+    assert not small["held"] and not mid["held"]
+    assert big["held"] and big["spine"] == small["spine"] and big["wait_ms"] > 50, big
+    scrape = api.call("GET", "/metrics")[1]
+    assert metric(scrape, "kvfabric_api_requests_total", endpoint="transfers", status="201") == 3
+    for t in (small, mid, big):
+        assert api.call("POST", f"/v1/transfers/{t['id']}/complete", {"duration_s": 0.4})[0] == 200

@@ -7,5 +7,6 @@ the request reaches ``api``, whose one table says which handler serves which rou
 ``routes`` (method, path, bodies, answers, as data); the handlers decode and encode
 the dataclasses of ``schema`` and call the :class:`~controller.service.service.Service`.
 ``openapi`` renders the OpenAPI document from ``routes`` and ``schema``; ``ui`` serves
-the live fabric page (``ui_page.html``) and its server-sent events.
+the live fabric page (``ui_page.html``) and its server-sent events; ``coalesce``
+gathers single path requests into one decision (``api.coalesce_window``).
 """

@@ -102,8 +102,9 @@ from controller.engine import (
     UnknownTransferError,
     Update,
 )
-from controller.errors import NotReadyError, PinNotWrittenError
+from controller.errors import NotReadyError, PinNotWrittenError, ServiceError
 from controller.service.http import openapi, schema, ui
+from controller.service.http.coalesce import Coalescer
 from controller.service.http.routes import ROUTES, START_TIMEOUT, QueryInt, Route, match
 from controller.service.http.server import (
     HttpError,
@@ -155,8 +156,13 @@ class Api:
         self.service = service
         self.token = token
         self.metrics = service.metrics
+        window = service.settings.api.coalesce_window_s
+        self.coalescer = (
+            Coalescer(window, service.decide_batch, self._engine_call_apply) if window else None
+        )
+        """Single path requests decided together (``api.coalesce_window``), or None."""
         self.handlers: dict[str, Handler] = {
-            "transfer": AtOnce(self._transfer),
+            "transfer": AtOnce(self._transfer) if window == 0 else Awaited(self._coalesced),
             "transfer_batch": AtOnce(self._batch),
             "complete": AtOnce(self._complete),
             "start": Awaited(self._start),
@@ -303,6 +309,20 @@ class Api:
             answer, rest = self.service.decide(ask)
         location = {"Location": f"/v1/transfers/{answer.id}"}
         return Response(201, schema.encode(answer), headers=location), rest
+
+    async def _coalesced(self, r: Request, _p: Params) -> Response:
+        """A single path request decided with those of its window (:mod:`coalesce`)."""
+        ask = schema.decode(schema.TransferRequest, r.json())
+        assert self.coalescer is not None
+        try:
+            answer = await self.coalescer.ask(ask)
+        except (ServiceError, EngineError) as exc:
+            raise _http_error(exc) from None
+        location = {"Location": f"/v1/transfers/{answer.id}"}
+        return Response(201, schema.encode(answer), headers=location)
+
+    async def _engine_call_apply(self, rest: list[Update]) -> None:
+        await self._engine_call(self.service.apply(rest))
 
     def _batch(self, r: Request, _p: Params) -> tuple[Response, list[Update]]:
         """Decide the transfers as one (``Engine.decide_batch``): each answered as the
