@@ -44,11 +44,21 @@ herding) the flows are still recorded (the scheduler's holds need to know what r
 where) but every port looks empty to :meth:`Fluid.completion` and
 :meth:`Fluid.share`: the costs see only the polls.
 
+Flows on the same ports always have the same rate, so the picture keeps them as one
+*group* per tuple of ports: the group has a service clock (the bytes each member has
+been served since the group began, advanced at the group's rate) and each member only
+its *mark*, the clock's value at which its bytes run out (``left = mark - clock``).
+Settling and re-rating visit the groups on a port, not its flows: a burst of a hundred
+transfers on the same two ports costs each new decision one group's update, where it
+cost a hundred flows'. The bytes a candidate would queue behind read every member's
+mark, from the group's marks as one numpy array once a group is large.
+
 Pure and on the caller's clock, like the rest of the engine.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -62,10 +72,44 @@ MAX_PARTS = 4096
 """Parts one transfer may have in the picture (its slices, or ECMP's paths: at most
 slices x spines)."""
 
+VECTOR_MEMBERS = 16
+"""Members from which a group's queued bytes are summed over a numpy array of marks."""
+
 
 def part_key(transfer_id: int, part: int) -> FlowKey:
     """The key of part ``part`` of transfer ``transfer_id``."""
     return transfer_id * MAX_PARTS + part
+
+
+class _Group:
+    """The flows on one tuple of ports: their service clock and each one's mark."""
+
+    __slots__ = ("_array", "at", "clock", "heap", "marks", "ports", "rate")
+
+    def __init__(self, ports: tuple[int, ...], now: float) -> None:
+        self.ports = ports
+        self.clock = 0.0
+        """Bytes each member has been served since the group began, at ``at``."""
+        self.at = now
+        self.rate = 0.0
+        """Bits per second each member runs at (all alike: they share every port)."""
+        self.marks: dict[FlowKey, float] = {}
+        """Each member's clock value when its bytes run out."""
+        self.heap: list[tuple[float, FlowKey]] = []
+        """The marks in order, for the members that run out (lazily cleaned)."""
+        self._array: npt.NDArray[np.float64] | None = None
+
+    def clock_at(self, now: float) -> float:
+        return self.clock + self.rate * (now - self.at) / 8.0
+
+    def array(self) -> npt.NDArray[np.float64]:
+        """The members' marks as an array (rebuilt after a change)."""
+        if self._array is None:
+            self._array = np.fromiter(self.marks.values(), dtype=np.float64, count=len(self.marks))
+        return self._array
+
+    def changed(self) -> None:
+        self._array = None
 
 
 class Fluid:
@@ -74,14 +118,12 @@ class Fluid:
     live (bit/s)."""
 
     __slots__ = (
-        "_at",
         "_done",
-        "_left",
+        "_group_of",
+        "_groups",
         "_left_memo",
-        "_members",
         "_memo_at",
-        "_ports",
-        "_rate",
+        "_on_port",
         "_waiting",
         "_waiting_on",
         "avail",
@@ -98,11 +140,9 @@ class Fluid:
         """Flows running on each port (numpy, for the vectorised path selection)."""
         self.waiting: npt.NDArray[np.float64] = np.zeros(len(avail))
         """Bytes waiting (held) on each port."""
-        self._members: dict[int, set[FlowKey]] = {}
-        self._ports: dict[FlowKey, tuple[int, ...]] = {}
-        self._left: dict[FlowKey, float] = {}
-        self._rate: dict[FlowKey, float] = {}
-        self._at: dict[FlowKey, float] = {}
+        self._groups: dict[tuple[int, ...], _Group] = {}
+        self._group_of: dict[FlowKey, _Group] = {}
+        self._on_port: dict[int, set[_Group]] = {}
         self._done: dict[FlowKey, float] = {}
         self._waiting: dict[FlowKey, tuple[tuple[int, ...], float]] = {}
         self._waiting_on: dict[int, float] = {}
@@ -113,30 +153,35 @@ class Fluid:
         self._memo_at: tuple[float, int] = (float("nan"), -1)
 
     def __len__(self) -> int:
-        return len(self._ports)
+        return len(self._group_of)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._ports
+        return key in self._group_of
 
     # -- the flows --------------------------------------------------------------------
 
     def add(self, key: FlowKey, ports: Sequence[int], nbytes: float, now: float) -> None:
         """A flow of ``nbytes`` starts on ``ports`` at ``now`` (a waiting one: its wait
         is over)."""
-        if key in self._ports or key in self._waiting:
+        if key in self._group_of or key in self._waiting:
             self.remove(key, now)
         ports = tuple(ports)
-        flows = self._settle_on(ports, now)
-        flows.append(key)
-        self._ports[key] = ports
-        self._left[key] = float(nbytes)
-        self._at[key] = now
-        members, counts = self._members, self.counts
+        groups = self._settle_on(ports, now)
+        g = self._groups.get(ports)
+        if g is None:
+            g = self._groups[ports] = _Group(ports, now)
+            for p in ports:
+                self._on_port.setdefault(p, set()).add(g)
+            groups.add(g)
+        mark = g.clock + float(nbytes)
+        g.marks[key] = mark
+        heapq.heappush(g.heap, (mark, key))
+        g.changed()
+        self._group_of[key] = g
+        counts = self.counts
         for p in ports:
-            on = members.setdefault(p, set())
-            on.add(key)
-            counts[p] = len(on)
-        self._rerate(flows)
+            counts[p] += 1
+        self._rerate(groups)
 
     def wait(self, key: FlowKey, ports: Sequence[int], nbytes: float) -> None:
         """A held flow of ``nbytes`` waits on ``ports`` (see the module docstring)."""
@@ -167,34 +212,37 @@ class Fluid:
         (a waiting one: all of them)."""
         if key in self._waiting:
             return self._unwait(key)
-        ports = self._ports.pop(key, None)
-        if ports is None:
+        g = self._group_of.pop(key, None)
+        if g is None:
             return 0.0
-        left = self._left_at(key, now)
-        flows = self._settle_on(ports, now)
+        groups = self._settle_on(g.ports, now)
+        left = g.marks.pop(key) - g.clock
+        g.changed()
         counts = self.counts
-        for p in ports:
-            on = self._members.get(p)
-            if on is not None:
-                on.discard(key)
-                counts[p] = len(on)
-                if not on:
-                    del self._members[p]
-        del self._left[key], self._rate[key], self._at[key]
+        for p in g.ports:
+            counts[p] -= 1
         self._done.pop(key, None)
-        self._rerate(flows)
-        return left
+        if not g.marks:
+            del self._groups[g.ports]
+            for p in g.ports:
+                on = self._on_port[p]
+                on.discard(g)
+                if not on:
+                    del self._on_port[p]
+            groups.discard(g)
+        self._rerate(groups)
+        return left if left > 0.0 else 0.0
 
     def move(self, key: FlowKey, ports: Sequence[int], now: float) -> None:
         """The flow moves onto ``ports`` at ``now`` with the bytes it has left."""
         if key in self._waiting:
             self.wait(key, ports, self._unwait(key))
-        elif key in self._ports:
+        elif key in self._group_of:
             self.add(key, ports, self.remove(key, now), now)
 
     def refresh(self, ports: Iterable[int], now: float) -> None:
         """The availability of ``ports`` changed (a poll): re-rate the flows on them."""
-        touched = tuple(p for p in ports if p in self._members)
+        touched = tuple(p for p in ports if p in self._on_port)
         if touched:
             self._rerate(self._settle_on(touched, now))
 
@@ -202,22 +250,26 @@ class Fluid:
 
     def count(self, port: int) -> int:
         """Flows on ``port`` now."""
-        on = self._members.get(port)
-        return len(on) if on is not None else 0
+        return int(self.counts[port])
 
     def left(self, key: FlowKey, now: float) -> float:
         """Bytes the flow has left at ``now`` (0 when it is not in the picture)."""
-        return self._left_at(key, now) if key in self._ports else 0.0
+        g = self._group_of.get(key)
+        if g is None:
+            return 0.0
+        left = g.marks[key] - g.clock_at(now)
+        return left if left > 0.0 else 0.0
 
     def rate(self, key: FlowKey) -> float:
         """The flow's expected rate now (bit/s; 0 when it is not in the picture)."""
-        return self._rate.get(key, 0.0)
+        g = self._group_of.get(key)
+        return g.rate if g is not None else 0.0
 
     def left_on(self, port: int, now: float) -> float:
         """Bytes the flows on ``port`` have left at ``now`` (kept for ``now`` until the
         picture changes: the scheduler's plans ask for the same ports at one instant
         again and again)."""
-        on = self._members.get(port)
+        on = self._on_port.get(port)
         if not on:
             return 0.0
         memo = self._left_memo
@@ -228,12 +280,7 @@ class Fluid:
             hit = memo.get(port)
             if hit is not None:
                 return hit
-        left, rate, at = self._left, self._rate, self._at
-        total = 0.0
-        for k in on:
-            b = left[k] - rate[k] * (now - at[k]) / 8.0
-            if b > 0.0:
-                total += b
+        total = _queued_on(on, float("inf"), now)
         memo[port] = total
         return total
 
@@ -247,15 +294,11 @@ class Fluid:
         time of the worse port, the bytes waiting there ahead of it included; see the
         module docstring)."""
         worst = 0.0
-        members, avail = self._members, self.avail
-        counting = self.counting
+        avail, counting = self.avail, self.counting
         for p in ports:
             queued = self._waiting_on.get(p, 0.0) if counting else 0.0
-            on = members.get(p)
-            if on and counting:
-                for k in on:
-                    left = self._left_at(k, now)
-                    queued += left if left < nbytes else nbytes
+            if counting:
+                queued += self.queued(p, nbytes, now)
             t = 8.0 * (nbytes + queued) / avail[p]
             worst = max(worst, t)
         return worst
@@ -266,50 +309,47 @@ class Fluid:
         """A two-port path's figures for ``nbytes`` new bytes at ``now``, at once (what
         path selection asks of every candidate): its :meth:`completion` and the
         :meth:`share` of each port."""
-        avail, members, waiting = self.avail, self._members, self._waiting_on
+        avail, waiting = self.avail, self._waiting_on
         a_up, a_down = avail[up], avail[down]
         if not self.counting:
             return 8.0 * nbytes / (a_up if a_up < a_down else a_down), a_up, a_down
-        on_up, on_down = members.get(up), members.get(down)
-        q_up = waiting.get(up, 0.0) + (self._queued(on_up, nbytes, now) if on_up else 0.0)
-        q_down = waiting.get(down, 0.0) + (self._queued(on_down, nbytes, now) if on_down else 0.0)
+        q_up = waiting.get(up, 0.0) + self.queued(up, nbytes, now)
+        q_down = waiting.get(down, 0.0) + self.queued(down, nbytes, now)
         t_up, t_down = (nbytes + q_up) / a_up, (nbytes + q_down) / a_down
-        n_up = len(on_up) + 1 if on_up else 1
-        n_down = len(on_down) + 1 if on_down else 1
-        return 8.0 * (t_up if t_up > t_down else t_down), a_up / n_up, a_down / n_down
+        counts = self.counts
+        return (
+            8.0 * (t_up if t_up > t_down else t_down),
+            a_up / (counts[up] + 1.0),
+            a_down / (counts[down] + 1.0),
+        )
 
     def queued(self, port: int, nbytes: float, now: float) -> float:
-        """What a new flow of ``nbytes`` on ``port`` waits for there (see
-        :meth:`_queued`); 0 when nothing runs on it."""
-        on = self._members.get(port)
-        return self._queued(on, nbytes, now) if on else 0.0
+        """What a new flow of ``nbytes`` on ``port`` waits for there under processor
+        sharing: each flow's bytes left, at most ``nbytes``; 0 when nothing runs on it."""
+        on = self._on_port.get(port)
+        if not on:
+            return 0.0
+        return _queued_on(on, nbytes, now)
 
     def queued_on(self, ports: list[int], nbytes: float, now: float) -> list[float]:
         """:meth:`queued` of each of ``ports`` (the ports a decision's candidates carry
         flows on), in one call."""
-        members, left, rate, at = self._members, self._left, self._rate, self._at
-        out: list[float] = []
+        on_port, out, vector = self._on_port, [], VECTOR_MEMBERS
         for p in ports:
             queued = 0.0
-            on = members.get(p)
-            if on:
-                for k in on:
-                    b = left[k] - rate[k] * (now - at[k]) / 8.0
+            for g in on_port.get(p, ()):
+                clock = g.clock + g.rate * (now - g.at) / 8.0
+                marks = g.marks
+                if len(marks) >= vector:
+                    left = g.array() - clock
+                    queued += float(np.clip(left, 0.0, nbytes, out=left).sum())
+                    continue
+                for mark in marks.values():
+                    b = mark - clock
                     if b > 0.0:
                         queued += b if b < nbytes else nbytes
             out.append(queued)
         return out
-
-    def _queued(self, on: set[FlowKey], nbytes: float, now: float) -> float:
-        """The bytes of the flows ``on`` a port that a new flow of ``nbytes`` waits for
-        under processor sharing: each one's bytes left, at most ``nbytes``."""
-        left, rate, at = self._left, self._rate, self._at
-        queued = 0.0
-        for k in on:
-            b = left[k] - rate[k] * (now - at[k]) / 8.0
-            if b > 0.0:
-                queued += b if b < nbytes else nbytes
-        return queued
 
     def drain(self, ports: Sequence[int], nbytes: float, now: float) -> float:
         """Seconds until ``nbytes`` more bytes on ``ports`` would be through, every byte
@@ -325,72 +365,76 @@ class Fluid:
     def expected_end(self, key: FlowKey, now: float) -> float | None:
         """When the picture has the flow done: the instant its bytes ran out, or, with
         bytes left at ``now``, when they would at its rate (None: not in the picture)."""
-        if key not in self._ports:
+        g = self._group_of.get(key)
+        if g is None:
             return None
         done = self._done.get(key)
         if done is not None:
             return done
-        left, rate = self._left_at(key, now), self._rate[key]
-        if left <= 0.0:
-            return self._at[key] + 8.0 * self._left[key] / rate if rate > 0 else now
-        return now + 8.0 * left / rate if rate > 0 else float("inf")
+        left = g.marks[key] - g.clock_at(now)
+        if left <= 0.0:  # ran out since the group was last settled
+            return g.at + 8.0 * (g.marks[key] - g.clock) / g.rate if g.rate > 0 else now
+        return now + 8.0 * left / g.rate if g.rate > 0 else float("inf")
 
     def busy_until(self, port: int, now: float) -> float:
         """When the flows on ``port`` are expected to be done (0.0: none runs there)."""
-        on = self._members.get(port)
-        if not on:
+        if port not in self._on_port:
             return 0.0
         return now + 8.0 * self.left_on(port, now) / self.avail[port]
 
     # -- inside ----------------------------------------------------------------------
 
-    def _left_at(self, key: FlowKey, now: float) -> float:
-        left = self._left[key] - self._rate[key] * (now - self._at[key]) / 8.0
-        return left if left > 0.0 else 0.0
-
-    def _settle_on(self, ports: Iterable[int], now: float) -> list[FlowKey]:
-        """Advance every flow on ``ports`` to ``now`` at its current rate; the flows
-        (each once), for :meth:`_rerate` once their ports' counts have changed."""
-        members, left_of, rate_of, at_of, done = (
-            self._members,
-            self._left,
-            self._rate,
-            self._at,
-            self._done,
-        )
-        flows: list[FlowKey] = []
-        seen: set[FlowKey] = set()
+    def _settle_on(self, ports: Iterable[int], now: float) -> set[_Group]:
+        """Advance every group on ``ports`` to ``now`` at its current rate, noting when
+        each member that ran out did; the groups, for :meth:`_rerate` once their ports'
+        counts have changed."""
+        groups: set[_Group] = set()
+        on_port, done = self._on_port, self._done
         for p in ports:
-            on = members.get(p)
-            if not on:
+            on = on_port.get(p)
+            if on:
+                groups.update(on)
+        for g in groups:
+            if g.at == now:
                 continue
-            for k in on:
-                if k in seen:
-                    continue
-                seen.add(k)
-                flows.append(k)
-                rate = rate_of[k]
-                left = left_of[k] - rate * (now - at_of[k]) / 8.0
-                if left <= 0.0:
-                    if k not in done:
-                        ran_out = at_of[k] + 8.0 * left_of[k] / rate if rate > 0 else now
-                        done[k] = min(now, ran_out)
-                    left = 0.0
-                left_of[k] = left
-                at_of[k] = now
-        return flows
+            before, rate = g.clock, g.rate
+            clock = before + rate * (now - g.at) / 8.0
+            heap, marks = g.heap, g.marks
+            while heap and heap[0][0] <= clock:
+                mark, k = heapq.heappop(heap)
+                if marks.get(k) != mark or k in done:
+                    continue  # left, or moved: a stale entry
+                ran_out = g.at + 8.0 * (mark - before) / rate if rate > 0 else now
+                done[k] = min(now, ran_out)
+            g.clock, g.at = clock, now
+        return groups
 
-    def _rerate(self, flows: Iterable[FlowKey]) -> None:
-        """Recompute the rate of each of ``flows`` (settled first) from its ports'
+    def _rerate(self, groups: Iterable[_Group]) -> None:
+        """Recompute the rate of each of ``groups`` (settled first) from its ports'
         availability and counts now."""
         self.version += 1
-        members, avail, ports_of, rate_of = self._members, self.avail, self._ports, self._rate
-        for k in flows:
-            ports = ports_of.get(k)
-            if ports is None:  # removed meanwhile
-                continue
+        avail, counts = self.avail, self.counts
+        for g in groups:
             rate = float("inf")
-            for q in ports:
-                r = avail[q] / len(members[q])
+            for q in g.ports:
+                r = avail[q] / counts[q]
                 rate = min(rate, r)
-            rate_of[k] = rate
+            g.rate = float(rate)
+
+
+def _queued_on(groups: Iterable[_Group], nbytes: float, now: float) -> float:
+    """The bytes of the members of ``groups`` a new flow of ``nbytes`` waits for under
+    processor sharing: each one's bytes left, at most ``nbytes``."""
+    queued = 0.0
+    for g in groups:
+        clock = g.clock + g.rate * (now - g.at) / 8.0
+        marks = g.marks
+        if len(marks) >= VECTOR_MEMBERS:
+            left = g.array() - clock
+            queued += float(np.clip(left, 0.0, nbytes, out=left).sum())
+            continue
+        for mark in marks.values():
+            b = mark - clock
+            if b > 0.0:
+                queued += b if b < nbytes else nbytes
+    return queued
