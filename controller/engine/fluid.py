@@ -334,22 +334,8 @@ class Fluid:
     def queued_on(self, ports: list[int], nbytes: float, now: float) -> list[float]:
         """:meth:`queued` of each of ``ports`` (the ports a decision's candidates carry
         flows on), in one call."""
-        on_port, out, vector = self._on_port, [], VECTOR_MEMBERS
-        for p in ports:
-            queued = 0.0
-            for g in on_port.get(p, ()):
-                clock = g.clock + g.rate * (now - g.at) / 8.0
-                marks = g.marks
-                if len(marks) >= vector:
-                    left = g.array() - clock
-                    queued += float(np.clip(left, 0.0, nbytes, out=left).sum())
-                    continue
-                for mark in marks.values():
-                    b = mark - clock
-                    if b > 0.0:
-                        queued += b if b < nbytes else nbytes
-            out.append(queued)
-        return out
+        on_port = self._on_port
+        return [_queued_on(on_port.get(p, ()), nbytes, now) for p in ports]
 
     def drain(self, ports: Sequence[int], nbytes: float, now: float) -> float:
         """Seconds until ``nbytes`` more bytes on ``ports`` would be through, every byte
