@@ -121,15 +121,12 @@ class Fluid:
         "_done",
         "_group_of",
         "_groups",
-        "_left_memo",
-        "_memo_at",
         "_on_port",
         "_waiting",
         "_waiting_on",
         "avail",
         "counting",
         "counts",
-        "version",
         "waiting",
     )
 
@@ -146,11 +143,6 @@ class Fluid:
         self._done: dict[FlowKey, float] = {}
         self._waiting: dict[FlowKey, tuple[tuple[int, ...], float]] = {}
         self._waiting_on: dict[int, float] = {}
-        self.version = 0
-        """Grows whenever a flow starts, ends or is re-rated: what :meth:`left_on` keeps
-        for one instant holds until then."""
-        self._left_memo: dict[int, float] = {}
-        self._memo_at: tuple[float, int] = (float("nan"), -1)
 
     def __len__(self) -> int:
         return len(self._group_of)
@@ -266,23 +258,9 @@ class Fluid:
         return g.rate if g is not None else 0.0
 
     def left_on(self, port: int, now: float) -> float:
-        """Bytes the flows on ``port`` have left at ``now`` (kept for ``now`` until the
-        picture changes: the scheduler's plans ask for the same ports at one instant
-        again and again)."""
+        """Bytes the flows on ``port`` have left at ``now``."""
         on = self._on_port.get(port)
-        if not on:
-            return 0.0
-        memo = self._left_memo
-        if self._memo_at != (now, self.version):
-            memo.clear()
-            self._memo_at = (now, self.version)
-        else:
-            hit = memo.get(port)
-            if hit is not None:
-                return hit
-        total = _queued_on(on, float("inf"), now)
-        memo[port] = total
-        return total
+        return _queued_on(on, float("inf"), now) if on else 0.0
 
     def share(self, port: int) -> float:
         """The rate a new flow would get on ``port`` alone (bit/s)."""
@@ -398,7 +376,6 @@ class Fluid:
     def _rerate(self, groups: Iterable[_Group]) -> None:
         """Recompute the rate of each of ``groups`` (settled first) from its ports'
         availability and counts now."""
-        self.version += 1
         avail, counts = self.avail, self.counts
         for g in groups:
             rate = float("inf")

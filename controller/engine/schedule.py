@@ -145,21 +145,16 @@ class Queue:
         """Stop holding a transfer (released, cancelled, completed or timed out)."""
         return self.held.pop(transfer_id, None)
 
-    def plan(
-        self, busy_until: Callable[[int], float], now: float, extra: Held | None = None
-    ) -> dict[int, float]:
-        """The expected start of every held transfer (and of ``extra``), by id.
+    def plan(self, busy_until: Callable[[int], float], now: float) -> dict[int, float]:
+        """The expected start of every held transfer, by id (a newcomer's alone:
+        :meth:`start_of`).
 
         ``busy_until(port)`` is when the transfers running on a port are expected to
         end (see the module docstring). A start may lie past the transfer's
         ``latest``: the queue would not have freed its path by then.
         """
-        queue = self.ordered()
-        if extra is not None:
-            queue.append(extra)
-            queue.sort(key=lambda h: h.key)
         free: dict[int, float] = {}
-        return {h.transfer_id: _book(h, free, busy_until, now) for h in queue}
+        return {h.transfer_id: _book(h, free, busy_until, now) for h in self.ordered()}
 
     def start_of(self, busy_until: Callable[[int], float], now: float, extra: Held) -> float:
         """:meth:`plan`'s start for ``extra`` alone: the same greedy pass, stopped at
